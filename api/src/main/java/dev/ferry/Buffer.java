@@ -1,0 +1,44 @@
+package dev.ferry;
+
+/**
+ * A contiguous range of bytes that a communicator can send from or receive into: host memory
+ * ({@link HostBuffer}) or GPU memory ({@link DeviceBuffer}). Buffers know their kind, so the
+ * transport can check that it can carry them before any native call.
+ */
+public sealed interface Buffer permits HostBuffer, DeviceBuffer {
+    /** Where the bytes live. */
+    MemoryKind kind();
+
+    /** Length in bytes. */
+    long byteSize();
+
+    /** Native address of the first byte (a device address for device memory). */
+    long address();
+
+    /** CUDA device ordinal for device and managed memory; -1 for host memory. */
+    int device();
+
+    /** False once the memory was freed. */
+    boolean isAlive();
+
+    /** A view of {@code length} bytes starting at {@code offset}; no copy, same lifetime. */
+    Buffer slice(long offset, long length);
+
+    /** A view from {@code offset} to the end. */
+    default Buffer slice(long offset) {
+        return slice(offset, byteSize() - offset);
+    }
+
+    /** Throws {@link BufferFreedException} when the memory was freed. */
+    default void checkAlive() {
+        if (!isAlive()) {
+            throw new BufferFreedException("buffer " + this + " was freed");
+        }
+    }
+
+    static void checkSlice(Buffer b, long offset, long length) {
+        if (offset < 0 || length < 0 || offset > b.byteSize() - length) {
+            throw new IndexOutOfBoundsException("slice [" + offset + ", +" + length + ") is outside a buffer of " + b.byteSize() + " bytes");
+        }
+    }
+}

@@ -1,0 +1,10 @@
+package dev.ferry;
+
+/** The buffer's memory was already freed (its arena closed, or its device allocation released). */
+public class BufferFreedException extends InvalidArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    public BufferFreedException(String message) {
+        super(message);
+    }
+}

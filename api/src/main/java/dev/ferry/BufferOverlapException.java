@@ -1,0 +1,10 @@
+package dev.ferry;
+
+/** Send and receive buffers of one collective overlap; MPI forbids aliased buffers. Use distinct buffers. */
+public class BufferOverlapException extends InvalidArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    public BufferOverlapException(String message) {
+        super(message);
+    }
+}

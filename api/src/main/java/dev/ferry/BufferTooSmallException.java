@@ -1,0 +1,10 @@
+package dev.ferry;
+
+/** The buffer holds fewer bytes than {@code count * type.size()} (times the number of ranks for rooted collectives). */
+public class BufferTooSmallException extends InvalidArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    public BufferTooSmallException(String message) {
+        super(message);
+    }
+}

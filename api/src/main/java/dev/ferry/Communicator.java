@@ -1,0 +1,117 @@
+package dev.ferry;
+
+/**
+ * A group of ranks that exchange messages: MPI's communicator, for host and device buffers.
+ *
+ * <p>Counts are element counts of the given {@link DataType} and are {@code long}; a backend
+ * splits messages its binding cannot carry in one call. Every argument is checked before any
+ * native call: a bad argument raises an {@link InvalidArgumentException} subclass and leaves the
+ * communicator usable. Errors returned by MPI raise {@link MpiException}.
+ *
+ * <p>Collectives must be called by every rank of the communicator, in the same order, with
+ * matching counts, datatypes, operators and roots, as in MPI. Rooted collectives ignore the
+ * buffer arguments documented as "significant only at root" on other ranks (pass {@code null}).
+ *
+ * <p>Device buffers are carried only by backends that support them ({@link #supportsDeviceBuffers()});
+ * others throw {@link UnsupportedBufferException}. Work on a device buffer starts after all work
+ * previously submitted to the current CUDA context has completed.
+ */
+public interface Communicator extends AutoCloseable {
+    /** Receive from any rank. */
+    int ANY_SOURCE = -1;
+    /** Receive with any tag. */
+    int ANY_TAG = -1;
+
+    /** This process's rank, {@code 0 <= rank < size}. */
+    int rank();
+
+    /** Number of ranks. */
+    int size();
+
+    /** Name of the backend carrying this communicator ({@code ompi}, {@code mvapich}, {@code staged}). */
+    String backend();
+
+    /** Whether device buffers can be passed to this communicator. */
+    boolean supportsDeviceBuffers();
+
+    /** Largest tag allowed (MPI_TAG_UB, at least 32767). */
+    int maxTag();
+
+    // ---- point to point ------------------------------------------------------------------
+
+    /** Sends {@code count} elements to {@code dest}; returns once the buffer may be reused. */
+    void send(Buffer buffer, long count, DataType type, int dest, int tag);
+
+    /**
+     * Receives up to {@code count} elements from {@code source} ({@link #ANY_SOURCE} allowed)
+     * with {@code tag} ({@link #ANY_TAG} allowed). A longer message raises {@link TruncationException}.
+     */
+    Status recv(Buffer buffer, long count, DataType type, int source, int tag);
+
+    /** Starts a send; the buffer must not change until the request completes. */
+    Request isend(Buffer buffer, long count, DataType type, int dest, int tag);
+
+    /** Starts a receive; the buffer must not be read until the request completes. */
+    Request irecv(Buffer buffer, long count, DataType type, int source, int tag);
+
+    /** Sends to {@code dest} and receives from {@code source} at once, without deadlock. */
+    Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+                    Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag);
+
+    // ---- collectives ---------------------------------------------------------------------
+
+    /** Blocks until every rank has called it. */
+    void barrier();
+
+    /** Copies {@code count} elements of root's buffer into every rank's buffer. */
+    void broadcast(Buffer buffer, long count, DataType type, int root);
+
+    /**
+     * Root's {@code sendBuffer} holds {@code size() * count} elements (significant only at root);
+     * rank {@code i} receives elements {@code [i*count, (i+1)*count)} into {@code recvBuffer}.
+     */
+    void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root);
+
+    /**
+     * Every rank sends {@code count} elements; root's {@code recvBuffer} (significant only at root)
+     * receives {@code size() * count} elements in rank order.
+     */
+    void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root);
+
+    /** Like {@link #gather} with the result on every rank. */
+    void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
+
+    /** Combines {@code count} elements from every rank with {@code op}; root receives the result. */
+    void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root);
+
+    /** Like {@link #reduce} with the result on every rank. */
+    void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
+
+    /**
+     * Every rank sends block {@code j} (of {@code count} elements) of {@code sendBuffer} to rank {@code j},
+     * and receives rank {@code i}'s block into block {@code i} of {@code recvBuffer}.
+     */
+    void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
+
+    // ---- communicators -------------------------------------------------------------------
+
+    /**
+     * Splits into disjoint communicators, one per {@code color}, ranks ordered by {@code key}
+     * (then by old rank). Collective. A negative color means "not in any": returns {@code null}.
+     */
+    Communicator split(int color, int key);
+
+    /** A new communicator with the same ranks and a separate message space. Collective. */
+    Communicator duplicate();
+
+    /** True once {@link #close()} was called. */
+    boolean isClosed();
+
+    /**
+     * Frees the communicator. Closing the last communicator opened by {@link Ferry#open()}
+     * does not finalize MPI; that happens at exit or with {@link Ferry#shutdown()}.
+     * Idempotent.
+     */
+    @Override
+    void close();
+}

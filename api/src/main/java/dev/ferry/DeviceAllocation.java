@@ -1,0 +1,93 @@
+package dev.ferry;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One device allocation, shared by every {@link DeviceBuffer} sliced from it. Knows its base
+ * address and size (what CUDA IPC needs), whether it was freed, and who wants to hear of the free
+ * (caches of peer mappings, e.g.).
+ */
+public final class DeviceAllocation {
+    private static final AtomicLong IDS = new AtomicLong();
+
+    private final long id = IDS.incrementAndGet();
+    private final int device;
+    private final long base;
+    private final long size;
+    private final MemoryKind kind;
+    private final Runnable free; // null when borrowed
+    private final AtomicBoolean alive = new AtomicBoolean(true);
+    private final List<Runnable> releaseListeners = new CopyOnWriteArrayList<>();
+
+    DeviceAllocation(int device, long base, long size, MemoryKind kind, Runnable free) {
+        this.device = device;
+        this.base = base;
+        this.size = size;
+        this.kind = kind;
+        this.free = free;
+    }
+
+    /** Process-unique id, stable for the allocation's life. */
+    public long id() {
+        return id;
+    }
+
+    public int device() {
+        return device;
+    }
+
+    public long baseAddress() {
+        return base;
+    }
+
+    public long byteSize() {
+        return size;
+    }
+
+    public MemoryKind kind() {
+        return kind;
+    }
+
+    /** True when Ferry frees this allocation on release; false for borrowed pointers. */
+    public boolean isOwned() {
+        return free != null;
+    }
+
+    public boolean isAlive() {
+        return alive.get();
+    }
+
+    /** Runs {@code listener} just before the memory is freed (once). */
+    public void onRelease(Runnable listener) {
+        releaseListeners.add(listener);
+    }
+
+    /** Tells listeners, then frees owned memory. Idempotent. */
+    void release() {
+        if (alive.compareAndSet(true, false)) {
+            RuntimeException first = null;
+            for (Runnable r : releaseListeners) {
+                try {
+                    r.run();
+                } catch (RuntimeException e) {
+                    if (first == null) first = e; else first.addSuppressed(e);
+                }
+            }
+            releaseListeners.clear();
+            if (free != null) {
+                free.run();
+            }
+            if (first != null) {
+                throw first;
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DeviceAllocation#" + id + "[device " + device + ", " + size + " bytes @0x" + Long.toHexString(base) + (isAlive() ? "" : ", freed") + "]";
+    }
+}

@@ -1,0 +1,106 @@
+package dev.ferry;
+
+import java.util.Locale;
+
+/**
+ * Entry point: selects a transport backend and opens a communicator over all ranks.
+ *
+ * <pre>{@code
+ * try (Communicator world = Ferry.open()) {
+ *     HostBuffer buf = HostBuffer.allocate(1024);
+ *     if (world.rank() == 0) world.send(buf, 256, DataType.INT, 1, 7);
+ *     else if (world.rank() == 1) world.recv(buf, 256, DataType.INT, 0, 7);
+ * }
+ * }</pre>
+ *
+ * <p>Selection: {@code -Dferry.backend=auto|ompi|mvapich|staged} (environment {@code FERRY_BACKEND}
+ * as fallback, {@code auto} by default). {@code auto} probes every provider and takes the
+ * available one of highest priority: a CUDA-aware MPI that takes device buffers directly, then
+ * {@code staged} where a CUDA driver is present, then the launched MPI for host buffers. A named
+ * backend that is unknown or unavailable fails with {@link BackendUnavailableException}, whose
+ * message is the {@link #report()} table. Rank 0 prints one line naming the backend and why
+ * ({@code -Dferry.log=quiet} silences it, {@code all} prints it on every rank).
+ *
+ * <p>MPI is initialized by the first open and finalized at JVM exit or by {@link #shutdown()}.
+ * If a thread ends with an uncaught exception, Ferry aborts the MPI job so that other ranks do
+ * not wait forever for this one ({@code -Dferry.abortOnUncaught=false} turns that off).
+ */
+public final class Ferry {
+    private static BackendSelection selection;
+    private static SelectionReport lastReport;
+
+    private Ferry() {
+    }
+
+    /** Opens a communicator over all ranks on the backend chosen by {@code ferry.backend} (default auto). */
+    public static Communicator open() {
+        String[] req = BackendSelection.requested();
+        return open(req[0], req[1]);
+    }
+
+    /** Opens a communicator over all ranks on the named backend ({@code auto} selects). */
+    public static Communicator open(String backend) {
+        return open(backend.trim().toLowerCase(Locale.ROOT), "Ferry.open(\"" + backend + "\")");
+    }
+
+    private static synchronized Communicator open(String requested, String source) {
+        SelectionReport report = selection().report(requested, source);
+        lastReport = report;
+        if (report.chosen() == null) {
+            throw new BackendUnavailableException("ferry: cannot open backend '" + requested + "': " + report.why(), report, null);
+        }
+        Communicator c = selection().open(report);
+        log(report, c.rank());
+        return c;
+    }
+
+    /** Probes every provider (without opening a communicator) and returns the table. */
+    public static synchronized SelectionReport report() {
+        String[] req = BackendSelection.requested();
+        lastReport = selection().report(req[0], req[1]);
+        return lastReport;
+    }
+
+    /** The report of the last {@link #open()} or {@link #report()}, or null. */
+    public static synchronized SelectionReport lastReport() {
+        return lastReport;
+    }
+
+    /** Finalizes MPI now (instead of at exit). No communicator may be used afterwards. */
+    public static synchronized void shutdown() {
+        if (selection != null) {
+            selection.shutdown();
+        }
+    }
+
+    private static BackendSelection selection() {
+        if (selection == null) {
+            selection = new BackendSelection();
+        }
+        return selection;
+    }
+
+    private static void log(SelectionReport report, int rank) {
+        String mode = setting("ferry.log", "rank0");
+        if (mode.equals("quiet") || (mode.equals("rank0") && rank != 0)) {
+            return;
+        }
+        System.err.println(report.summary());
+    }
+
+    /**
+     * A setting: system property {@code key}, else environment variable {@code FERRY_...}
+     * ({@code ferry.staged.chunk} -> {@code FERRY_STAGED_CHUNK}), else {@code fallback}.
+     */
+    public static String setting(String key, String fallback) {
+        String v = System.getProperty(key);
+        if (v != null && !v.isBlank()) {
+            return v.trim();
+        }
+        v = System.getenv(key.toUpperCase(Locale.ROOT).replace('.', '_'));
+        if (v != null && !v.isBlank()) {
+            return v.trim();
+        }
+        return fallback;
+    }
+}

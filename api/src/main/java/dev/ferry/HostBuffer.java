@@ -1,0 +1,144 @@
+package dev.ferry;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+
+/**
+ * Host memory as a buffer: a native {@link MemorySegment}, pageable or pinned.
+ *
+ * <p>{@link #allocate(long)} gives pageable memory that this buffer owns and frees on
+ * {@link #close()}; pinned memory comes from {@code dev.ferry.cuda.Cuda#allocatePinned}.
+ * {@link #wrap(MemorySegment)} borrows memory the caller keeps alive. Slices share the memory
+ * and its lifetime: once the owner is closed, every slice reports {@link #isAlive()} false and
+ * communicators reject it with {@link BufferFreedException}.
+ */
+public final class HostBuffer implements Buffer, AutoCloseable {
+    private final MemorySegment segment;
+    private final MemoryKind kind;
+    private final Arena owner; // null for wrapped memory and for slices
+
+    private HostBuffer(MemorySegment segment, MemoryKind kind, Arena owner) {
+        this.segment = segment;
+        this.kind = kind;
+        this.owner = owner;
+    }
+
+    /** Allocates {@code bytes} of zeroed, 64-byte-aligned pageable memory owned by the buffer. */
+    public static HostBuffer allocate(long bytes) {
+        if (bytes < 0) {
+            throw new InvalidCountException("cannot allocate " + bytes + " bytes");
+        }
+        Arena arena = Arena.ofShared();
+        try {
+            return new HostBuffer(arena.allocate(Math.max(bytes, 1), 64).asSlice(0, bytes), MemoryKind.HOST_PAGEABLE, arena);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** Borrows a native segment as pageable host memory; the caller keeps it alive. */
+    public static HostBuffer wrap(MemorySegment segment) {
+        return wrap(segment, MemoryKind.HOST_PAGEABLE);
+    }
+
+    /** Borrows a native segment whose kind the caller knows (e.g. memory pinned elsewhere). */
+    public static HostBuffer wrap(MemorySegment segment, MemoryKind kind) {
+        checkNative(segment, kind);
+        return new HostBuffer(segment, kind, null);
+    }
+
+    /** Borrows a direct {@link ByteBuffer}, from position 0 to its capacity. */
+    public static HostBuffer wrap(ByteBuffer buffer) {
+        Objects.requireNonNull(buffer, "buffer");
+        if (!buffer.isDirect()) {
+            throw new UnsupportedBufferException("heap ByteBuffers cannot be handed to MPI without a copy; use ByteBuffer.allocateDirect or HostBuffer.allocate");
+        }
+        return new HostBuffer(MemorySegment.ofBuffer(buffer.duplicate().clear()), MemoryKind.HOST_PAGEABLE, null);
+    }
+
+    /**
+     * Takes ownership of a native segment allocated in {@code arena}: closing the buffer closes
+     * the arena, which runs the segment's cleanup (e.g. cuMemFreeHost for pinned memory).
+     */
+    public static HostBuffer adopt(MemorySegment segment, MemoryKind kind, Arena arena) {
+        checkNative(segment, kind);
+        return new HostBuffer(segment, kind, Objects.requireNonNull(arena, "arena"));
+    }
+
+    private static void checkNative(MemorySegment segment, MemoryKind kind) {
+        Objects.requireNonNull(segment, "segment");
+        Objects.requireNonNull(kind, "kind");
+        if (!segment.isNative()) {
+            throw new UnsupportedBufferException("heap segments cannot be handed to MPI; allocate native memory (HostBuffer.allocate or an Arena)");
+        }
+        if (!kind.isHostAccessible() || kind == MemoryKind.MANAGED) {
+            throw new UnsupportedBufferException(kind + " memory is not host memory; use DeviceBuffer");
+        }
+    }
+
+    /** The memory, for reading and writing from Java. */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    @Override
+    public MemoryKind kind() {
+        return kind;
+    }
+
+    @Override
+    public long byteSize() {
+        return segment.byteSize();
+    }
+
+    @Override
+    public long address() {
+        return segment.address();
+    }
+
+    @Override
+    public int device() {
+        return -1;
+    }
+
+    @Override
+    public boolean isAlive() {
+        return segment.scope().isAlive();
+    }
+
+    @Override
+    public HostBuffer slice(long offset, long length) {
+        Buffer.checkSlice(this, offset, length);
+        checkAlive();
+        return new HostBuffer(segment.asSlice(offset, length), kind, null);
+    }
+
+    @Override
+    public HostBuffer slice(long offset) {
+        return slice(offset, byteSize() - offset);
+    }
+
+    /** True when this buffer owns its memory and frees it on {@link #close()}. */
+    public boolean isOwner() {
+        return owner != null;
+    }
+
+    /**
+     * Frees the memory if this buffer owns it (slices taken from it become dead); does nothing
+     * for wrapped memory and for slices. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (owner != null && owner.scope().isAlive()) {
+            owner.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "HostBuffer[" + kind + ", " + byteSize() + " bytes @0x" + Long.toHexString(address()) + (isAlive() ? "" : ", freed") + "]";
+    }
+}

@@ -1,0 +1,10 @@
+package dev.ferry;
+
+/** A rank (peer or root) is outside {@code [0, size)} and is not an allowed wildcard. */
+public class InvalidRankException extends InvalidArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    public InvalidRankException(String message) {
+        super(message);
+    }
+}

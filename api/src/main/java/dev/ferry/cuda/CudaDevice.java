@@ -1,0 +1,92 @@
+package dev.ferry.cuda;
+
+import static dev.ferry.cuda.CudaCalls.check;
+import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetName;
+import static jcuda.driver.JCudaDriver.cuDeviceGetPCIBusId;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
+
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+
+/**
+ * One GPU and its primary context (retained on first use, shared with every other user of the
+ * runtime API in the process). Obtain with {@link Cuda#device(int)}.
+ */
+public final class CudaDevice {
+    private static final ThreadLocal<CudaDevice> CURRENT = new ThreadLocal<>();
+
+    private final int ordinal;
+    private final CUdevice handle = new CUdevice();
+    private final String name;
+    private final long totalMemory;
+    private final String pciBusId;
+    private volatile CUcontext context;
+
+    CudaDevice(int ordinal) {
+        this.ordinal = ordinal;
+        check(cuDeviceGet(handle, ordinal), "cuDeviceGet(" + ordinal + ")");
+        byte[] nm = new byte[256];
+        check(cuDeviceGetName(nm, nm.length, handle), "cuDeviceGetName");
+        int len = 0;
+        while (len < nm.length && nm[len] != 0) len++;
+        this.name = new String(nm, 0, len, java.nio.charset.StandardCharsets.US_ASCII);
+        long[] mem = new long[1];
+        check(cuDeviceTotalMem(mem, handle), "cuDeviceTotalMem");
+        this.totalMemory = mem[0];
+        String[] bus = new String[1];
+        check(cuDeviceGetPCIBusId(bus, 32, handle), "cuDeviceGetPCIBusId");
+        this.pciBusId = bus[0] == null ? "?" : bus[0].trim();
+    }
+
+    public int ordinal() {
+        return ordinal;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public long totalMemory() {
+        return totalMemory;
+    }
+
+    public String pciBusId() {
+        return pciBusId;
+    }
+
+    CUdevice handle() {
+        return handle;
+    }
+
+    /** The primary context, retained once. */
+    CUcontext context() {
+        CUcontext c = context;
+        if (c == null) {
+            synchronized (this) {
+                if (context == null) {
+                    CUcontext ctx = new CUcontext();
+                    check(cuDevicePrimaryCtxRetain(ctx, handle), "cuDevicePrimaryCtxRetain(device " + ordinal + ")");
+                    context = ctx;
+                }
+                c = context;
+            }
+        }
+        return c;
+    }
+
+    /** Makes this device's primary context current on the calling thread (cheap when it already is). */
+    public void makeCurrent() {
+        if (CURRENT.get() != this) {
+            check(cuCtxSetCurrent(context()), "cuCtxSetCurrent(device " + ordinal + ")");
+            CURRENT.set(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "GPU " + ordinal + " (" + name + ", " + (totalMemory >> 20) + " MiB, PCI " + pciBusId + ")";
+    }
+}

@@ -1,0 +1,340 @@
+package dev.ferry.spi;
+
+import dev.ferry.Buffer;
+import dev.ferry.BufferOverlapException;
+import dev.ferry.BufferTooSmallException;
+import dev.ferry.Communicator;
+import dev.ferry.CommunicatorClosedException;
+import dev.ferry.DataType;
+import dev.ferry.InvalidArgumentException;
+import dev.ferry.InvalidCountException;
+import dev.ferry.InvalidRankException;
+import dev.ferry.InvalidTagException;
+import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import dev.ferry.UnsupportedBufferException;
+
+/**
+ * Checks every argument of every {@link Communicator} operation, then hands the call to the
+ * backend's {@code do*} method. Backends extend this (directly, or through
+ * {@link BindingCommunicator}) so that a bad argument is always the same specific exception,
+ * thrown before any native call, whatever the backend.
+ */
+public abstract class AbstractCommunicator implements Communicator {
+    private final String backend;
+    private final int rank;
+    private final int size;
+    private final int maxTag;
+    private volatile boolean closed;
+
+    protected AbstractCommunicator(String backend, int rank, int size, int maxTag) {
+        this.backend = backend;
+        this.rank = rank;
+        this.size = size;
+        this.maxTag = maxTag;
+    }
+
+    @Override
+    public final int rank() {
+        return rank;
+    }
+
+    @Override
+    public final int size() {
+        return size;
+    }
+
+    @Override
+    public final String backend() {
+        return backend;
+    }
+
+    @Override
+    public final int maxTag() {
+        return maxTag;
+    }
+
+    @Override
+    public final boolean isClosed() {
+        return closed;
+    }
+
+    /** Why device buffers are refused, for the exception message; only asked when {@link #supportsDeviceBuffers()} is false. */
+    protected String deviceBuffersUnsupportedReason() {
+        return "backend " + backend + " cannot carry device buffers; use -Dferry.backend=staged";
+    }
+
+    // ---- point to point ------------------------------------------------------------------
+
+    @Override
+    public final void send(Buffer buffer, long count, DataType type, int dest, int tag) {
+        ensureOpen("send");
+        checkData("send", "buffer", buffer, count, type, 1);
+        checkPeer("send", "destination", dest, false);
+        checkTag("send", tag, false);
+        doSend(buffer, count, type, dest, tag);
+    }
+
+    @Override
+    public final Status recv(Buffer buffer, long count, DataType type, int source, int tag) {
+        ensureOpen("recv");
+        checkData("recv", "buffer", buffer, count, type, 1);
+        checkPeer("recv", "source", source, true);
+        checkTag("recv", tag, true);
+        return doRecv(buffer, count, type, source, tag);
+    }
+
+    @Override
+    public final Request isend(Buffer buffer, long count, DataType type, int dest, int tag) {
+        ensureOpen("isend");
+        checkData("isend", "buffer", buffer, count, type, 1);
+        checkPeer("isend", "destination", dest, false);
+        checkTag("isend", tag, false);
+        return doIsend(buffer, count, type, dest, tag);
+    }
+
+    @Override
+    public final Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
+        ensureOpen("irecv");
+        checkData("irecv", "buffer", buffer, count, type, 1);
+        checkPeer("irecv", "source", source, true);
+        checkTag("irecv", tag, true);
+        return doIrecv(buffer, count, type, source, tag);
+    }
+
+    @Override
+    public final Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+                                 Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
+        ensureOpen("sendRecv");
+        checkData("sendRecv", "send buffer", sendBuffer, sendCount, sendType, 1);
+        checkData("sendRecv", "receive buffer", recvBuffer, recvCount, recvType, 1);
+        checkPeer("sendRecv", "destination", dest, false);
+        checkPeer("sendRecv", "source", source, true);
+        checkTag("sendRecv", sendTag, false);
+        checkTag("sendRecv", recvTag, true);
+        checkDisjoint("sendRecv", sendBuffer, sendType.bytes(sendCount), recvBuffer, recvType.bytes(recvCount));
+        return doSendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);
+    }
+
+    // ---- collectives ---------------------------------------------------------------------
+
+    @Override
+    public final void barrier() {
+        ensureOpen("barrier");
+        doBarrier();
+    }
+
+    @Override
+    public final void broadcast(Buffer buffer, long count, DataType type, int root) {
+        ensureOpen("broadcast");
+        checkData("broadcast", "buffer", buffer, count, type, 1);
+        checkPeer("broadcast", "root", root, false);
+        doBroadcast(buffer, count, type, root);
+    }
+
+    @Override
+    public final void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        ensureOpen("scatter");
+        checkPeer("scatter", "root", root, false);
+        checkData("scatter", "receive buffer", recvBuffer, count, type, 1);
+        if (rank == root) {
+            checkData("scatter", "send buffer (at root)", sendBuffer, count, type, size);
+            checkDisjoint("scatter", sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count));
+        }
+        doScatter(rank == root ? sendBuffer : null, recvBuffer, count, type, root);
+    }
+
+    @Override
+    public final void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        ensureOpen("gather");
+        checkPeer("gather", "root", root, false);
+        checkData("gather", "send buffer", sendBuffer, count, type, 1);
+        if (rank == root) {
+            checkData("gather", "receive buffer (at root)", recvBuffer, count, type, size);
+            checkDisjoint("gather", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
+        }
+        doGather(sendBuffer, rank == root ? recvBuffer : null, count, type, root);
+    }
+
+    @Override
+    public final void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        ensureOpen("allGather");
+        checkData("allGather", "send buffer", sendBuffer, count, type, 1);
+        checkData("allGather", "receive buffer", recvBuffer, count, type, size);
+        checkDisjoint("allGather", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
+        doAllGather(sendBuffer, recvBuffer, count, type);
+    }
+
+    @Override
+    public final void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+        ensureOpen("reduce");
+        checkPeer("reduce", "root", root, false);
+        checkOp("reduce", op);
+        checkData("reduce", "send buffer", sendBuffer, count, type, 1);
+        if (rank == root) {
+            checkData("reduce", "receive buffer (at root)", recvBuffer, count, type, 1);
+            checkDisjoint("reduce", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
+        }
+        doReduce(sendBuffer, rank == root ? recvBuffer : null, count, type, op, root);
+    }
+
+    @Override
+    public final void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        ensureOpen("allReduce");
+        checkOp("allReduce", op);
+        checkData("allReduce", "send buffer", sendBuffer, count, type, 1);
+        checkData("allReduce", "receive buffer", recvBuffer, count, type, 1);
+        checkDisjoint("allReduce", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
+        doAllReduce(sendBuffer, recvBuffer, count, type, op);
+    }
+
+    @Override
+    public final void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        ensureOpen("allToAll");
+        checkData("allToAll", "send buffer", sendBuffer, count, type, size);
+        checkData("allToAll", "receive buffer", recvBuffer, count, type, size);
+        checkDisjoint("allToAll", sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count) * size);
+        doAllToAll(sendBuffer, recvBuffer, count, type);
+    }
+
+    @Override
+    public final Communicator split(int color, int key) {
+        ensureOpen("split");
+        return doSplit(color < 0 ? -1 : color, key);
+    }
+
+    @Override
+    public final Communicator duplicate() {
+        ensureOpen("duplicate");
+        return doDuplicate();
+    }
+
+    @Override
+    public final void close() {
+        if (!closed) {
+            closed = true;
+            doClose();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return getClass().getSimpleName() + "[" + backend + ", rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";
+    }
+
+    // ---- checks --------------------------------------------------------------------------
+
+    protected final void ensureOpen(String op) {
+        if (closed) {
+            throw new CommunicatorClosedException(op + ": the communicator was closed");
+        }
+    }
+
+    /**
+     * Checks that {@code buffer} is usable for {@code blocks * count} elements of {@code type}:
+     * non-null, alive, of a kind this backend carries, and large enough.
+     */
+    protected final void checkData(String op, String what, Buffer buffer, long count, DataType type, int blocks) {
+        if (type == null) {
+            throw new InvalidArgumentException(op + ": datatype is null");
+        }
+        if (count < 0) {
+            throw new InvalidCountException(op + ": count " + count + " is negative");
+        }
+        if (buffer == null) {
+            throw new InvalidArgumentException(op + ": " + what + " is null");
+        }
+        buffer.checkAlive();
+        if (buffer.kind().needsCuda() && !supportsDeviceBuffers()) {
+            throw new UnsupportedBufferException(op + ": " + what + " is " + buffer.kind() + " memory; " + deviceBuffersUnsupportedReason());
+        }
+        long bytes = type.bytes(count);
+        long needed;
+        try {
+            needed = Math.multiplyExact(bytes, (long) blocks);
+        } catch (ArithmeticException e) {
+            throw new InvalidCountException(op + ": " + blocks + " blocks of " + count + " " + type + " overflow a byte size");
+        }
+        if (needed > buffer.byteSize()) {
+            throw new BufferTooSmallException(op + ": " + what + " holds " + buffer.byteSize() + " bytes but "
+                    + (blocks == 1 ? "" : blocks + " ranks x ") + count + " " + type + " need " + needed + " bytes");
+        }
+    }
+
+    protected final void checkPeer(String op, String what, int peer, boolean wildcard) {
+        if (wildcard && peer == ANY_SOURCE) {
+            return;
+        }
+        if (peer < 0 || peer >= size) {
+            throw new InvalidRankException(op + ": " + what + " rank " + peer + " is outside [0, " + size + ")"
+                    + (wildcard ? " and is not ANY_SOURCE" : ""));
+        }
+    }
+
+    protected final void checkTag(String op, int tag, boolean wildcard) {
+        if (wildcard && tag == ANY_TAG) {
+            return;
+        }
+        if (tag < 0 || tag > maxTag) {
+            throw new InvalidTagException(op + ": tag " + tag + " is outside [0, " + maxTag + "]" + (wildcard ? " and is not ANY_TAG" : ""));
+        }
+    }
+
+    private static void checkOp(String op, ReduceOp reduceOp) {
+        if (reduceOp == null) {
+            throw new InvalidArgumentException(op + ": reduce operator is null");
+        }
+    }
+
+    private static void checkDisjoint(String op, Buffer a, long aBytes, Buffer b, long bBytes) {
+        if (aBytes == 0 || bBytes == 0 || a.kind().isHostAccessible() != b.kind().isHostAccessible() || a.device() != b.device()) {
+            return;
+        }
+        long a0 = a.address(), b0 = b.address();
+        if (a0 < b0 + bBytes && b0 < a0 + aBytes) {
+            throw new BufferOverlapException(op + ": send and receive buffers overlap ([0x" + Long.toHexString(a0) + ", +" + aBytes
+                    + ") and [0x" + Long.toHexString(b0) + ", +" + bBytes + ")); MPI forbids aliased buffers: use two buffers");
+        }
+    }
+
+    // ---- backend operations: arguments already checked -----------------------------------
+
+    protected abstract void doSend(Buffer buffer, long count, DataType type, int dest, int tag);
+
+    protected abstract Status doRecv(Buffer buffer, long count, DataType type, int source, int tag);
+
+    protected abstract Request doIsend(Buffer buffer, long count, DataType type, int dest, int tag);
+
+    protected abstract Request doIrecv(Buffer buffer, long count, DataType type, int source, int tag);
+
+    protected abstract Status doSendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+                                         Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag);
+
+    protected abstract void doBarrier();
+
+    protected abstract void doBroadcast(Buffer buffer, long count, DataType type, int root);
+
+    /** {@code sendBuffer} is null except at root. */
+    protected abstract void doScatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root);
+
+    /** {@code recvBuffer} is null except at root. */
+    protected abstract void doGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root);
+
+    protected abstract void doAllGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
+
+    /** {@code recvBuffer} is null except at root. */
+    protected abstract void doReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root);
+
+    protected abstract void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
+
+    protected abstract void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
+
+    /** {@code color} is -1 for "in no communicator"; return null then. */
+    protected abstract Communicator doSplit(int color, int key);
+
+    protected abstract Communicator doDuplicate();
+
+    /** Frees the native communicator; called once. */
+    protected abstract void doClose();
+}

@@ -1,0 +1,412 @@
+package dev.ferry.spi;
+
+import dev.ferry.Buffer;
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.DataTypeMismatchException;
+import dev.ferry.MemoryKind;
+import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Base for communicators over an MPI binding whose calls take {@code int} counts and at most
+ * {@link #maxPieceBytes()} bytes per buffer (mpi.jar's ByteBuffers stop below 2 GiB). Splits
+ * long messages into pieces: point-to-point messages and broadcasts/reductions piece by piece,
+ * rooted and all-to-all collectives through point-to-point messages on a private duplicate when a
+ * buffer would exceed the limit.
+ *
+ * <p>Split messages are matched piece by piece: a receive of more than one piece must not be
+ * larger than the message it receives, or it waits for pieces that never come.
+ */
+public abstract class BindingCommunicator extends AbstractCommunicator {
+    /** Default largest piece: 1 GiB, a power of two so that pieces stay element-aligned. */
+    public static final long DEFAULT_MAX_PIECE_BYTES = 1L << 30;
+
+    private final long maxPieceBytes;
+    private BindingCommunicator internal; // lazily duplicated, for the point-to-point collectives
+
+    /**
+     * Native memory handed to the binding: where it starts, how many bytes, and what kind (for
+     * bindings that must refuse or treat device memory specially).
+     */
+    public record Region(long address, long bytes, MemoryKind kind) {
+    }
+
+    protected BindingCommunicator(String backend, int rank, int size, int maxTag, long maxPieceBytes) {
+        super(backend, rank, size, maxTag);
+        if (maxPieceBytes < 8 || maxPieceBytes > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("maxPieceBytes " + maxPieceBytes + " must be within [8, 2^31-1]");
+        }
+        this.maxPieceBytes = maxPieceBytes & ~7L; // whole elements of every type
+    }
+
+    /** The piece limit from {@code ferry.maxPieceBytes} (tests lower it to exercise splitting), else 1 GiB. */
+    public static long configuredMaxPieceBytes() {
+        String v = System.getProperty("ferry.maxPieceBytes");
+        return v == null ? DEFAULT_MAX_PIECE_BYTES : Long.parseLong(v.trim());
+    }
+
+    public final long maxPieceBytes() {
+        return maxPieceBytes;
+    }
+
+    private static Region region(Buffer b, long offset, long bytes) {
+        return new Region(b.address() + offset, bytes, b.kind());
+    }
+
+    private static Region whole(Buffer b, long bytes) {
+        return b == null ? null : region(b, 0, bytes);
+    }
+
+    private long piece(DataType t) {
+        return maxPieceBytes / t.size();
+    }
+
+    private boolean fits(long bytes) {
+        return bytes <= maxPieceBytes;
+    }
+
+    private static Status checked(Status s, DataType type, String op) {
+        if (s.byteCount() % type.size() != 0) {
+            throw new DataTypeMismatchException(op + ": received " + s.byteCount() + " bytes from rank " + s.source()
+                    + ", not a whole number of " + type + " (" + type.size() + " bytes): sender and receiver disagree on the datatype");
+        }
+        return s;
+    }
+
+    // ---- point to point ------------------------------------------------------------------
+
+    @Override
+    protected void doSend(Buffer buffer, long count, DataType type, int dest, int tag) {
+        long step = piece(type);
+        long done = 0;
+        do {
+            int n = (int) Math.min(step, count - done);
+            mpiSend(region(buffer, type.bytes(done), type.bytes(n)), n, type, dest, tag);
+            done += n;
+        } while (done < count);
+    }
+
+    @Override
+    protected Status doRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+        long step = piece(type);
+        long done = 0;
+        long bytes = 0;
+        int src = source, tg = tag;
+        Status first = null;
+        do {
+            int n = (int) Math.min(step, count - done);
+            Status s = mpiRecv(region(buffer, type.bytes(done), type.bytes(n)), n, type, src, tg);
+            if (first == null) {
+                first = s;
+                src = s.source(); // the rest of a split message comes from the same sender and tag
+                tg = s.tag();
+            }
+            bytes += s.byteCount();
+            done += n;
+            if (s.byteCount() < type.bytes(n)) {
+                break; // the message ended inside this piece
+            }
+        } while (done < count);
+        return checked(new Status(first.source(), first.tag(), bytes), type, "recv");
+    }
+
+    @Override
+    protected Request doIsend(Buffer buffer, long count, DataType type, int dest, int tag) {
+        long step = piece(type);
+        if (count <= step) {
+            return mpiIsend(region(buffer, 0, type.bytes(count)), (int) count, type, dest, tag);
+        }
+        List<Request> parts = new ArrayList<>();
+        for (long done = 0; done < count; done += step) {
+            int n = (int) Math.min(step, count - done);
+            parts.add(mpiIsend(region(buffer, type.bytes(done), type.bytes(n)), n, type, dest, tag));
+        }
+        return new PieceRequest(parts, type, "isend");
+    }
+
+    @Override
+    protected Request doIrecv(Buffer buffer, long count, DataType type, int source, int tag) {
+        long step = piece(type);
+        if (count <= step) {
+            Request r = mpiIrecv(region(buffer, 0, type.bytes(count)), (int) count, type, source, tag);
+            return new PieceRequest(List.of(r), type, "irecv");
+        }
+        List<Request> parts = new ArrayList<>();
+        for (long done = 0; done < count; done += step) {
+            int n = (int) Math.min(step, count - done);
+            parts.add(mpiIrecv(region(buffer, type.bytes(done), type.bytes(n)), n, type, source, tag));
+        }
+        return new PieceRequest(parts, type, "irecv");
+    }
+
+    @Override
+    protected Status doSendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+                                Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
+        long sb = sendType.bytes(sendCount), rb = recvType.bytes(recvCount);
+        if (fits(sb) && fits(rb)) {
+            return checked(mpiSendRecv(region(sendBuffer, 0, sb), (int) sendCount, sendType, dest, sendTag,
+                    region(recvBuffer, 0, rb), (int) recvCount, recvType, source, recvTag), recvType, "sendRecv");
+        }
+        Request r = doIrecv(recvBuffer, recvCount, recvType, source, recvTag);
+        Request s = doIsend(sendBuffer, sendCount, sendType, dest, sendTag);
+        List<Status> st = Request.waitAll(r, s);
+        return st.get(0);
+    }
+
+    // ---- collectives ---------------------------------------------------------------------
+
+    @Override
+    protected void doBarrier() {
+        mpiBarrier();
+    }
+
+    @Override
+    protected void doBroadcast(Buffer buffer, long count, DataType type, int root) {
+        long step = piece(type);
+        long done = 0;
+        do {
+            int n = (int) Math.min(step, count - done);
+            mpiBroadcast(region(buffer, type.bytes(done), type.bytes(n)), n, type, root);
+            done += n;
+        } while (done < count);
+    }
+
+    @Override
+    protected void doReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+        long step = piece(type);
+        long done = 0;
+        do {
+            int n = (int) Math.min(step, count - done);
+            long off = type.bytes(done), len = type.bytes(n);
+            mpiReduce(region(sendBuffer, off, len), recvBuffer == null ? null : region(recvBuffer, off, len), n, type, op, root);
+            done += n;
+        } while (done < count);
+    }
+
+    @Override
+    protected void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        long step = piece(type);
+        long done = 0;
+        do {
+            int n = (int) Math.min(step, count - done);
+            long off = type.bytes(done), len = type.bytes(n);
+            mpiAllReduce(region(sendBuffer, off, len), region(recvBuffer, off, len), n, type, op);
+            done += n;
+        } while (done < count);
+    }
+
+    @Override
+    protected void doScatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        long block = type.bytes(count);
+        if (fits(block * size())) {
+            mpiScatter(whole(sendBuffer, block * size()), whole(recvBuffer, block), (int) count, type, root);
+            return;
+        }
+        BindingCommunicator c = internal();
+        List<Request> reqs = new ArrayList<>();
+        reqs.add(c.irecv(recvBuffer, count, type, root, 0));
+        if (rank() == root) {
+            for (int r = 0; r < size(); r++) {
+                reqs.add(c.isend(sendBuffer.slice(block * r, block), count, type, r, 0));
+            }
+        }
+        Request.waitAll(reqs);
+    }
+
+    @Override
+    protected void doGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        long block = type.bytes(count);
+        if (fits(block * size())) {
+            mpiGather(whole(sendBuffer, block), whole(recvBuffer, block * size()), (int) count, type, root);
+            return;
+        }
+        BindingCommunicator c = internal();
+        List<Request> reqs = new ArrayList<>();
+        if (rank() == root) {
+            for (int r = 0; r < size(); r++) {
+                reqs.add(c.irecv(recvBuffer.slice(block * r, block), count, type, r, 0));
+            }
+        }
+        reqs.add(c.isend(sendBuffer, count, type, root, 0));
+        Request.waitAll(reqs);
+    }
+
+    @Override
+    protected void doAllGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        long block = type.bytes(count);
+        if (fits(block * size())) {
+            mpiAllGather(whole(sendBuffer, block), whole(recvBuffer, block * size()), (int) count, type);
+            return;
+        }
+        BindingCommunicator c = internal();
+        List<Request> reqs = new ArrayList<>();
+        for (int r = 0; r < size(); r++) {
+            reqs.add(c.irecv(recvBuffer.slice(block * r, block), count, type, r, 0));
+        }
+        for (int r = 0; r < size(); r++) {
+            reqs.add(c.isend(sendBuffer, count, type, r, 0));
+        }
+        Request.waitAll(reqs);
+    }
+
+    @Override
+    protected void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        long block = type.bytes(count);
+        if (fits(block * size())) {
+            mpiAllToAll(whole(sendBuffer, block * size()), whole(recvBuffer, block * size()), (int) count, type);
+            return;
+        }
+        BindingCommunicator c = internal();
+        List<Request> reqs = new ArrayList<>();
+        for (int r = 0; r < size(); r++) {
+            reqs.add(c.irecv(recvBuffer.slice(block * r, block), count, type, r, 0));
+        }
+        for (int r = 0; r < size(); r++) {
+            reqs.add(c.isend(sendBuffer.slice(block * r, block), count, type, r, 0));
+        }
+        Request.waitAll(reqs);
+    }
+
+    private synchronized BindingCommunicator internal() {
+        if (internal == null) {
+            internal = mpiDuplicate();
+        }
+        return internal;
+    }
+
+    @Override
+    protected final Communicator doSplit(int color, int key) {
+        return mpiSplit(color, key);
+    }
+
+    @Override
+    protected final Communicator doDuplicate() {
+        return mpiDuplicate();
+    }
+
+    @Override
+    protected final void doClose() {
+        BindingCommunicator in;
+        synchronized (this) {
+            in = internal;
+            internal = null;
+        }
+        try {
+            if (in != null) {
+                in.close();
+            }
+        } finally {
+            mpiFree();
+        }
+    }
+
+    /** A message sent or received in several pieces: completes when every piece has. */
+    private static final class PieceRequest implements Request {
+        private final List<Request> parts;
+        private final DataType type;
+        private final String op;
+        private final Status[] done;
+        private Status result;
+
+        PieceRequest(List<Request> parts, DataType type, String op) {
+            this.parts = parts;
+            this.type = type;
+            this.op = op;
+            this.done = new Status[parts.size()];
+        }
+
+        @Override
+        public synchronized Status waitFor() {
+            if (result == null) {
+                RuntimeException failure = null;
+                for (int i = 0; i < parts.size(); i++) {
+                    if (done[i] == null) {
+                        try {
+                            done[i] = parts.get(i).waitFor();
+                        } catch (RuntimeException e) {
+                            if (failure == null) failure = e; else failure.addSuppressed(e);
+                            done[i] = new Status(-1, -1, 0);
+                        }
+                    }
+                }
+                if (failure != null) {
+                    throw failure;
+                }
+                result = combine();
+            }
+            return result;
+        }
+
+        @Override
+        public synchronized Optional<Status> test() {
+            if (result != null) {
+                return Optional.of(result);
+            }
+            for (int i = 0; i < parts.size(); i++) {
+                if (done[i] == null) {
+                    Optional<Status> s = parts.get(i).test();
+                    if (s.isEmpty()) {
+                        return Optional.empty();
+                    }
+                    done[i] = s.get();
+                }
+            }
+            result = combine();
+            return Optional.of(result);
+        }
+
+        private Status combine() {
+            long bytes = 0;
+            for (Status s : done) {
+                bytes += s.byteCount();
+            }
+            Status s = new Status(done[0].source(), done[0].tag(), bytes);
+            return op.equals("irecv") ? checked(s, type, op) : s;
+        }
+    }
+
+    // ---- the binding: counts fit in an int, regions in maxPieceBytes ---------------------
+
+    protected abstract void mpiSend(Region buffer, int count, DataType type, int dest, int tag);
+
+    /** Status with the received byte count (MPI_Get_count with MPI_BYTE). */
+    protected abstract Status mpiRecv(Region buffer, int count, DataType type, int source, int tag);
+
+    protected abstract Request mpiIsend(Region buffer, int count, DataType type, int dest, int tag);
+
+    protected abstract Request mpiIrecv(Region buffer, int count, DataType type, int source, int tag);
+
+    protected abstract Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
+                                          Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag);
+
+    protected abstract void mpiBarrier();
+
+    protected abstract void mpiBroadcast(Region buffer, int count, DataType type, int root);
+
+    /** {@code sendBuffer} null except at root. */
+    protected abstract void mpiScatter(Region sendBuffer, Region recvBuffer, int count, DataType type, int root);
+
+    /** {@code recvBuffer} null except at root. */
+    protected abstract void mpiGather(Region sendBuffer, Region recvBuffer, int count, DataType type, int root);
+
+    protected abstract void mpiAllGather(Region sendBuffer, Region recvBuffer, int count, DataType type);
+
+    /** {@code recvBuffer} null except at root. */
+    protected abstract void mpiReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op, int root);
+
+    protected abstract void mpiAllReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op);
+
+    protected abstract void mpiAllToAll(Region sendBuffer, Region recvBuffer, int count, DataType type);
+
+    /** {@code color} -1: MPI_UNDEFINED, return null. */
+    protected abstract BindingCommunicator mpiSplit(int color, int key);
+
+    protected abstract BindingCommunicator mpiDuplicate();
+
+    protected abstract void mpiFree();
+}

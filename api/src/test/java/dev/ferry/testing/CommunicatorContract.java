@@ -1,0 +1,622 @@
+package dev.ferry.testing;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.Buffer;
+import dev.ferry.BufferFreedException;
+import dev.ferry.BufferOverlapException;
+import dev.ferry.BufferTooSmallException;
+import dev.ferry.Communicator;
+import dev.ferry.CommunicatorClosedException;
+import dev.ferry.DataType;
+import dev.ferry.DataTypeMismatchException;
+import dev.ferry.HostBuffer;
+import dev.ferry.InvalidArgumentException;
+import dev.ferry.InvalidCountException;
+import dev.ferry.InvalidRankException;
+import dev.ferry.InvalidTagException;
+import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import dev.ferry.TruncationException;
+import dev.ferry.UnsupportedBufferException;
+import dev.ferry.cuda.Cuda;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The conformance suite every backend runs, on real MPI ranks (see {@link RankRunner} and
+ * {@link MpiJob}): each operation, each datatype and reduce operator, odd sizes (0, 1, 7 bytes,
+ * 1 MiB + 3), every rank as root, many outstanding non-blocking requests, and the bad-input
+ * cases; data tests run for pageable, pinned and device memory where available. Receive buffers
+ * are poisoned and every byte is checked, including the bytes past the message.
+ *
+ * <p>A backend's test class extends this and adds its own edge cases. Methods run in name order
+ * on every rank, so collectives meet; each test gets its own duplicate of the world communicator.
+ */
+@TestMethodOrder(MethodOrderer.MethodName.class)
+public abstract class CommunicatorContract {
+    /** Byte sizes of the data tests: empty, one, odd, and just over a mebibyte. */
+    protected static final int[] SIZES = {0, 1, 7, (1 << 20) + 3};
+
+    protected Communicator comm;
+    protected int rank;
+    protected int size;
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @BeforeEach
+    void openCommunicator() {
+        comm = TestWorld.world().duplicate();
+        rank = comm.rank();
+        size = comm.size();
+    }
+
+    @AfterEach
+    void closeCommunicator() throws Exception {
+        try {
+            comm.barrier();
+        } finally {
+            comm.close();
+            for (AutoCloseable c : toClose) c.close();
+            toClose.clear();
+        }
+    }
+
+    /** A buffer of kind {@code m}, closed after the test. */
+    protected Buffer alloc(Mem m, long bytes) {
+        Buffer b = m.allocate(bytes);
+        toClose.add((AutoCloseable) b);
+        return b;
+    }
+
+    /** A buffer of kind {@code m} holding {@code data}. */
+    protected Buffer filled(Mem m, byte[] data) {
+        Buffer b = alloc(m, data.length);
+        Mem.write(b, data);
+        return b;
+    }
+
+    /** A poisoned buffer of kind {@code m}. */
+    protected Buffer poisoned(Mem m, long bytes) {
+        Buffer b = alloc(m, bytes);
+        Mem.poison(b);
+        return b;
+    }
+
+    /** Asserts that {@code got} starts with {@code expected} and is poison after it. */
+    protected static void assertReceived(byte[] expected, byte[] got, String what) {
+        assertArrayEquals(expected, Arrays.copyOf(got, expected.length), what + ": received bytes differ");
+        for (int i = expected.length; i < got.length; i++) {
+            if (got[i] != Mem.POISON) {
+                throw new AssertionError(what + ": byte " + i + " past the message was overwritten (0x" + Integer.toHexString(got[i] & 0xFF) + ")");
+            }
+        }
+    }
+
+    /** The communicator still works: an allReduce of ranks gives the right sum. */
+    protected void assertUsable() {
+        try (HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
+            Data.put(in.segment(), DataType.LONG, 0, rank + 1);
+            comm.allReduce(in, out, 1, DataType.LONG, ReduceOp.SUM);
+            assertEquals(size * (size + 1) / 2.0, Data.get(out.segment(), DataType.LONG, 0), "allReduce after a rejected call");
+        }
+    }
+
+    private static byte[] cat(byte[]... parts) {
+        int n = 0;
+        for (byte[] p : parts) n += p.length;
+        byte[] out = new byte[n];
+        int at = 0;
+        for (byte[] p : parts) {
+            System.arraycopy(p, 0, out, at, p.length);
+            at += p.length;
+        }
+        return out;
+    }
+
+    // ---- basics ------------------------------------------------------------------------------
+
+    @Test
+    void a_rankAndSize() {
+        assertTrue(rank >= 0 && rank < size, "rank " + rank + " of " + size);
+        String launched = System.getenv().getOrDefault("OMPI_COMM_WORLD_SIZE", System.getenv("PMI_SIZE"));
+        if (launched != null) {
+            assertEquals(Integer.parseInt(launched), size, "size equals the launcher's");
+        }
+        try (HostBuffer in = HostBuffer.allocate(4); HostBuffer all = HostBuffer.allocate(4L * size)) {
+            Data.put(in.segment(), DataType.INT, 0, rank);
+            comm.allGather(in, all, 1, DataType.INT);
+            for (int r = 0; r < size; r++) assertEquals(r, Data.get(all.segment(), DataType.INT, r));
+        }
+        assertTrue(comm.maxTag() >= 32767, "MPI guarantees tags up to 32767");
+    }
+
+    // ---- point to point ------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void p2p_blockingPairs(Mem m) {
+        m.assume(comm);
+        int peer = rank % 2 == 0 ? rank + 1 : rank - 1;
+        if (peer >= size) return; // odd size: last rank sits out
+        for (int n : SIZES) {
+            byte[] mine = Data.bytes(n, rank, n);
+            byte[] theirs = Data.bytes(n, peer, n);
+            Buffer send = filled(m, mine);
+            Buffer recv = poisoned(m, n + 16);
+            Status s;
+            if (rank % 2 == 0) {
+                comm.send(send, n, DataType.BYTE, peer, 11);
+                s = comm.recv(recv, n + 16, DataType.BYTE, peer, 12);
+            } else {
+                s = comm.recv(recv, n + 16, DataType.BYTE, peer, 11);
+                comm.send(send, n, DataType.BYTE, peer, 12);
+            }
+            assertEquals(peer, s.source());
+            assertEquals(rank % 2 == 0 ? 12 : 11, s.tag());
+            assertEquals(n, s.byteCount());
+            assertReceived(theirs, Mem.read(recv), "pair exchange of " + n + " bytes");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void p2p_sendRecvRing(Mem m) {
+        m.assume(comm);
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        for (int n : SIZES) {
+            Buffer send = filled(m, Data.bytes(n + 1, rank, n));
+            Buffer recv = poisoned(m, n + 8);
+            Status s = comm.sendRecv(send, n, DataType.BYTE, next, 3, recv, n + 8, DataType.BYTE, prev, 3);
+            assertEquals(prev, s.source());
+            assertEquals(n, s.byteCount());
+            assertReceived(Data.bytes(n + 1, prev, n), Mem.read(recv), "ring of " + n + " bytes");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void p2p_everyDatatype(Mem m) {
+        m.assume(comm);
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        for (DataType t : DataType.values()) {
+            for (int count : new int[] {1, 7, 1000}) {
+                HostBuffer host = Data.reductionInput(t, ReduceOp.SUM, rank, count);
+                toClose.add(host);
+                Buffer send = filled(m, Mem.read(host));
+                Buffer recv = poisoned(m, t.bytes(count));
+                Status s = comm.sendRecv(send, count, t, next, 4, recv, count, t, prev, 4);
+                assertEquals(count, s.count(t));
+                MemorySegment got = MemorySegment.ofArray(Mem.read(recv));
+                for (int i = 0; i < count; i++) {
+                    assertEquals(Data.value(t, ReduceOp.SUM, prev, i) & (t == DataType.BYTE ? 0xFF : -1L), (long) Data.get(got, t, i),
+                            t + " element " + i);
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void p2p_anySourceAnyTag(Mem m) {
+        m.assume(comm);
+        if (rank == 0) {
+            boolean[] seen = new boolean[size];
+            Buffer recv = alloc(m, 64);
+            for (int k = 1; k < size; k++) {
+                Mem.poison(recv);
+                Status s = comm.recv(recv, 64, DataType.BYTE, Communicator.ANY_SOURCE, Communicator.ANY_TAG);
+                assertEquals(100 + s.source(), s.tag(), "tag identifies the sender");
+                assertEquals(s.source() + 1, s.byteCount());
+                assertFalse(seen[s.source()], "one message per sender");
+                seen[s.source()] = true;
+                assertReceived(Data.bytes(5, s.source(), s.source() + 1), Mem.read(recv), "message of rank " + s.source());
+            }
+        } else {
+            comm.send(filled(m, Data.bytes(5, rank, rank + 1)), rank + 1, DataType.BYTE, 0, 100 + rank);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void p2p_truncationIsAnExceptionAndTheCommunicatorSurvives(Mem m) {
+        m.assume(comm);
+        int peer = rank % 2 == 0 ? rank + 1 : rank - 1;
+        if (peer < size) {
+            if (rank % 2 == 0) {
+                comm.send(filled(m, Data.bytes(6, rank, 16)), 16, DataType.BYTE, peer, 21);
+            } else {
+                Buffer recv = poisoned(m, 16);
+                assertThrows(TruncationException.class, () -> comm.recv(recv, 8, DataType.BYTE, peer, 21));
+            }
+        }
+        assertUsable();
+    }
+
+    @Test
+    void p2p_datatypeMismatchBetweenSenderAndReceiver() {
+        int peer = rank % 2 == 0 ? rank + 1 : rank - 1;
+        if (peer < size) {
+            if (rank % 2 == 0) {
+                comm.send(filled(Mem.PAGEABLE, Data.bytes(7, rank, 10)), 10, DataType.BYTE, peer, 22);
+            } else {
+                Buffer recv = poisoned(Mem.PAGEABLE, 16);
+                DataTypeMismatchException e = assertThrows(DataTypeMismatchException.class, () -> comm.recv(recv, 4, DataType.INT, peer, 22));
+                assertTrue(e.getMessage().contains("10 bytes"), e.getMessage());
+            }
+        }
+        assertUsable();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void p2p_manyOutstandingNonBlocking(Mem m) {
+        m.assume(comm);
+        final int perPeer = 16, bytes = 1027;
+        List<Request> recvs = new ArrayList<>();
+        List<Buffer> recvBufs = new ArrayList<>();
+        List<int[]> from = new ArrayList<>();
+        for (int p = 0; p < size; p++) {
+            if (p == rank) continue;
+            for (int k = 0; k < perPeer; k++) {
+                Buffer b = poisoned(m, bytes + 5);
+                recvBufs.add(b);
+                from.add(new int[] {p, k});
+                recvs.add(comm.irecv(b, bytes + 5, DataType.BYTE, p, k));
+            }
+        }
+        List<Request> sends = new ArrayList<>();
+        for (int p = 0; p < size; p++) {
+            if (p == rank) continue;
+            for (int k = 0; k < perPeer; k++) {
+                sends.add(comm.isend(filled(m, Data.bytes(1000L * k + p, rank, bytes)), bytes, DataType.BYTE, p, k));
+            }
+        }
+        // complete half the receives by polling test(), the rest with waitAll
+        for (int i = 0; i < recvs.size(); i += 2) {
+            Optional<Status> st;
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while ((st = recvs.get(i).test()).isEmpty()) {
+                assertTrue(System.nanoTime() < deadline, "test() never completed");
+                Thread.onSpinWait();
+            }
+            assertEquals(bytes, st.get().byteCount());
+        }
+        List<Status> statuses = Request.waitAll(recvs);
+        Request.waitAll(sends);
+        for (int i = 0; i < recvs.size(); i++) {
+            int p = from.get(i)[0], k = from.get(i)[1];
+            assertEquals(p, statuses.get(i).source());
+            assertEquals(k, statuses.get(i).tag());
+            assertReceived(Data.bytes(1000L * k + rank, p, bytes), Mem.read(recvBufs.get(i)), "message " + k + " from " + p);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void p2p_largeNonBlockingPair(Mem m) {
+        m.assume(comm);
+        int n = SIZES[SIZES.length - 1];
+        int peer = rank % 2 == 0 ? rank + 1 : rank - 1;
+        if (peer >= size) return;
+        Buffer recv = poisoned(m, n);
+        Request r = comm.irecv(recv, n, DataType.BYTE, peer, 30);
+        Request s = comm.isend(filled(m, Data.bytes(9, rank, n)), n, DataType.BYTE, peer, 30);
+        List<Status> st = Request.waitAll(r, s);
+        assertEquals(n, st.get(0).byteCount());
+        assertReceived(Data.bytes(9, peer, n), Mem.read(recv), "large non-blocking message");
+    }
+
+    // ---- collectives ---------------------------------------------------------------------------
+
+    @Test
+    void c_barrier() {
+        for (int i = 0; i < 3; i++) comm.barrier();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_broadcastFromEveryRoot(Mem m) {
+        m.assume(comm);
+        for (int root = 0; root < size; root++) {
+            for (int n : SIZES) {
+                byte[] data = Data.bytes(n + 31L * root, root, n);
+                Buffer b = rank == root ? filled(m, data) : poisoned(m, n + 4);
+                comm.broadcast(b, n, DataType.BYTE, root);
+                assertReceived(data, Mem.read(b), "broadcast of " + n + " bytes from root " + root);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_scatterFromEveryRoot(Mem m) {
+        m.assume(comm);
+        for (int root = 0; root < size; root++) {
+            for (int n : new int[] {0, 1, 7, 262147}) {
+                Buffer send = null;
+                if (rank == root) {
+                    byte[][] parts = new byte[size][];
+                    for (int r = 0; r < size; r++) parts[r] = Data.bytes(n + root, r, n);
+                    send = filled(m, cat(parts));
+                }
+                Buffer recv = poisoned(m, n + 3);
+                comm.scatter(send, recv, n, DataType.BYTE, root);
+                assertReceived(Data.bytes(n + root, rank, n), Mem.read(recv), "scatter of " + n + " bytes per rank from root " + root);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_gatherToEveryRoot(Mem m) {
+        m.assume(comm);
+        for (int root = 0; root < size; root++) {
+            for (int n : new int[] {0, 1, 7, 262147}) {
+                Buffer recv = rank == root ? poisoned(m, (long) n * size + 5) : null;
+                comm.gather(filled(m, Data.bytes(n * 3L + root, rank, n)), recv, n, DataType.BYTE, root);
+                if (rank == root) {
+                    byte[][] parts = new byte[size][];
+                    for (int r = 0; r < size; r++) parts[r] = Data.bytes(n * 3L + root, r, n);
+                    assertReceived(cat(parts), Mem.read(recv), "gather of " + n + " bytes per rank to root " + root);
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_allGather(Mem m) {
+        m.assume(comm);
+        for (int n : new int[] {0, 1, 7, 262147}) {
+            Buffer recv = poisoned(m, (long) n * size + 2);
+            comm.allGather(filled(m, Data.bytes(n * 5L, rank, n)), recv, n, DataType.BYTE);
+            byte[][] parts = new byte[size][];
+            for (int r = 0; r < size; r++) parts[r] = Data.bytes(n * 5L, r, n);
+            assertReceived(cat(parts), Mem.read(recv), "allGather of " + n + " bytes per rank");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_allToAll(Mem m) {
+        m.assume(comm);
+        for (int n : new int[] {0, 1, 7, 65539}) {
+            byte[][] out = new byte[size][];
+            for (int r = 0; r < size; r++) out[r] = Data.bytes(n * 7L + r, rank, n); // block for rank r
+            Buffer recv = poisoned(m, (long) n * size + 1);
+            comm.allToAll(filled(m, cat(out)), recv, n, DataType.BYTE);
+            byte[][] in = new byte[size][];
+            for (int r = 0; r < size; r++) in[r] = Data.bytes(n * 7L + rank, r, n); // rank r's block for me
+            assertReceived(cat(in), Mem.read(recv), "allToAll of " + n + " bytes per pair");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_reduceEveryTypeAndOperator(Mem m) {
+        m.assume(comm);
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                int root = (t.ordinal() + op.ordinal() + 1) % size; // roots other than 0 too
+                for (int count : new int[] {1, 7, 1001}) {
+                    HostBuffer in = Data.reductionInput(t, op, rank, count);
+                    toClose.add(in);
+                    Buffer recv = rank == root ? poisoned(m, t.bytes(count)) : null;
+                    comm.reduce(filled(m, Mem.read(in)), recv, count, t, op, root);
+                    if (rank == root) {
+                        MemorySegment got = MemorySegment.ofArray(Mem.read(recv));
+                        for (int i = 0; i < count; i++) {
+                            assertEquals(Data.expected(t, op, size, i), Data.get(got, t, i), "reduce " + op + " of " + t + " element " + i + " at root " + root);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_allReduceEveryTypeAndOperator(Mem m) {
+        m.assume(comm);
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                for (int count : new int[] {1, 7, 1001, t == DataType.INT && op == ReduceOp.SUM ? 262147 : 2}) {
+                    HostBuffer in = Data.reductionInput(t, op, rank, count);
+                    toClose.add(in);
+                    Buffer recv = poisoned(m, t.bytes(count) + 4);
+                    comm.allReduce(filled(m, Mem.read(in)), recv, count, t, op);
+                    byte[] raw = Mem.read(recv);
+                    MemorySegment got = MemorySegment.ofArray(raw);
+                    for (int i = 0; i < count; i++) {
+                        assertEquals(Data.expected(t, op, size, i), Data.get(got, t, i), "allReduce " + op + " of " + t + " element " + i);
+                    }
+                    for (long i = t.bytes(count); i < raw.length; i++) assertEquals(Mem.POISON, raw[(int) i], "past the result");
+                }
+            }
+        }
+    }
+
+    // ---- communicators -------------------------------------------------------------------------
+
+    @Test
+    void d_split() {
+        try (Communicator half = comm.split(rank % 2, -rank)) {
+            int expectedSize = (size + 1 - rank % 2) / 2;
+            assertEquals(expectedSize, half.size());
+            // key -rank: highest old rank first
+            int myIndexAscending = rank / 2;
+            assertEquals(expectedSize - 1 - myIndexAscending, half.rank());
+            try (HostBuffer in = HostBuffer.allocate(4); HostBuffer out = HostBuffer.allocate(4)) {
+                Data.put(in.segment(), DataType.INT, 0, rank);
+                half.allReduce(in, out, 1, DataType.INT, ReduceOp.SUM);
+                int sum = 0;
+                for (int r = rank % 2; r < size; r += 2) sum += r;
+                assertEquals(sum, Data.get(out.segment(), DataType.INT, 0));
+            }
+        }
+        Communicator none = comm.split(rank == 0 ? -1 : 1, 0);
+        if (rank == 0) {
+            assertNull(none, "a negative color gives no communicator");
+        } else {
+            assertNotNull(none);
+            assertEquals(size - 1, none.size());
+            none.close();
+        }
+    }
+
+    @Test
+    void d_duplicateHasItsOwnMessageSpace() {
+        if (size < 2) return;
+        try (Communicator dup = comm.duplicate(); HostBuffer a = HostBuffer.allocate(4); HostBuffer b = HostBuffer.allocate(4)) {
+            if (rank == 0) {
+                Data.put(a.segment(), DataType.INT, 0, 111);
+                Data.put(b.segment(), DataType.INT, 0, 222);
+                Request r1 = dup.isend(a, 1, DataType.INT, 1, 5);
+                Request r2 = comm.isend(b, 1, DataType.INT, 1, 5);
+                Request.waitAll(r1, r2);
+            } else if (rank == 1) {
+                comm.recv(a, 1, DataType.INT, 0, 5);
+                dup.recv(b, 1, DataType.INT, 0, 5);
+                assertEquals(222, Data.get(a.segment(), DataType.INT, 0), "the world message");
+                assertEquals(111, Data.get(b.segment(), DataType.INT, 0), "the duplicate's message");
+            }
+            dup.barrier();
+        }
+    }
+
+    // ---- bad input: an exception before any native call, and the communicator survives --------
+
+    @Test
+    void e_negativeAndOverflowingCounts() {
+        HostBuffer b = (HostBuffer) alloc(Mem.PAGEABLE, 64);
+        int peer = (rank + 1) % size;
+        assertThrows(InvalidCountException.class, () -> comm.send(b, -1, DataType.BYTE, peer, 0));
+        assertThrows(InvalidCountException.class, () -> comm.recv(b, -5, DataType.INT, peer, 0));
+        assertThrows(InvalidCountException.class, () -> comm.isend(b, Long.MIN_VALUE, DataType.LONG, peer, 0));
+        assertThrows(InvalidCountException.class, () -> comm.broadcast(b, -1, DataType.BYTE, 0));
+        assertThrows(InvalidCountException.class, () -> comm.allReduce(b, b.slice(32), Long.MAX_VALUE / 2, DataType.INT, ReduceOp.SUM));
+        assertThrows(InvalidCountException.class, () -> comm.allToAll(b, b.slice(32), Long.MAX_VALUE / 8, DataType.LONG));
+        assertThrows(BufferTooSmallException.class, () -> comm.send(b, 1L << 40, DataType.BYTE, peer, 0));
+        assertUsable();
+    }
+
+    @Test
+    void e_ranksOutOfRange() {
+        HostBuffer b = (HostBuffer) alloc(Mem.PAGEABLE, 16);
+        assertThrows(InvalidRankException.class, () -> comm.send(b, 1, DataType.BYTE, size, 0));
+        assertThrows(InvalidRankException.class, () -> comm.send(b, 1, DataType.BYTE, -2, 0));
+        assertThrows(InvalidRankException.class, () -> comm.send(b, 1, DataType.BYTE, Communicator.ANY_SOURCE, 0));
+        assertThrows(InvalidRankException.class, () -> comm.recv(b, 1, DataType.BYTE, size + 3, 0));
+        assertThrows(InvalidRankException.class, () -> comm.broadcast(b, 1, DataType.BYTE, -1));
+        assertThrows(InvalidRankException.class, () -> comm.reduce(b, b.slice(8), 1, DataType.INT, ReduceOp.SUM, size));
+        assertThrows(InvalidRankException.class, () -> comm.gather(b, b.slice(8), 1, DataType.BYTE, Integer.MAX_VALUE));
+        assertUsable();
+    }
+
+    @Test
+    void e_tagsOutOfRange() {
+        HostBuffer b = (HostBuffer) alloc(Mem.PAGEABLE, 16);
+        int peer = (rank + 1) % size;
+        assertThrows(InvalidTagException.class, () -> comm.send(b, 1, DataType.BYTE, peer, -5));
+        assertThrows(InvalidTagException.class, () -> comm.send(b, 1, DataType.BYTE, peer, Communicator.ANY_TAG));
+        assertThrows(InvalidTagException.class, () -> comm.irecv(b, 1, DataType.BYTE, peer, -7));
+        if (comm.maxTag() < Integer.MAX_VALUE) {
+            assertThrows(InvalidTagException.class, () -> comm.isend(b, 1, DataType.BYTE, peer, comm.maxTag() + 1));
+        }
+        assertUsable();
+    }
+
+    @Test
+    void e_nullArguments() {
+        HostBuffer b = (HostBuffer) alloc(Mem.PAGEABLE, 16);
+        int peer = (rank + 1) % size;
+        assertThrows(InvalidArgumentException.class, () -> comm.send(null, 1, DataType.BYTE, peer, 0));
+        assertThrows(InvalidArgumentException.class, () -> comm.send(b, 1, null, peer, 0));
+        assertThrows(InvalidArgumentException.class, () -> comm.allReduce(b, b.slice(8), 1, DataType.INT, null));
+        assertThrows(InvalidArgumentException.class, () -> comm.allGather(b, null, 1, DataType.BYTE));
+        assertUsable();
+    }
+
+    @Test
+    void e_bufferTooSmall() {
+        HostBuffer four = (HostBuffer) alloc(Mem.PAGEABLE, 4);
+        int peer = (rank + 1) % size;
+        BufferTooSmallException e = assertThrows(BufferTooSmallException.class, () -> comm.send(four, 10, DataType.BYTE, peer, 0));
+        assertTrue(e.getMessage().contains("4 bytes") && e.getMessage().contains("10 bytes"), e.getMessage());
+        assertThrows(BufferTooSmallException.class, () -> comm.recv(four, 2, DataType.INT, peer, 0));
+        assertThrows(BufferTooSmallException.class, () -> comm.allGather(four, four.slice(0, 0), 1, DataType.INT));
+        if (rank == 0) {
+            Buffer eight = alloc(Mem.PAGEABLE, 8);
+            assertThrows(BufferTooSmallException.class, () -> comm.scatter(four, eight, 2, DataType.INT, 0));
+        }
+        assertUsable();
+    }
+
+    @Test
+    void e_freedBuffer() {
+        HostBuffer b = HostBuffer.allocate(32);
+        HostBuffer slice = b.slice(8, 8);
+        b.close();
+        int peer = (rank + 1) % size;
+        assertThrows(BufferFreedException.class, () -> comm.send(b, 1, DataType.BYTE, peer, 0));
+        assertThrows(BufferFreedException.class, () -> comm.recv(slice, 1, DataType.BYTE, peer, 0));
+        assertThrows(BufferFreedException.class, () -> comm.broadcast(b, 4, DataType.BYTE, 0));
+        assertUsable();
+    }
+
+    @Test
+    void e_closedCommunicator() {
+        Communicator dup = comm.duplicate();
+        dup.close();
+        dup.close(); // idempotent
+        assertTrue(dup.isClosed());
+        HostBuffer b = (HostBuffer) alloc(Mem.PAGEABLE, 8);
+        assertThrows(CommunicatorClosedException.class, () -> dup.send(b, 1, DataType.BYTE, 0, 0));
+        assertThrows(CommunicatorClosedException.class, dup::barrier);
+        assertThrows(CommunicatorClosedException.class, dup::duplicate);
+        assertUsable();
+    }
+
+    @Test
+    void e_aliasedBuffers() {
+        HostBuffer b = (HostBuffer) alloc(Mem.PAGEABLE, 64);
+        assertThrows(BufferOverlapException.class, () -> comm.allReduce(b, b, 4, DataType.INT, ReduceOp.SUM));
+        assertThrows(BufferOverlapException.class, () -> comm.allGather(b, b.slice(2), 1, DataType.INT));
+        assertUsable();
+    }
+
+    @Test
+    void e_heapMemoryIsRefused() {
+        assertThrows(UnsupportedBufferException.class, () -> HostBuffer.wrap(MemorySegment.ofArray(new byte[8])));
+        assertThrows(UnsupportedBufferException.class, () -> HostBuffer.wrap(java.nio.ByteBuffer.allocate(8)));
+        assertUsable();
+    }
+
+    @Test
+    void e_deviceBufferOnAHostOnlyBackendNamesStaged() {
+        Assumptions.assumeTrue(Cuda.isAvailable(), () -> "needs CUDA: " + Cuda.unavailabilityCause().getMessage());
+        Assumptions.assumeFalse(comm.supportsDeviceBuffers(), () -> comm.backend() + " carries device buffers here");
+        Buffer d = alloc(Mem.DEVICE, 16);
+        UnsupportedBufferException e = assertThrows(UnsupportedBufferException.class, () -> comm.send(d, 1, DataType.BYTE, (rank + 1) % size, 0));
+        assertTrue(e.getMessage().contains("staged"), e.getMessage());
+        assertUsable();
+    }
+}

@@ -1,0 +1,76 @@
+package dev.ferry.testing;
+
+import dev.ferry.DataType;
+import dev.ferry.HostBuffer;
+import dev.ferry.ReduceOp;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+
+/** Deterministic test data: random bytes any rank can regenerate, and typed values with known reductions. */
+public final class Data {
+    private Data() {
+    }
+
+    /** {@code n} random bytes determined by {@code seed} and {@code rank}. */
+    public static byte[] bytes(long seed, int rank, int n) {
+        byte[] b = new byte[n];
+        SplittableRandom r = new SplittableRandom(seed * 1_000_003L + rank);
+        for (int i = 0; i < n; i++) b[i] = (byte) r.nextInt(256);
+        return b;
+    }
+
+    /** Element {@code i} of rank {@code rank}'s input to a reduction with {@code op}: small, so that results are exact. */
+    public static long value(DataType t, ReduceOp op, int rank, long i) {
+        long base = op == ReduceOp.PROD ? 1 + ((rank + i) % 2) : ((rank * 7919L + i * 104729L) % 97) - (t == DataType.BYTE ? 0 : 40);
+        return t == DataType.LONG && op != ReduceOp.PROD ? base + (1L << 40) * (rank % 3) : base;
+    }
+
+    /** The reduction of {@link #value} over {@code size} ranks, with the type's own arithmetic. */
+    public static double expected(DataType t, ReduceOp op, int size, long i) {
+        long acc = value(t, op, 0, i);
+        if (t == DataType.BYTE) acc &= 0xFF;
+        for (int r = 1; r < size; r++) {
+            long v = value(t, op, r, i);
+            if (t == DataType.BYTE) v &= 0xFF;
+            acc = switch (op) {
+                case SUM -> acc + v;
+                case PROD -> acc * v;
+                case MAX -> Math.max(acc, v);
+                case MIN -> Math.min(acc, v);
+            };
+            if (t == DataType.BYTE) acc &= 0xFF;
+            if (t == DataType.INT) acc = (int) acc;
+        }
+        return acc;
+    }
+
+    /** Writes {@code v} as element {@code i} of type {@code t}. */
+    public static void put(MemorySegment s, DataType t, long i, double v) {
+        switch (t) {
+            case BYTE -> s.set(ValueLayout.JAVA_BYTE, i, (byte) (long) v);
+            case INT -> s.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i, (int) (long) v);
+            case LONG -> s.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i, (long) v);
+            case FLOAT -> s.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, (float) v);
+            case DOUBLE -> s.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, v);
+        }
+    }
+
+    /** Element {@code i} of type {@code t}; bytes read as unsigned. */
+    public static double get(MemorySegment s, DataType t, long i) {
+        return switch (t) {
+            case BYTE -> s.get(ValueLayout.JAVA_BYTE, i) & 0xFF;
+            case INT -> s.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i);
+            case LONG -> s.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
+            case FLOAT -> s.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+            case DOUBLE -> s.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+        };
+    }
+
+    /** A host buffer holding {@code count} elements of {@link #value} for {@code rank}. */
+    public static HostBuffer reductionInput(DataType t, ReduceOp op, int rank, long count) {
+        HostBuffer h = HostBuffer.allocate(t.bytes(count));
+        for (long i = 0; i < count; i++) put(h.segment(), t, i, value(t, op, rank, i));
+        return h;
+    }
+}

@@ -1,0 +1,272 @@
+package dev.ferry.testing;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DynamicContainer;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.DynamicTest;
+
+/**
+ * Launches a real multi-process job ({@code mpirun} of Open MPI or {@code mpiexec} of MPICH) whose
+ * ranks run {@link RankRunner}, and turns the ranks' results into JUnit dynamic tests: a test
+ * passes only if it passed on every rank; a rank's failure message is the test's failure. Used by
+ * every backend's integration test (Failsafe), so that a failing rank fails the build.
+ *
+ * <p>Settings (system properties of the test JVM): {@code ferry.test.np} (e.g. "2,4"),
+ * {@code ferry.test.timeout} (seconds per job), {@code ferry.test.reports} (output folder),
+ * {@code ferry.test.ompi.launcher}/{@code ferry.test.mpich.launcher} (launcher paths),
+ * {@code ferry.test.oversubscribe} (default true).
+ */
+public final class MpiJob {
+    /** MPI family of the launcher. */
+    public enum Family {
+        OPEN_MPI, MPICH
+    }
+
+    private final String name;
+    private final Family family;
+    private final int np;
+    private final List<String> classes = new ArrayList<>();
+    private final Map<String, String> properties = new LinkedHashMap<>();
+    private final Map<String, String> environment = new LinkedHashMap<>();
+    private String mainClass = RankRunner.class.getName();
+    private List<String> mainArgs;
+    private long timeoutSeconds = Long.getLong("ferry.test.timeout", 600);
+
+    private MpiJob(String name, Family family, int np) {
+        this.name = name;
+        this.family = family;
+        this.np = np;
+    }
+
+    /** A job of {@code np} ranks under the given family's launcher. */
+    public static MpiJob of(String name, Family family, int np) {
+        return new MpiJob(name, family, np);
+    }
+
+    /** Test classes every rank runs, in this order. */
+    public MpiJob classes(Class<?>... tests) {
+        for (Class<?> c : tests) classes.add(c.getName());
+        return this;
+    }
+
+    /** A -D system property for every rank. */
+    public MpiJob property(String key, String value) {
+        properties.put(key, value);
+        return this;
+    }
+
+    /** An environment variable for every rank. */
+    public MpiJob env(String key, String value) {
+        environment.put(key, value);
+        return this;
+    }
+
+    /** Runs {@code main} with {@code args} instead of the test runner (for tools and failure cases). */
+    public MpiJob main(String main, String... args) {
+        this.mainClass = main;
+        this.mainArgs = List.of(args);
+        return this;
+    }
+
+    public MpiJob timeout(long seconds) {
+        this.timeoutSeconds = seconds;
+        return this;
+    }
+
+    /** Rank counts from {@code ferry.test.np}, default 2 and 4. */
+    public static int[] rankCounts() {
+        return Stream.of(System.getProperty("ferry.test.np", "2,4").split(",")).map(String::trim)
+                .filter(s -> !s.isEmpty()).mapToInt(Integer::parseInt).toArray();
+    }
+
+    /** The result of a finished job: exit code, combined output, per-rank results. */
+    public record Result(int exitCode, boolean timedOut, String output, Path dir, Map<Integer, List<String[]>> ranks) {
+        /** The last lines of the output, for failure messages. */
+        public String tail(int lines) {
+            List<String> all = output.lines().toList();
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        }
+    }
+
+    /** Runs the job to completion (or timeout) and returns what it left. */
+    public Result run() throws IOException, InterruptedException {
+        Path dir = Path.of(System.getProperty("ferry.test.reports", "target/ferry-ranks")).resolve(name + "-np" + np);
+        if (Files.exists(dir)) {
+            try (Stream<Path> s = Files.walk(dir)) {
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+        Files.createDirectories(dir);
+        List<String> cmd = new ArrayList<>(launcher());
+        cmd.addAll(javaCommand(dir));
+        Path log = dir.resolve("output.log");
+        Files.writeString(log, String.join(" ", cmd) + "\n");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(environment);
+        if (family == Family.OPEN_MPI) {
+            // containers: no ptrace-based single copy, no warnings about missing fabrics
+            pb.environment().putIfAbsent("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
+            pb.environment().putIfAbsent("OMPI_MCA_btl_base_warn_component_unused", "0");
+            pb.environment().putIfAbsent("OMPI_MCA_rmaps_base_oversubscribe", "1");
+            pb.environment().putIfAbsent("PRTE_MCA_rmaps_default_mapping_policy", ":oversubscribe");
+        }
+        System.out.println("[ferry-test] " + String.join(" ", cmd));
+        Process p = pb.start();
+        boolean done = p.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+        if (!done) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+        String output = Files.readString(log);
+        Map<Integer, List<String[]>> ranks = new LinkedHashMap<>();
+        for (int r = 0; r < np; r++) {
+            Path f = dir.resolve("rank-" + r + ".tsv");
+            List<String[]> rows = new ArrayList<>();
+            if (Files.exists(f)) {
+                for (String l : Files.readAllLines(f)) {
+                    if (!l.isBlank()) rows.add(l.split("\t", 4));
+                }
+            }
+            ranks.put(r, rows);
+        }
+        return new Result(done ? p.exitValue() : -1, !done, output, dir, ranks);
+    }
+
+    private List<String> launcher() {
+        List<String> cmd = new ArrayList<>();
+        boolean root = "root".equals(System.getProperty("user.name"));
+        if (family == Family.OPEN_MPI) {
+            cmd.add(System.getProperty("ferry.test.ompi.launcher", findOnPath("mpirun.openmpi", "mpirun")));
+            if (root) cmd.add("--allow-run-as-root");
+            if (Boolean.parseBoolean(System.getProperty("ferry.test.oversubscribe", "true"))) cmd.add("--oversubscribe");
+            cmd.add("-np");
+        } else {
+            cmd.add(System.getProperty("ferry.test.mpich.launcher", findOnPath("mpiexec.mpich", "mpiexec.hydra", "mpiexec")));
+            cmd.add("-n");
+        }
+        cmd.add(Integer.toString(np));
+        return cmd;
+    }
+
+    private List<String> javaCommand(Path dir) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.add("--enable-native-access=ALL-UNNAMED");
+        // small JVMs: up to 4 ranks share 2 cores on CI
+        cmd.add("-XX:+UseSerialGC");
+        cmd.add("-Xss1m");
+        cmd.add("-Xmx" + System.getProperty("ferry.test.rankHeap", "384m"));
+        cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.add("-cp");
+        cmd.add(classPath());
+        cmd.add("-Dferry.test.reportDir=" + dir);
+        for (String key : List.of("ferry.test.perTestTimeout", "ferry.timeout", "ferry.log")) {
+            if (System.getProperty(key) != null && !properties.containsKey(key)) {
+                cmd.add("-D" + key + "=" + System.getProperty(key));
+            }
+        }
+        properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+        cmd.add(mainClass);
+        cmd.addAll(mainArgs != null ? mainArgs : classes);
+        return cmd;
+    }
+
+    /** The test JVM's class path, with mpi.jar replaced by {@code ferry.test.mpijar} when given. */
+    private static String classPath() {
+        String cp = System.getProperty("java.class.path");
+        String mpiJar = System.getProperty("ferry.test.mpijar");
+        if (mpiJar == null || mpiJar.isBlank()) {
+            return cp;
+        }
+        List<String> parts = new ArrayList<>();
+        for (String e : cp.split(File.pathSeparator)) {
+            if (!e.contains("org/open-mpi/mpi/")) parts.add(e);
+        }
+        parts.add(mpiJar);
+        return String.join(File.pathSeparator, parts);
+    }
+
+    static String findOnPath(String... names) {
+        String path = System.getenv().getOrDefault("PATH", "");
+        for (String n : names) {
+            for (String d : path.split(File.pathSeparator)) {
+                if (Files.isExecutable(Path.of(d, n))) return Path.of(d, n).toString();
+            }
+        }
+        return names[names.length - 1];
+    }
+
+    /** Runs the job and returns one dynamic container of per-test results (for {@code @TestFactory}). */
+    public DynamicContainer asTests() {
+        Result r;
+        try {
+            r = run();
+        } catch (IOException | InterruptedException e) {
+            return DynamicContainer.dynamicContainer(name + " np=" + np,
+                    Stream.of(DynamicTest.dynamicTest("launch", () -> Assertions.fail("could not launch " + family + " job: " + e, e))));
+        }
+        return DynamicContainer.dynamicContainer(name + " np=" + np, toTests(r));
+    }
+
+    private Stream<DynamicNode> toTests(Result r) {
+        Map<String, List<String>> failures = new LinkedHashMap<>();
+        Map<String, List<String>> skips = new LinkedHashMap<>();
+        Map<String, Integer> seen = new LinkedHashMap<>();
+        r.ranks().forEach((rank, rows) -> {
+            for (String[] row : rows) {
+                String id = row[0];
+                seen.merge(id, 1, Integer::sum);
+                String msg = row.length > 3 ? row[3] : "";
+                switch (row[1]) {
+                    case "FAIL" -> failures.computeIfAbsent(id, k -> new ArrayList<>()).add("rank " + rank + ": " + msg);
+                    case "SKIP" -> skips.computeIfAbsent(id, k -> new ArrayList<>()).add(msg);
+                    default -> { }
+                }
+            }
+        });
+        List<DynamicNode> tests = new ArrayList<>();
+        for (Map.Entry<String, Integer> e : seen.entrySet()) {
+            String id = e.getKey();
+            int ranksWithResult = e.getValue();
+            tests.add(DynamicTest.dynamicTest(id, () -> {
+                if (failures.containsKey(id)) {
+                    Assertions.fail(id + " failed:\n  " + String.join("\n  ", failures.get(id)));
+                }
+                if (ranksWithResult < np) {
+                    Assertions.fail(id + ": only " + ranksWithResult + " of " + np + " ranks reported a result; output:\n" + r.tail(40));
+                }
+                if (skips.containsKey(id)) {
+                    Assumptions.abort(skips.get(id).get(0));
+                }
+            }));
+        }
+        String jobName = "job exit (" + family.name().toLowerCase(Locale.ROOT) + ", " + np + " ranks)";
+        tests.add(DynamicTest.dynamicTest(jobName, () -> {
+            if (r.timedOut()) {
+                Assertions.fail("job did not finish within " + timeoutSeconds + " s; output tail:\n" + r.tail(60));
+            }
+            if (seen.isEmpty()) {
+                Assertions.fail("no rank reported any result (exit " + r.exitCode() + "); output tail:\n" + r.tail(60));
+            }
+            if (r.exitCode() != 0 && failures.isEmpty()) {
+                Assertions.fail("job exited with " + r.exitCode() + " although no test failed; output tail:\n" + r.tail(60));
+            }
+        }));
+        return tests.stream();
+    }
+}

@@ -1,0 +1,256 @@
+package dev.ferry.ompi;
+
+import dev.ferry.DataType;
+import dev.ferry.FerryException;
+import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.spi.BindingCommunicator;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.Optional;
+import mpi.Intracomm;
+import mpi.MPI;
+import mpi.MPIException;
+
+/**
+ * A communicator over an {@link Intracomm} of Open MPI's Java bindings. Every buffer, host or
+ * device, reaches MPI as a direct ByteBuffer over its address; device buffers only when the
+ * library declared CUDA support.
+ */
+final class OmpiCommunicator extends BindingCommunicator {
+    // passed where MPI ignores a buffer (non-root sides of rooted collectives): mpi.jar needs a direct buffer
+    private static final ByteBuffer INSIGNIFICANT = ByteBuffer.allocateDirect(8);
+
+    private final OmpiRuntime runtime;
+    private final Intracomm comm;
+    private final boolean owned;
+
+    OmpiCommunicator(OmpiRuntime runtime, Intracomm comm, boolean owned) throws MPIException {
+        super("ompi", comm.getRank(), comm.getSize(), runtime.tagUpperBound, Math.min(configuredMaxPieceBytes(), Integer.MAX_VALUE));
+        this.runtime = runtime;
+        this.comm = comm;
+        this.owned = owned;
+        comm.setErrhandler(MPI.ERRORS_RETURN);
+    }
+
+    /** The wrapped communicator, for interop. */
+    Intracomm intracomm() {
+        return comm;
+    }
+
+    @Override
+    public boolean supportsDeviceBuffers() {
+        return runtime.cuda.cudaAware() && Cuda.isAvailable();
+    }
+
+    @Override
+    protected String deviceBuffersUnsupportedReason() {
+        if (!Cuda.isAvailable()) {
+            return "CUDA is unavailable in this process (" + Cuda.unavailabilityCause().getMessage() + ")";
+        }
+        return runtime.version + " is not CUDA-aware (" + runtime.cuda.explanation() + "), so ompi never hands it device memory; "
+                + "use -Dferry.backend=staged (auto picks it), or launch with a CUDA-aware Open MPI";
+    }
+
+    private static ByteBuffer bb(Region r) {
+        if (r == null) {
+            return INSIGNIFICANT;
+        }
+        // a view over native (possibly device) memory: MPI reads the address, Java never dereferences it
+        return MemorySegment.ofAddress(r.address()).reinterpret(r.bytes()).asByteBuffer();
+    }
+
+    @FunctionalInterface
+    private interface Call<T> {
+        T run() throws MPIException;
+    }
+
+    private static <T> T call(String op, Call<T> c) {
+        try {
+            return c.run();
+        } catch (MPIException e) {
+            throw OmpiRuntime.error(op, e);
+        }
+    }
+
+    private static Status status(mpi.Status s) throws MPIException {
+        return new Status(s.getSource(), s.getTag(), s.getCount(MPI.BYTE));
+    }
+
+    @Override
+    protected void mpiSend(Region buffer, int count, DataType type, int dest, int tag) {
+        call("MPI_Send to rank " + dest + " tag " + tag, () -> {
+            comm.send(bb(buffer), count, OmpiRuntime.type(type), dest, tag);
+            return null;
+        });
+    }
+
+    @Override
+    protected Status mpiRecv(Region buffer, int count, DataType type, int source, int tag) {
+        return call("MPI_Recv from rank " + source + " tag " + tag,
+                () -> status(comm.recv(bb(buffer), count, OmpiRuntime.type(type), source == ANY_SOURCE ? MPI.ANY_SOURCE : source,
+                        tag == ANY_TAG ? MPI.ANY_TAG : tag)));
+    }
+
+    @Override
+    protected Request mpiIsend(Region buffer, int count, DataType type, int dest, int tag) {
+        ByteBuffer b = bb(buffer);
+        mpi.Request r = call("MPI_Isend to rank " + dest + " tag " + tag, () -> comm.iSend(b, count, OmpiRuntime.type(type), dest, tag));
+        return new OmpiRequest(r, b, "MPI_Isend to rank " + dest, new Status(dest, tag, buffer.bytes()));
+    }
+
+    @Override
+    protected Request mpiIrecv(Region buffer, int count, DataType type, int source, int tag) {
+        ByteBuffer b = bb(buffer);
+        mpi.Request r = call("MPI_Irecv from rank " + source + " tag " + tag, () -> comm.iRecv(b, count, OmpiRuntime.type(type),
+                source == ANY_SOURCE ? MPI.ANY_SOURCE : source, tag == ANY_TAG ? MPI.ANY_TAG : tag));
+        return new OmpiRequest(r, b, "MPI_Irecv from rank " + source, null);
+    }
+
+    @Override
+    protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
+                                 Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
+        return call("MPI_Sendrecv with ranks " + dest + "/" + source, () -> status(comm.sendRecv(
+                bb(sendBuffer), sendCount, OmpiRuntime.type(sendType), dest, sendTag,
+                bb(recvBuffer), recvCount, OmpiRuntime.type(recvType), source == ANY_SOURCE ? MPI.ANY_SOURCE : source,
+                recvTag == ANY_TAG ? MPI.ANY_TAG : recvTag)));
+    }
+
+    @Override
+    protected void mpiBarrier() {
+        call("MPI_Barrier", () -> {
+            comm.barrier();
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiBroadcast(Region buffer, int count, DataType type, int root) {
+        call("MPI_Bcast from root " + root, () -> {
+            comm.bcast(bb(buffer), count, OmpiRuntime.type(type), root);
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiScatter(Region sendBuffer, Region recvBuffer, int count, DataType type, int root) {
+        call("MPI_Scatter from root " + root, () -> {
+            comm.scatter(bb(sendBuffer), count, OmpiRuntime.type(type), bb(recvBuffer), count, OmpiRuntime.type(type), root);
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiGather(Region sendBuffer, Region recvBuffer, int count, DataType type, int root) {
+        call("MPI_Gather to root " + root, () -> {
+            comm.gather(bb(sendBuffer), count, OmpiRuntime.type(type), bb(recvBuffer), count, OmpiRuntime.type(type), root);
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiAllGather(Region sendBuffer, Region recvBuffer, int count, DataType type) {
+        call("MPI_Allgather", () -> {
+            comm.allGather(bb(sendBuffer), count, OmpiRuntime.type(type), bb(recvBuffer), count, OmpiRuntime.type(type));
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op, int root) {
+        call("MPI_Reduce to root " + root, () -> {
+            comm.reduce(bb(sendBuffer), bb(recvBuffer), count, OmpiRuntime.type(type), OmpiRuntime.op(op), root);
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiAllReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
+        call("MPI_Allreduce", () -> {
+            comm.allReduce(bb(sendBuffer), bb(recvBuffer), count, OmpiRuntime.type(type), OmpiRuntime.op(op));
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiAllToAll(Region sendBuffer, Region recvBuffer, int count, DataType type) {
+        call("MPI_Alltoall", () -> {
+            comm.allToAll(bb(sendBuffer), count, OmpiRuntime.type(type), bb(recvBuffer), count, OmpiRuntime.type(type));
+            return null;
+        });
+    }
+
+    @Override
+    protected BindingCommunicator mpiSplit(int color, int key) {
+        return call("MPI_Comm_split", () -> {
+            Intracomm c = comm.split(color < 0 ? MPI.UNDEFINED : color, key);
+            return c.isNull() ? null : new OmpiCommunicator(runtime, c, true);
+        });
+    }
+
+    @Override
+    protected BindingCommunicator mpiDuplicate() {
+        return call("MPI_Comm_dup", () -> new OmpiCommunicator(runtime, comm.dup(), true));
+    }
+
+    @Override
+    protected void mpiFree() {
+        if (owned && !dev.ferry.spi.MpiLifecycle.isFinalized()) {
+            call("MPI_Comm_free", () -> {
+                comm.free();
+                return null;
+            });
+        }
+    }
+
+    /** A request of mpi.jar; keeps its ByteBuffer reachable until completion. */
+    private static final class OmpiRequest implements Request {
+        private final mpi.Request request;
+        private final String what;
+        private final Status sendStatus; // null for receives
+        private ByteBuffer keep;
+        private Status result;
+
+        OmpiRequest(mpi.Request request, ByteBuffer keep, String what, Status sendStatus) {
+            this.request = request;
+            this.keep = keep;
+            this.what = what;
+            this.sendStatus = sendStatus;
+        }
+
+        @Override
+        public synchronized Status waitFor() {
+            if (result == null) {
+                mpi.Status s = call(what, request::waitStatus);
+                result = complete(s);
+            }
+            return result;
+        }
+
+        @Override
+        public synchronized Optional<Status> test() {
+            if (result == null) {
+                mpi.Status s = call(what, request::testStatus);
+                if (s == null) {
+                    return Optional.empty();
+                }
+                result = complete(s);
+            }
+            return Optional.of(result);
+        }
+
+        private Status complete(mpi.Status s) {
+            keep = null;
+            if (sendStatus != null) {
+                return sendStatus;
+            }
+            try {
+                return status(s);
+            } catch (MPIException e) {
+                throw new FerryException(what + ": cannot read the status", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package dev.ferry.ompi;
+
+import dev.ferry.DataType;
+import dev.ferry.FerryException;
+import dev.ferry.MpiException;
+import dev.ferry.ReduceOp;
+import dev.ferry.TruncationException;
+import dev.ferry.spi.LoadedLibraries;
+import dev.ferry.spi.MpiLifecycle;
+import java.nio.file.Path;
+import java.util.Optional;
+import mpi.Datatype;
+import mpi.MPI;
+import mpi.MPIException;
+import mpi.Op;
+
+/**
+ * The process's Open MPI, initialized once through mpi.jar: thread level, library version and
+ * path, CUDA support, tag bound, and the mapping of Ferry's types, operators and errors.
+ */
+final class OmpiRuntime implements MpiLifecycle.Binding {
+    private static OmpiRuntime instance;
+    private static Throwable failure;
+
+    final int threadLevel;
+    final String version;
+    final Optional<Path> library;
+    final CudaSupportQuery.Answer cuda;
+    final int tagUpperBound;
+    final boolean ownsInit;
+    final int worldRank;
+
+    private OmpiRuntime() throws MPIException {
+        boolean owns = true;
+        int provided;
+        try {
+            provided = MPI.InitThread(new String[0], MPI.THREAD_MULTIPLE);
+        } catch (MPIException e) {
+            if (e.getMessage() == null || !e.getMessage().contains("already initialized")) {
+                throw e;
+            }
+            owns = false; // the application initialized MPI through mpi.jar itself
+            provided = MPI.queryThread();
+        }
+        this.ownsInit = owns;
+        this.threadLevel = provided;
+        MPI.COMM_WORLD.setErrhandler(MPI.ERRORS_RETURN);
+        this.version = firstLine(MPI.getLibVersion());
+        this.library = LoadedLibraries.find("libmpi.so");
+        this.cuda = CudaSupportQuery.ask(library);
+        Object ub = MPI.COMM_WORLD.getAttr(MPI.TAG_UB);
+        this.tagUpperBound = ub instanceof Number n ? n.intValue() : 32767;
+        this.worldRank = MPI.COMM_WORLD.getRank();
+    }
+
+    /** The runtime, initializing MPI on first call; throws with the original cause if that failed. */
+    static synchronized OmpiRuntime get() {
+        if (instance == null && failure == null) {
+            try {
+                instance = new OmpiRuntime();
+                if (instance.ownsInit) {
+                    MpiLifecycle.register(instance);
+                }
+            } catch (MPIException | RuntimeException | LinkageError e) {
+                failure = e;
+            }
+        }
+        if (failure != null) {
+            throw new FerryException("Open MPI could not be initialized: " + failure, failure);
+        }
+        return instance;
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) return "Open MPI (version unknown)";
+        int nl = s.indexOf('\n');
+        String line = (nl < 0 ? s : s.substring(0, nl)).trim();
+        int comma = line.indexOf(',');
+        return comma < 0 ? line : line.substring(0, comma);
+    }
+
+    String threadLevelName() {
+        if (threadLevel == MPI.THREAD_MULTIPLE) return "MPI_THREAD_MULTIPLE";
+        if (threadLevel == MPI.THREAD_SERIALIZED) return "MPI_THREAD_SERIALIZED";
+        if (threadLevel == MPI.THREAD_FUNNELED) return "MPI_THREAD_FUNNELED";
+        return "MPI_THREAD_SINGLE";
+    }
+
+    static Datatype type(DataType t) {
+        return switch (t) {
+            case BYTE -> MPI.BYTE;
+            case INT -> MPI.INT;
+            case LONG -> MPI.LONG;
+            case FLOAT -> MPI.FLOAT;
+            case DOUBLE -> MPI.DOUBLE;
+        };
+    }
+
+    static Op op(ReduceOp op) {
+        return switch (op) {
+            case SUM -> MPI.SUM;
+            case MAX -> MPI.MAX;
+            case MIN -> MPI.MIN;
+            case PROD -> MPI.PROD;
+        };
+    }
+
+    /** Translates an mpi.jar exception into Ferry's, naming the operation. */
+    static MpiException error(String operation, MPIException e) {
+        int cls = e.getErrorClass();
+        if (cls == MPI.ERR_TRUNCATE) {
+            return new TruncationException(operation + " (message longer than the receive count)", e.getErrorCode(), cls, e.getMessage(), e);
+        }
+        return new MpiException(operation, e.getErrorCode(), cls, e.getMessage(), e);
+    }
+
+    // ---- MpiLifecycle.Binding ------------------------------------------------------------
+
+    @Override
+    public String name() {
+        return version;
+    }
+
+    @Override
+    public int worldRank() {
+        return worldRank;
+    }
+
+    @Override
+    public void finalizeMpi() {
+        try {
+            MPI.Finalize();
+        } catch (MPIException e) {
+            throw error("MPI_Finalize", e);
+        }
+    }
+
+    @Override
+    public void abort(int code) {
+        try {
+            MPI.COMM_WORLD.abort(code);
+        } catch (MPIException e) {
+            Runtime.getRuntime().halt(code);
+        }
+    }
+}

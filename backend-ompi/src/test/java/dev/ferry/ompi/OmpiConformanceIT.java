@@ -1,0 +1,41 @@
+package dev.ferry.ompi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.testing.MpiJob;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+
+/** Runs {@link OmpiContract} under Open MPI's mpirun with 2 and 4 ranks, and the selection failure path. */
+class OmpiConformanceIT {
+
+    @TestFactory
+    List<DynamicNode> conformance() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("ompi", MpiJob.Family.OPEN_MPI, np).classes(OmpiContract.class).property("ferry.backend", "ompi").asTests());
+        }
+        return out;
+    }
+
+    /** Messages split into pieces: the same suite with 4 KiB pieces, so that 1 MiB messages take 257 calls. */
+    @TestFactory
+    List<DynamicNode> conformanceWithSmallPieces() {
+        return List.of(MpiJob.of("ompi-pieces", MpiJob.Family.OPEN_MPI, 2).classes(OmpiContract.class)
+                .property("ferry.backend", "ompi").property("ferry.maxPieceBytes", "4096").asTests());
+    }
+
+    @Test
+    void unknownBackendFailsAtStartupWithTheProviderTable() throws Exception {
+        MpiJob.Result r = MpiJob.of("nosuch", MpiJob.Family.OPEN_MPI, 2).property("ferry.backend", "nosuch")
+                .main("dev.ferry.tools.Doctor", "--open").timeout(120).run();
+        assertTrue(r.exitCode() != 0, "the job must fail");
+        assertTrue(r.output().contains("unknown backend 'nosuch'"), r.tail(30));
+        assertTrue(r.output().contains("ompi") && r.output().contains("available"), r.tail(30));
+        assertEquals(false, r.timedOut());
+    }
+}

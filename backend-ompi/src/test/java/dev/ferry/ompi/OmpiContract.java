@@ -1,0 +1,71 @@
+package dev.ferry.ompi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.BackendUnavailableException;
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.Ferry;
+import dev.ferry.HostBuffer;
+import dev.ferry.InvalidArgumentException;
+import dev.ferry.ReduceOp;
+import dev.ferry.SelectionReport;
+import dev.ferry.spi.Capability;
+import dev.ferry.spi.Probe;
+import dev.ferry.testing.CommunicatorContract;
+import dev.ferry.testing.Data;
+import mpi.Intracomm;
+import mpi.MPI;
+import org.junit.jupiter.api.Test;
+
+/** The conformance suite on backend ompi, plus its own edge cases: probe details, interop, selection errors. */
+public class OmpiContract extends CommunicatorContract {
+
+    @Test
+    void ompi_runsOnOmpi() {
+        assertEquals("ompi", comm.backend());
+    }
+
+    @Test
+    void ompi_probeNamesLibraryVersionAndCudaSupport() {
+        SelectionReport r = Ferry.lastReport();
+        Probe p = r.probe("ompi");
+        assertTrue(p.isAvailable(), p.toString());
+        assertTrue(p.details().get("library").contains("Open MPI"), p.details().toString());
+        assertTrue(p.details().get("cuda-aware").contains("MPIX_Query_cuda_support"), p.details().toString());
+        assertEquals(p.has(Capability.CUDA_AWARE_MPI), comm.supportsDeviceBuffers());
+        Probe mvapich = r.probe("mvapich");
+        if (mvapich != null) {
+            assertFalse(mvapich.isAvailable(), "an MPICH library must not be loaded beside Open MPI: " + mvapich);
+        }
+    }
+
+    @Test
+    void ompi_unknownBackendListsEveryProvider() {
+        BackendUnavailableException e = assertThrows(BackendUnavailableException.class, () -> Ferry.open("nosuch"));
+        assertTrue(e.getMessage().contains("unknown backend 'nosuch'"), e.getMessage());
+        for (Probe p : e.report().probes()) {
+            assertTrue(e.getMessage().contains(p.provider()), "lists " + p.provider() + ": " + e.getMessage());
+            assertTrue(e.getMessage().contains(p.reason()), "gives the reason of " + p.provider());
+        }
+    }
+
+    @Test
+    void ompi_wrapsAnExistingIntracomm() throws Exception {
+        Intracomm mine = MPI.COMM_WORLD.dup();
+        try (Communicator c = Ompi.wrap(mine); HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
+            Data.put(in.segment(), DataType.LONG, 0, 1);
+            c.allReduce(in, out, 1, DataType.LONG, ReduceOp.SUM);
+            assertEquals(c.size(), Data.get(out.segment(), DataType.LONG, 0));
+            assertEquals(MPI.COMM_WORLD.getRank(), c.rank());
+        }
+        assertFalse(mine.isNull(), "closing the wrapper leaves the Intracomm to its owner");
+        assertEquals(MPI.COMM_WORLD.getSize(), mine.getSize());
+        mine.free();
+        assertThrows(InvalidArgumentException.class, () -> Ompi.wrap(null));
+        assertTrue(Ompi.unwrap(comm) != null);
+    }
+}
