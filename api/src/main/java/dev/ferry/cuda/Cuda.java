@@ -1,6 +1,7 @@
 package dev.ferry.cuda;
 
 import static dev.ferry.cuda.CudaCalls.check;
+import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuDeviceCanAccessPeer;
 import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
@@ -14,6 +15,7 @@ import static jcuda.driver.JCudaDriver.cuMemGetAddressRange;
 import static jcuda.driver.JCudaDriver.cuMemHostAlloc;
 import static jcuda.driver.JCudaDriver.cuMemcpy;
 import static jcuda.driver.JCudaDriver.cuMemcpyAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyPeerAsync;
 import static jcuda.driver.JCudaDriver.cuMemsetD8;
 import static jcuda.driver.JCudaDriver.cuMemsetD8Async;
 import static jcuda.driver.JCudaDriver.cuPointerGetAttribute;
@@ -288,6 +290,16 @@ public final class Cuda {
         check(cuCtxSynchronize(), "cuCtxSynchronize");
     }
 
+    /**
+     * Waits for all work of {@code device}'s primary context (cuCtxSynchronize there): what
+     * transports call before reading a device buffer, so that kernels and copies the application
+     * queued on any stream of that context have finished.
+     */
+    public static void synchronize(int device) {
+        device(device).makeCurrent();
+        check(cuCtxSynchronize(), "cuCtxSynchronize(device " + device + ")");
+    }
+
     private static void checkCopy(Buffer dst, Buffer src, long bytes) {
         dst.checkAlive();
         src.checkAlive();
@@ -317,6 +329,42 @@ public final class Cuda {
     /** A new event on the default device; {@code timing} to measure with it. */
     public static CudaEvent newEvent(boolean timing) {
         return new CudaEvent(defaultDevice(), timing, false);
+    }
+
+    /** A new event on {@code device}; {@code timing} to measure with it (without, it is cheaper to record and query). */
+    public static CudaEvent newEvent(int device, boolean timing) {
+        return new CudaEvent(device(device), timing, false);
+    }
+
+    /**
+     * Lets {@code from}'s context map memory of {@code to} (cuCtxEnablePeerAccess); true when peer
+     * access is on afterwards (already enabled counts), false when the pair cannot access each other.
+     */
+    public static boolean enablePeerAccess(int from, int to) {
+        if (from == to) {
+            return true;
+        }
+        if (!canAccessPeer(from, to)) {
+            return false;
+        }
+        CudaDevice peer = device(to);
+        device(from).makeCurrent();
+        int r = cuCtxEnablePeerAccess(peer.context(), 0);
+        if (r != CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+            check(r, "cuCtxEnablePeerAccess(" + from + " -> " + to + ")");
+        }
+        return true;
+    }
+
+    /**
+     * Enqueues a copy between two devices' memory on {@code stream} (cuMemcpyPeerAsync): over
+     * NVLink or PCIe peer-to-peer when peer access is enabled, through the host otherwise.
+     */
+    public static void copyPeerAsync(long dst, int dstDevice, long src, int srcDevice, long bytes, CudaStream stream) {
+        CudaDevice d = device(dstDevice), s = device(srcDevice);
+        stream.device().makeCurrent();
+        check(cuMemcpyPeerAsync(JCudaPointers.device(dst), d.context(), JCudaPointers.device(src), s.context(), bytes, stream.handle()),
+                "cuMemcpyPeerAsync(" + bytes + " bytes, device " + srcDevice + " -> " + dstDevice + ")");
     }
 
     /** True when {@code from} can map memory of {@code to} (NVLink or PCIe peer-to-peer). */

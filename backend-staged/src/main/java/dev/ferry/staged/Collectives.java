@@ -1,0 +1,282 @@
+package dev.ferry.staged;
+
+import dev.ferry.Buffer;
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.HostBuffer;
+import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Collectives of a staged communicator. Every rank must make the same inner calls whatever memory
+ * its own buffers are in, so the plan depends only on what all ranks know (count, type, size,
+ * settings), plus, for large operations, one agreement (a one-integer allReduce) on whether any
+ * rank stages:
+ *
+ * <ul>
+ * <li>Small (at most {@code threshold} bytes in the largest buffer): one inner call; device buffers
+ *     are staged through one pooled buffer, host buffers go straight.</li>
+ * <li>Large, and no rank stages: one inner call, straight (host-only jobs keep the inner backend's
+ *     own algorithms).</li>
+ * <li>Large, some rank stages: broadcast, reduce and allReduce run chunk by chunk, pipelined: the
+ *     device-to-host copy of chunk k+1 runs while the inner collective works on chunk k, and the
+ *     host-to-device copy of chunk k while it works on k+1. Scatter, gather, allGather and allToAll
+ *     are made of staged point-to-point messages on a private communicator, which pipeline
+ *     themselves and take the IPC path between device buffers of one node.</li>
+ * </ul>
+ */
+final class Collectives {
+    private final StagedCommunicator comm;
+    private final StagedRuntime rt;
+    private final HostBuffer flagIn = HostBuffer.allocate(4);
+    private final HostBuffer flagOut = HostBuffer.allocate(4);
+
+    Collectives(StagedCommunicator comm) {
+        this.comm = comm;
+        this.rt = comm.runtime();
+    }
+
+    /** Frees the agreement buffers. */
+    void close() {
+        flagIn.close();
+        flagOut.close();
+    }
+
+    private Communicator user() {
+        rt.progress.poll(); // push transfers in flight before a blocking inner call
+        return comm.user();
+    }
+
+    /** True on every rank when any rank stages a buffer of this operation (collective). */
+    private boolean anyStaged(boolean mine) {
+        flagIn.segment().set(ValueLayout.JAVA_INT, 0, mine ? 1 : 0);
+        user().allReduce(flagIn, flagOut, 1, DataType.INT, ReduceOp.MAX);
+        return flagOut.segment().get(ValueLayout.JAVA_INT, 0) != 0;
+    }
+
+    /** Elements per inner call: all at once, or chunks of the chunk size. */
+    private long chunkElements(long largestBytes, long count, DataType type, boolean mine) {
+        if (largestBytes <= rt.settings.threshold() || !anyStaged(mine)) {
+            return Math.max(count, 1);
+        }
+        return rt.settings.chunk() / type.size();
+    }
+
+    // ---- chunked: broadcast, reduce, allReduce ---------------------------------------------
+
+    void broadcast(Buffer buffer, long count, DataType type, int root) {
+        boolean isRoot = comm.rank() == root;
+        long per = chunkElements(type.bytes(count), count, type, comm.staged(buffer));
+        chunked(isRoot ? buffer : null, isRoot ? null : buffer, count, type, per,
+                (in, out, n) -> user().broadcast(isRoot ? in : out, n, type, root));
+    }
+
+    void reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
+        long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
+        chunked(send, recv, count, type, per, (in, out, n) -> user().reduce(in, out, n, type, op, root));
+    }
+
+    void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+        long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
+        chunked(send, recv, count, type, per, (in, out, n) -> user().allReduce(in, out, n, type, op));
+    }
+
+    /** One inner call on chunk buffers: {@code in} and {@code out} are host memory (staged or the user's), either may be null. */
+    @FunctionalInterface
+    private interface ChunkCall {
+        void run(Buffer in, Buffer out, long elements);
+    }
+
+    private static final class Slot {
+        HostBuffer in, out;
+        CopyEngine.Fence inCopied, outCopied;
+    }
+
+    /**
+     * Runs {@code call} over {@code count} elements in steps of {@code per}, staging {@code in}
+     * (read) and {@code out} (written) where they need it, with up to {@code depth} chunks in
+     * flight: inputs copied ahead, outputs copied back behind.
+     */
+    private void chunked(Buffer in, Buffer out, long count, DataType type, long per, ChunkCall call) {
+        CopyEngine ie = rt.engineFor(in), oe = rt.engineFor(out);
+        long steps = count == 0 ? 1 : (count + per - 1) / per;
+        if (ie == null && oe == null) {
+            for (long k = 0; k < steps; k++) {
+                long e0 = k * per, n = Math.min(per, count - e0);
+                call.run(slice(in, type, e0, n), slice(out, type, e0, n), n);
+            }
+            return;
+        }
+        if (ie != null) ie.awaitPriorWork(in);
+        if (oe != null) oe.awaitPriorWork(out);
+        int window = (int) Math.min(rt.settings.depth(), steps);
+        List<Slot> slots = new ArrayList<>();
+        RuntimeException failure = null;
+        try {
+            for (int i = 0; i < window; i++) {
+                Slot s = new Slot();
+                boolean guaranteed = i == 0;
+                if (ie != null && (s.in = rt.chunks.acquire(guaranteed)) == null) break;
+                if (oe != null && (s.out = rt.chunks.acquire(guaranteed)) == null) {
+                    rt.chunks.release(s.in);
+                    break;
+                }
+                slots.add(s);
+            }
+            window = slots.size();
+            long issued = 0;
+            for (long k = 0; k < steps; k++) {
+                while (ie != null && issued < steps && issued < k + window) {
+                    Slot s = slots.get((int) (issued % window));
+                    long e0 = issued * per, n = Math.min(per, count - e0);
+                    s.inCopied = ie.toStaging(s.in, 0, in, type.bytes(e0), type.bytes(n));
+                    issued++;
+                }
+                Slot s = slots.get((int) (k % window));
+                long e0 = k * per, n = Math.min(per, count - e0), bytes = type.bytes(n);
+                if (s.inCopied != null) {
+                    s.inCopied.await();
+                }
+                if (s.outCopied != null) {
+                    s.outCopied.await();
+                }
+                call.run(ie != null ? s.in.slice(0, bytes) : slice(in, type, e0, n), oe != null ? s.out.slice(0, bytes) : slice(out, type, e0, n), n);
+                if (oe != null) {
+                    s.outCopied = oe.fromStaging(out, type.bytes(e0), s.out, 0, bytes);
+                }
+            }
+            for (Slot s : slots) {
+                if (s.outCopied != null) s.outCopied.await();
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        } finally {
+            for (Slot s : slots) {
+                boolean quiet = true;
+                for (CopyEngine.Fence f : new CopyEngine.Fence[] {s.inCopied, s.outCopied}) {
+                    if (f == null) continue;
+                    try {
+                        f.await();
+                    } catch (RuntimeException e) {
+                        quiet = false;
+                        if (failure != null && failure != e) failure.addSuppressed(e);
+                    }
+                }
+                if (quiet) {
+                    rt.chunks.release(s.in);
+                    rt.chunks.release(s.out);
+                }
+            }
+        }
+    }
+
+    private static Buffer slice(Buffer b, DataType type, long e0, long n) {
+        return b == null ? null : b.slice(type.bytes(e0), type.bytes(n));
+    }
+
+    // ---- block collectives: scatter, gather, allGather, allToAll ----------------------------
+
+    /** One inner call with staged copies of whole buffers (they fit in a chunk). */
+    private void once(Buffer in, long inBytes, Buffer out, long outBytes, java.util.function.BiConsumer<Buffer, Buffer> call) {
+        CopyEngine ie = rt.engineFor(in), oe = rt.engineFor(out);
+        HostBuffer ti = null, to = null;
+        try {
+            if (ie != null) {
+                ie.awaitPriorWork(in);
+                ti = rt.chunks.acquire(true);
+                ie.toStaging(ti, 0, in, 0, inBytes).await();
+            }
+            if (oe != null) {
+                oe.awaitPriorWork(out);
+                to = rt.chunks.acquire(true);
+            }
+            call.accept(ti != null ? ti.slice(0, inBytes) : in == null ? null : in.slice(0, inBytes),
+                    to != null ? to.slice(0, outBytes) : out == null ? null : out.slice(0, outBytes));
+            if (to != null) {
+                oe.fromStaging(out, 0, to, 0, outBytes).await();
+            }
+        } finally {
+            rt.chunks.release(ti);
+            rt.chunks.release(to);
+        }
+    }
+
+    /** True when the block collective runs as one inner call (small, or nobody stages). */
+    private boolean single(long largestBytes, Buffer a, Buffer b) {
+        return largestBytes <= rt.settings.threshold() || !anyStaged(comm.staged(a) || comm.staged(b));
+    }
+
+    void scatter(Buffer send, Buffer recv, long count, DataType type, int root) {
+        long block = type.bytes(count), all = block * comm.size();
+        if (single(all, send, recv)) {
+            once(send, all, recv, block, (i, o) -> user().scatter(i, o, count, type, root));
+            return;
+        }
+        StagedCommunicator c = comm.internal();
+        List<Request> reqs = new ArrayList<>();
+        reqs.add(c.irecv(recv, count, type, root, 0));
+        if (comm.rank() == root) {
+            for (int r = 0; r < comm.size(); r++) {
+                reqs.add(c.isend(send.slice(block * r, block), count, type, r, 0));
+            }
+        }
+        Request.waitAll(reqs);
+    }
+
+    void gather(Buffer send, Buffer recv, long count, DataType type, int root) {
+        long block = type.bytes(count), all = block * comm.size();
+        if (single(all, send, recv)) {
+            once(send, block, recv, all, (i, o) -> user().gather(i, o, count, type, root));
+            return;
+        }
+        StagedCommunicator c = comm.internal();
+        List<Request> reqs = new ArrayList<>();
+        if (comm.rank() == root) {
+            for (int r = 0; r < comm.size(); r++) {
+                reqs.add(c.irecv(recv.slice(block * r, block), count, type, r, 0));
+            }
+        }
+        reqs.add(c.isend(send, count, type, root, 0));
+        Request.waitAll(reqs);
+    }
+
+    void allGather(Buffer send, Buffer recv, long count, DataType type) {
+        long block = type.bytes(count), all = block * comm.size();
+        if (single(all, send, recv)) {
+            once(send, block, recv, all, (i, o) -> user().allGather(i, o, count, type));
+            return;
+        }
+        StagedCommunicator c = comm.internal();
+        List<Request> reqs = new ArrayList<>();
+        for (int r = 0; r < comm.size(); r++) {
+            reqs.add(c.irecv(recv.slice(block * r, block), count, type, r, 0));
+        }
+        for (int k = 0; k < comm.size(); k++) {
+            int r = (comm.rank() + k) % comm.size(); // start with different peers on every rank
+            reqs.add(c.isend(send, count, type, r, 0));
+        }
+        Request.waitAll(reqs);
+    }
+
+    void allToAll(Buffer send, Buffer recv, long count, DataType type) {
+        long block = type.bytes(count), all = block * comm.size();
+        if (single(all, send, recv)) {
+            once(send, all, recv, all, (i, o) -> user().allToAll(i, o, count, type));
+            return;
+        }
+        StagedCommunicator c = comm.internal();
+        List<Request> reqs = new ArrayList<>();
+        for (int r = 0; r < comm.size(); r++) {
+            reqs.add(c.irecv(recv.slice(block * r, block), count, type, r, 0));
+        }
+        for (int k = 0; k < comm.size(); k++) {
+            int r = (comm.rank() + k) % comm.size();
+            reqs.add(c.isend(send.slice(block * r, block), count, type, r, 0));
+        }
+        Request.waitAll(reqs);
+    }
+}

@@ -1,0 +1,183 @@
+package dev.ferry.staged;
+
+import dev.ferry.FerryException;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Drives every staged transfer of the process, the way an MPI library progresses its requests:
+ * each call into the staged backend (a send or receive, a wait or test on any staged request, the
+ * start of a collective) advances every transfer in flight by as many steps as it can take without
+ * blocking: issue the next staging copy, post the next chunk once its copy is done, return a
+ * staging buffer once MPI is done with it.
+ *
+ * <p>Why not a progress thread: it would need MPI_THREAD_MULTIPLE from the inner library, it
+ * would spin a core per rank while transfers are pending (ranks often share cores, on CI four of
+ * them on two), and it would add a thread hand-off to every small message. The price of
+ * cooperative progress is MPI's own without an asynchronous progress thread: a non-blocking
+ * staged transfer advances only while the process is inside a staged call. A chunked isend
+ * followed by a long computation sends its first chunks at once and the rest at the next call.
+ *
+ * <p>Everything here runs under one lock per process, which also serializes the calls staged
+ * makes into the inner MPI (so MPI_THREAD_SERIALIZED suffices).
+ */
+final class Progress {
+    /** Spins before a waiting thread starts yielding its core between polls. */
+    private static final int SPINS = 200;
+
+    private final List<Op> active = new ArrayList<>();
+
+    /**
+     * A transfer: a small state machine advanced under the progress lock. It completes with a
+     * {@link Status} or fails with an exception; either way {@link #cleanup} returns its buffers.
+     */
+    abstract static class Op {
+        private volatile boolean done;
+        private Status status;
+        private RuntimeException failure;
+
+        /** Starts the transfer (posts the first MPI call); runs under the lock. */
+        abstract void post();
+
+        /** Takes every step that is possible now; true when something moved. Runs under the lock. */
+        abstract boolean advance();
+
+        /** Returns staging buffers and mappings; runs once, under the lock, after completion or failure. */
+        abstract void cleanup(boolean failed);
+
+        /** What the op is, for messages. */
+        abstract String describe();
+
+        final void complete(Status s) {
+            status = s;
+            done = true;
+        }
+
+        final void fail(RuntimeException e) {
+            if (!done) {
+                failure = e;
+                done = true;
+            }
+        }
+
+        final boolean isDone() {
+            return done;
+        }
+
+        /** The status, or the failure thrown. */
+        final Status result() {
+            if (failure != null) {
+                throw failure;
+            }
+            return status;
+        }
+    }
+
+    /** Posts {@code op} and adds it to the transfers in flight; throws (with nothing left in flight) if posting fails. */
+    synchronized void start(Op op) {
+        try {
+            op.post();
+            while (!op.isDone() && op.advance()) {
+                // as far as it goes now
+            }
+        } catch (RuntimeException e) {
+            op.fail(e);
+            finish(op, true);
+            throw e;
+        }
+        if (op.isDone()) {
+            finish(op, op.failure != null);
+        } else {
+            active.add(op);
+        }
+    }
+
+    /** Advances every transfer in flight; true when any moved. */
+    synchronized boolean poll() {
+        boolean moved = false;
+        for (int i = 0; i < active.size(); i++) {
+            Op op = active.get(i);
+            try {
+                while (!op.isDone() && op.advance()) {
+                    moved = true;
+                }
+            } catch (RuntimeException e) {
+                op.fail(e instanceof FerryException ? e : new FerryException(op.describe() + " failed: " + e, e));
+            }
+            if (op.isDone()) {
+                active.remove(i--);
+                finish(op, op.failure != null);
+                moved = true;
+            }
+        }
+        return moved;
+    }
+
+    private static void finish(Op op, boolean failed) {
+        try {
+            op.cleanup(failed);
+        } catch (RuntimeException e) {
+            if (!failed) {
+                op.failure = e;
+                op.status = null;
+            }
+        }
+    }
+
+    /** Drives progress until {@code op} is done; its status, or its failure thrown. */
+    Status await(Op op) {
+        int idle = 0;
+        while (!op.isDone()) {
+            if (poll()) {
+                idle = 0;
+                continue;
+            }
+            if (op.isDone()) {
+                break;
+            }
+            if (++idle < SPINS) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+        return op.result();
+    }
+
+    /** Transfers in flight, for leak checks. */
+    synchronized int inFlight() {
+        return active.size();
+    }
+
+    /** A user's handle on an op. */
+    static final class OpRequest implements Request {
+        private final Progress progress;
+        private final Op op;
+
+        OpRequest(Progress progress, Op op) {
+            this.progress = progress;
+            this.op = op;
+        }
+
+        @Override
+        public Status waitFor() {
+            return progress.await(op);
+        }
+
+        @Override
+        public Optional<Status> test() {
+            if (!op.isDone()) {
+                progress.poll();
+            }
+            return op.isDone() ? Optional.of(op.result()) : Optional.empty();
+        }
+
+        @Override
+        public String toString() {
+            return "StagedRequest[" + op.describe() + (op.isDone() ? ", done" : "") + "]";
+        }
+    }
+}

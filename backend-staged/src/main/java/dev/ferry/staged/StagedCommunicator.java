@@ -1,0 +1,320 @@
+package dev.ferry.staged;
+
+import dev.ferry.Buffer;
+import dev.ferry.Communicator;
+import dev.ferry.CudaException;
+import dev.ferry.DataType;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.HostBuffer;
+import dev.ferry.MemoryKind;
+import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import dev.ferry.TruncationException;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.spi.AbstractCommunicator;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A communicator that carries device buffers over a host-only MPI backend by staging them through
+ * pinned host memory, pipelined in chunks, or for peers of the same node by CUDA IPC.
+ *
+ * <p>It wraps two communicators of the inner backend with the same ranks: the <em>user</em> one,
+ * on which eager messages, first pieces (with the user's tags) and collectives travel, and a
+ * private <em>bulk</em> duplicate for chunks and IPC replies, tagged per transfer. Host buffers in
+ * collectives go straight to the inner backend; point-to-point messages of any memory use the
+ * protocol of {@link Wire}, which costs host messages nothing up to {@code eager} bytes but one
+ * copy of at most {@code eager} bytes at the receiver.
+ */
+final class StagedCommunicator extends AbstractCommunicator {
+    private final Communicator user;
+    private final Communicator bulk;
+    private final StagedRuntime rt;
+    private final Peers peers;
+    private final int[] transfers;
+    private final boolean[] noIpc;
+    private final Collectives collectives;
+    private final AtomicBoolean released = new AtomicBoolean();
+    private StagedCommunicator internal; // for collectives done by point-to-point messages
+
+    /** Wraps {@code user} (taking ownership); collective over its ranks. */
+    StagedCommunicator(Communicator user, StagedRuntime rt) {
+        super("staged", user.rank(), user.size(), user.maxTag());
+        this.user = user;
+        this.rt = rt;
+        Communicator b = null;
+        try {
+            b = user.duplicate();
+            this.peers = Peers.exchange(user, rt.settings, rt.ipcEnabled());
+        } catch (RuntimeException e) {
+            if (b != null) b.close();
+            user.close();
+            rt.release();
+            throw e;
+        }
+        this.bulk = b;
+        this.transfers = new int[user.size()];
+        this.noIpc = new boolean[user.size()];
+        this.collectives = new Collectives(this);
+    }
+
+    // ---- what the transfers use ------------------------------------------------------------
+
+    Communicator user() {
+        return user;
+    }
+
+    Communicator bulk() {
+        return bulk;
+    }
+
+    StagedRuntime runtime() {
+        return rt;
+    }
+
+    Peers peers() {
+        return peers;
+    }
+
+    /** A new transfer tag for messages to {@code dest}. */
+    int nextTransfer(int dest) {
+        int limit = Math.max(1, (bulk.maxTag() - 1) / 2);
+        int t = transfers[dest];
+        transfers[dest] = t + 1 >= limit ? 0 : t + 1;
+        return t;
+    }
+
+    /** Whether to offer {@code buffer} to {@code dest} by IPC instead of sending its bytes. */
+    boolean mayOfferIpc(Buffer buffer, int dest) {
+        if (dest == rank() || noIpc[dest] || !peers.sameNode(dest)) {
+            return false;
+        }
+        if (rt.settings.offerIpcForHost() && buffer instanceof HostBuffer) {
+            return true; // test mode: the receiver refuses, which exercises the fallback
+        }
+        return rt.ipcEnabled() && StagedRuntime.ipcExportable(buffer) && peers.ipcPeer(dest);
+    }
+
+    /** The offer for {@code buffer} (a fake one for host memory in the test mode). */
+    Wire.IpcOffer ipcOffer(Buffer buffer) {
+        if (buffer instanceof DeviceBuffer d) {
+            return rt.exports.offer(d);
+        }
+        return new Wire.IpcOffer(new byte[64], buffer.address(), buffer.byteSize(), 0, 0, -1);
+    }
+
+    /** After a receiver could not map our memory: no more offers to it on this communicator. */
+    void noIpcTo(int dest) {
+        noIpc[dest] = true;
+    }
+
+    /**
+     * Answers an IPC offer from {@code from}: starts the copy from the peer's GPU into the receive
+     * buffer and returns {@link Wire#REPLY_DONE} (the receive sends DONE when the copy completes), or
+     * returns the code of the reply that asks for the data as chunks.
+     */
+    int ipcReceive(Buffer buffer, int from, Wire.IpcOffer offer, StagedReceive op) {
+        if (!op.deviceTarget()) {
+            return Wire.REPLY_SEND; // this receive is not into device memory; the next one may be
+        }
+        if (!rt.ipcEnabled() || !peers.ipcPeer(from) || offer.device() < 0) {
+            return Wire.REPLY_SEND_NO_IPC;
+        }
+        DeviceBuffer d = (DeviceBuffer) buffer;
+        CudaIpcCache.Mapping m;
+        try {
+            m = rt.ipcCache.acquire(peers.node(from), peers.pid(from), offer.handle(), offer.base(), offer.size(), offer.generation(), d.device());
+        } catch (CudaException e) {
+            warnOnce(from, e);
+            return Wire.REPLY_SEND_NO_IPC;
+        }
+        try {
+            long n = Math.min(op.total(), op.capacity());
+            op.peerCopyStarted(m, rt.cuda.fromPeer(d, 0, m.at(offer.offset()), n));
+        } catch (RuntimeException e) {
+            rt.ipcCache.release(m);
+            throw e;
+        }
+        return Wire.REPLY_DONE;
+    }
+
+    private final boolean[] warned = new boolean[1];
+
+    private void warnOnce(int from, CudaException e) {
+        synchronized (warned) {
+            if (warned[0]) return;
+            warned[0] = true;
+        }
+        System.err.println("ferry staged: rank " + rank() + " cannot map device memory of rank " + from + " by CUDA IPC (" + e.getMessage()
+                + "); staging through host memory for it instead");
+    }
+
+    /** The exception of a message longer than its receive buffer. */
+    TruncationException truncation(String op, long total, long capacity) {
+        int errorClass = rt.inner.equals("ompi") ? 15 : 14; // MPI_ERR_TRUNCATE of Open MPI / of the MPICH family
+        return new TruncationException(op + " (message of " + total + " bytes is longer than the receive count of " + capacity + " bytes)",
+                errorClass, errorClass, "MPI_ERR_TRUNCATE: message truncated", null);
+    }
+
+    /** The lazily made communicator the point-to-point collectives run on (collective: every rank makes it at the same call). */
+    synchronized StagedCommunicator internal() {
+        if (internal == null) {
+            internal = (StagedCommunicator) doDuplicate();
+        }
+        return internal;
+    }
+
+    // ---- AbstractCommunicator -------------------------------------------------------------
+
+    @Override
+    public boolean supportsDeviceBuffers() {
+        return Cuda.isAvailable() && rt.cuda != null;
+    }
+
+    @Override
+    protected String deviceBuffersUnsupportedReason() {
+        return "CUDA is unavailable in this process (" + (Cuda.unavailabilityCause() == null ? "?" : Cuda.unavailabilityCause().getMessage()) + ")";
+    }
+
+    private Status run(Progress.Op op) {
+        rt.progress.start(op);
+        return rt.progress.await(op);
+    }
+
+    @Override
+    protected void doSend(Buffer buffer, long count, DataType type, int dest, int tag) {
+        run(new StagedSend(this, buffer, type.bytes(count), dest, tag));
+    }
+
+    @Override
+    protected Status doRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+        return run(new StagedReceive(this, buffer, type.bytes(count), type, source, tag));
+    }
+
+    @Override
+    protected Request doIsend(Buffer buffer, long count, DataType type, int dest, int tag) {
+        StagedSend op = new StagedSend(this, buffer, type.bytes(count), dest, tag);
+        rt.progress.start(op);
+        return new Progress.OpRequest(rt.progress, op);
+    }
+
+    @Override
+    protected Request doIrecv(Buffer buffer, long count, DataType type, int source, int tag) {
+        StagedReceive op = new StagedReceive(this, buffer, type.bytes(count), type, source, tag);
+        rt.progress.start(op);
+        return new Progress.OpRequest(rt.progress, op);
+    }
+
+    @Override
+    protected Status doSendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+                                Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
+        Request r = doIrecv(recvBuffer, recvCount, recvType, source, recvTag);
+        Request s;
+        try {
+            s = doIsend(sendBuffer, sendCount, sendType, dest, sendTag);
+        } catch (RuntimeException e) {
+            try {
+                r.waitFor();
+            } catch (RuntimeException e2) {
+                e.addSuppressed(e2);
+            }
+            throw e;
+        }
+        return Request.waitAll(r, s).get(0);
+    }
+
+    @Override
+    protected void doBarrier() {
+        rt.progress.poll();
+        user.barrier();
+    }
+
+    @Override
+    protected void doBroadcast(Buffer buffer, long count, DataType type, int root) {
+        collectives.broadcast(buffer, count, type, root);
+    }
+
+    @Override
+    protected void doScatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        collectives.scatter(sendBuffer, recvBuffer, count, type, root);
+    }
+
+    @Override
+    protected void doGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        collectives.gather(sendBuffer, recvBuffer, count, type, root);
+    }
+
+    @Override
+    protected void doAllGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        collectives.allGather(sendBuffer, recvBuffer, count, type);
+    }
+
+    @Override
+    protected void doReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+        collectives.reduce(sendBuffer, recvBuffer, count, type, op, root);
+    }
+
+    @Override
+    protected void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        collectives.allReduce(sendBuffer, recvBuffer, count, type, op);
+    }
+
+    @Override
+    protected void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        collectives.allToAll(sendBuffer, recvBuffer, count, type);
+    }
+
+    @Override
+    protected Communicator doSplit(int color, int key) {
+        Communicator c = user.split(color, key);
+        return c == null ? null : new StagedCommunicator(c, StagedRuntime.acquire(rt.settings, rt.inner));
+    }
+
+    @Override
+    protected Communicator doDuplicate() {
+        return new StagedCommunicator(user.duplicate(), StagedRuntime.acquire(rt.settings, rt.inner));
+    }
+
+    @Override
+    protected void doClose() {
+        List<RuntimeException> errors = new ArrayList<>();
+        StagedCommunicator in;
+        synchronized (this) {
+            in = internal;
+            internal = null;
+        }
+        for (AutoCloseable c : new AutoCloseable[] {in, bulk, user}) {
+            if (c == null) continue;
+            try {
+                c.close();
+            } catch (Exception e) {
+                errors.add(e instanceof RuntimeException r ? r : new RuntimeException(e));
+            }
+        }
+        collectives.close();
+        if (released.compareAndSet(false, true)) {
+            try {
+                rt.release();
+            } catch (RuntimeException e) {
+                errors.add(e);
+            }
+        }
+        if (!errors.isEmpty()) {
+            RuntimeException first = errors.get(0);
+            for (int i = 1; i < errors.size(); i++) first.addSuppressed(errors.get(i));
+            throw first;
+        }
+    }
+
+    /** True for memory staged by this communicator (device memory, or host memory in the test mode). */
+    boolean staged(Buffer b) {
+        return b != null && rt.engineFor(b) != null;
+    }
+
+    /** The kind of memory for messages. */
+    static String kind(Buffer b) {
+        return b == null ? "none" : b.kind() == MemoryKind.DEVICE ? "device" : b.kind().toString().toLowerCase();
+    }
+}

@@ -1,0 +1,343 @@
+package dev.ferry.staged;
+
+import dev.ferry.Buffer;
+import dev.ferry.DataType;
+import dev.ferry.DataTypeMismatchException;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.FerryException;
+import dev.ferry.HostBuffer;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One staged receive (see {@link Wire}). The first receive, of a first piece's size, is posted at
+ * once into a staging slot with the user's source and tag (wildcards allowed), so that receives
+ * match in the order they were posted. Its size tells an eager message from a first piece; a
+ * first piece's header gives the real size, the chunk size and the transfer tag, and the chunks
+ * are then received from the resolved source: straight into a host buffer, or into pooled staging
+ * buffers whose host-to-device copy is issued as each chunk lands, while the next chunks arrive.
+ * An IPC offer is answered by a copy from the peer's GPU, or by SEND. A message longer than the
+ * receive buffer is received whole (the excess discarded) so that the communicator stays in step,
+ * then reported as a {@link dev.ferry.TruncationException}.
+ */
+final class StagedReceive extends Progress.Op {
+    private final StagedCommunicator comm;
+    private final StagedRuntime rt;
+    private final Buffer buffer;
+    private final long capacity;
+    private final DataType type;
+    private final int source;
+    private final int tag;
+    private final CopyEngine engine; // null: host memory received straight
+
+    private HostBuffer slot;
+    private Request first;
+    private Request reply;
+    private int from = -1, tagSeen = -1;
+    private long total = -1;
+    private final List<CopyEngine.Fence> copies = new ArrayList<>();
+    private CudaIpcCache.Mapping mapping;
+    private CopyEngine.Fence peerCopy;
+    private Wire.Header header;
+    private boolean ipcDone;
+
+    private boolean chunking;
+    private long base, chunk, chunks, nextPost;
+    private int held;
+    private final List<InFlight> inFlight = new ArrayList<>();
+
+    private static final class InFlight {
+        final long k;
+        final HostBuffer staging; // null when received straight into the user's buffer
+        final Request received;
+        CopyEngine.Fence copied;
+
+        InFlight(long k, HostBuffer staging, Request received) {
+            this.k = k;
+            this.staging = staging;
+            this.received = received;
+        }
+    }
+
+    StagedReceive(StagedCommunicator comm, Buffer buffer, long capacity, DataType type, int source, int tag) {
+        this.comm = comm;
+        this.rt = comm.runtime();
+        this.buffer = buffer;
+        this.capacity = capacity;
+        this.type = type;
+        this.source = source;
+        this.tag = tag;
+        this.engine = rt.engineFor(buffer);
+    }
+
+    @Override
+    String describe() {
+        return "staged receive of up to " + capacity + " bytes from " + (source < 0 ? "any rank" : "rank " + source)
+                + " tag " + (tag < 0 ? "any" : Integer.toString(tag));
+    }
+
+    @Override
+    void post() {
+        if (engine != null) {
+            engine.awaitPriorWork(buffer);
+        }
+        long piece = Wire.firstPiece(rt.settings.eager());
+        slot = rt.slots.acquire(true);
+        first = comm.user().irecv(slot.slice(0, piece), piece, DataType.BYTE, source, tag);
+    }
+
+    @Override
+    boolean advance() {
+        boolean moved = false;
+        if (first != null) {
+            Optional<Status> s = first.test();
+            if (s.isEmpty()) {
+                return false;
+            }
+            first = null;
+            moved = true;
+            arrived(s.get());
+        }
+        if (peerCopy != null && peerCopy.isDone()) {
+            peerCopy = null;
+            rt.ipcCache.release(mapping);
+            mapping = null;
+            answer(Wire.REPLY_DONE);
+            ipcDone = true;
+            moved = true;
+        }
+        if (chunking) {
+            moved |= pump();
+        }
+        for (Iterator<CopyEngine.Fence> it = copies.iterator(); it.hasNext(); ) {
+            if (it.next().isDone()) {
+                it.remove();
+                moved = true;
+            }
+        }
+        if (reply != null && reply.test().isPresent()) {
+            reply = null;
+            moved = true;
+        }
+        boolean chunksDone = !chunking || (nextPost == chunks && inFlight.isEmpty());
+        if (total >= 0 && chunksDone && copies.isEmpty() && peerCopy == null && reply == null
+                && (header == null || !header.ipcOffer() || ipcDone || chunking)) {
+            finish();
+        }
+        return moved;
+    }
+
+    private void arrived(Status s) {
+        from = s.source();
+        tagSeen = s.tag();
+        long eager = rt.settings.eager();
+        if (s.byteCount() <= eager) {
+            total = s.byteCount();
+            copyOut(slot, 0, 0, Math.min(total, capacity));
+            return;
+        }
+        header = Wire.Header.read(slot.segment(), from);
+        total = header.total();
+        chunk = header.chunk();
+        if (header.ipcOffer()) {
+            Wire.IpcOffer offer = Wire.IpcOffer.read(slot.segment());
+            int code = comm.ipcReceive(buffer, from, offer, this);
+            if (code == Wire.REPLY_DONE) {
+                return; // the peer copy runs; DONE goes back when it is complete
+            }
+            answer(code);
+            startChunks(0);
+        } else {
+            copyOut(slot, Wire.HEADER, 0, Math.min(header.inline(), capacity));
+            startChunks(header.inline());
+        }
+    }
+
+    /** Called by the IPC path: the copy from the peer's mapping runs behind {@code fence}. */
+    void peerCopyStarted(CudaIpcCache.Mapping m, CopyEngine.Fence fence) {
+        this.mapping = m;
+        this.peerCopy = fence;
+    }
+
+    private void answer(int code) {
+        long at = Wire.scratch(rt.settings.eager());
+        slot.segment().set(ValueLayout.JAVA_INT_UNALIGNED, at, code);
+        reply = comm.bulk().isend(slot.slice(at, Wire.REPLY), Wire.REPLY, DataType.BYTE, from, Wire.replyTag(header.transferTag()));
+    }
+
+    /** Copies {@code n} staged bytes at {@code at} into the user's buffer at {@code to}. */
+    private void copyOut(HostBuffer staged, long at, long to, long n) {
+        if (n <= 0) {
+            return;
+        }
+        if (engine != null) {
+            copies.add(engine.fromStaging(buffer, to, staged, at, n));
+        } else {
+            MemorySegment.copy(staged.segment(), at, ((HostBuffer) buffer).segment(), to, n);
+        }
+    }
+
+    private void startChunks(long inline) {
+        base = inline;
+        chunks = Wire.chunks(total, inline, chunk);
+        chunking = true;
+    }
+
+    private long offset(long k) {
+        return base + k * chunk;
+    }
+
+    private long length(long k) {
+        return Math.min(chunk, total - offset(k));
+    }
+
+    private boolean pump() {
+        boolean moved = false;
+        int dataTag = Wire.dataTag(header.transferTag());
+        while (nextPost < chunks) {
+            long off = offset(nextPost), len = length(nextPost);
+            if (engine == null && off + len <= capacity) {
+                Request r = comm.bulk().irecv(buffer.slice(off, len), len, DataType.BYTE, from, dataTag);
+                inFlight.add(new InFlight(nextPost, null, r));
+            } else {
+                if (held >= rt.settings.depth()) {
+                    break;
+                }
+                HostBuffer staging = rt.chunks.acquire(held == 0);
+                if (staging == null) {
+                    break;
+                }
+                Request r;
+                try {
+                    r = comm.bulk().irecv(staging.slice(0, len), len, DataType.BYTE, from, dataTag);
+                } catch (RuntimeException e) {
+                    rt.chunks.release(staging);
+                    throw e;
+                }
+                held++;
+                inFlight.add(new InFlight(nextPost, staging, r));
+            }
+            nextPost++;
+            moved = true;
+        }
+        for (Iterator<InFlight> it = inFlight.iterator(); it.hasNext(); ) {
+            InFlight f = it.next();
+            if (f.copied == null) {
+                Optional<Status> s = f.received.test();
+                if (s.isEmpty()) {
+                    continue;
+                }
+                moved = true;
+                long off = offset(f.k), len = length(f.k);
+                if (s.get().byteCount() != len) {
+                    throw new FerryException(describe() + ": chunk " + f.k + " from rank " + from + " has " + s.get().byteCount()
+                            + " bytes, expected " + len + " (protocol error)");
+                }
+                if (f.staging == null) {
+                    f.copied = CopyEngine.Fence.DONE;
+                } else {
+                    long n = Math.max(0, Math.min(len, capacity - off)); // the excess of a truncated message is dropped
+                    if (n == 0) {
+                        f.copied = CopyEngine.Fence.DONE;
+                    } else if (engine != null) {
+                        f.copied = engine.fromStaging(buffer, off, f.staging, 0, n);
+                    } else {
+                        MemorySegment.copy(f.staging.segment(), 0, ((HostBuffer) buffer).segment(), off, n);
+                        f.copied = CopyEngine.Fence.DONE;
+                    }
+                }
+            }
+            if (f.copied.isDone()) {
+                if (f.staging != null) {
+                    rt.chunks.release(f.staging);
+                    held--;
+                }
+                it.remove();
+                moved = true;
+            }
+        }
+        return moved;
+    }
+
+    private void finish() {
+        if (total > capacity) {
+            fail(comm.truncation("recv from rank " + from + " tag " + tagSeen, total, capacity));
+            return;
+        }
+        if (total % type.size() != 0) {
+            fail(new DataTypeMismatchException("recv: received " + total + " bytes from rank " + from + ", not a whole number of " + type
+                    + " (" + type.size() + " bytes): sender and receiver disagree on the datatype"));
+            return;
+        }
+        complete(new Status(from, tagSeen, total));
+    }
+
+    /** True when the receive buffer is device memory the IPC path can copy into. */
+    boolean deviceTarget() {
+        return buffer instanceof DeviceBuffer && StagedRuntime.ipcExportable(buffer);
+    }
+
+    long capacity() {
+        return capacity;
+    }
+
+    long total() {
+        return total;
+    }
+
+    @Override
+    void cleanup(boolean failed) {
+        for (CopyEngine.Fence f : copies) {
+            try {
+                f.await();
+            } catch (RuntimeException e) {
+                // reported by the op already, or moot after its failure
+            }
+        }
+        copies.clear();
+        if (peerCopy != null) {
+            try {
+                peerCopy.await();
+            } catch (RuntimeException e) {
+                // as above
+            }
+            peerCopy = null;
+        }
+        if (mapping != null) {
+            rt.ipcCache.release(mapping);
+            mapping = null;
+        }
+        for (InFlight f : inFlight) {
+            if (f.staging == null) continue;
+            try {
+                if (f.copied != null) {
+                    f.copied.await();
+                    rt.chunks.release(f.staging);
+                } else if (f.received.test().isPresent()) {
+                    rt.chunks.release(f.staging);
+                }
+            } catch (RuntimeException e) {
+                // keep it out of the pool: MPI may still write into it
+            }
+        }
+        inFlight.clear();
+        if (slot != null) {
+            boolean busy;
+            try {
+                busy = (first != null && first.test().isEmpty()) || (reply != null && reply.test().isEmpty());
+            } catch (RuntimeException e) {
+                busy = true;
+            }
+            if (!busy) {
+                rt.slots.release(slot);
+            }
+            slot = null;
+        }
+    }
+}

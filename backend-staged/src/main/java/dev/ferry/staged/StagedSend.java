@@ -1,0 +1,250 @@
+package dev.ferry.staged;
+
+import dev.ferry.Buffer;
+import dev.ferry.DataType;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.FerryException;
+import dev.ferry.HostBuffer;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+
+/**
+ * One staged send (see {@link Wire} for the protocol). Eager messages: one MPI message, from the
+ * user's host buffer or through one staging slot. Longer ones: the first piece with the first
+ * {@code eager} bytes, then chunks; a device buffer's chunks are copied device-to-host on a
+ * stream into pooled staging buffers, up to {@code depth} ahead, and each is sent as soon as its
+ * copy is done, so that the copy of chunk k+1 overlaps the transfer of chunk k. Host buffers'
+ * chunks are sent straight from the buffer. To a peer of the node, a device buffer is offered by
+ * IPC first.
+ */
+final class StagedSend extends Progress.Op {
+    private final StagedCommunicator comm;
+    private final StagedRuntime rt;
+    private final Buffer buffer;
+    private final long bytes;
+    private final int dest;
+    private final int tag;
+    private final CopyEngine engine; // null: host memory sent straight
+
+    private HostBuffer slot;
+    private Request first;      // the eager message or the first piece
+    private Request reply;      // IPC: the receiver's answer
+    private int transfer = -1;
+    private long chunk;
+    private boolean awaitingReply;
+
+    // chunk pipeline
+    private long base, chunks, nextCopy, nextSend;
+    private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
+    private boolean chunking;
+
+    private static final class InFlight {
+        final long k;
+        final HostBuffer staging;
+        final CopyEngine.Fence copied;
+        Request sent;
+
+        InFlight(long k, HostBuffer staging, CopyEngine.Fence copied) {
+            this.k = k;
+            this.staging = staging;
+            this.copied = copied;
+        }
+    }
+
+    StagedSend(StagedCommunicator comm, Buffer buffer, long bytes, int dest, int tag) {
+        this.comm = comm;
+        this.rt = comm.runtime();
+        this.buffer = buffer;
+        this.bytes = bytes;
+        this.dest = dest;
+        this.tag = tag;
+        this.engine = rt.engineFor(buffer);
+    }
+
+    @Override
+    String describe() {
+        return "staged send of " + bytes + " bytes to rank " + dest + " tag " + tag;
+    }
+
+    @Override
+    void post() {
+        StagedSettings s = rt.settings;
+        if (engine != null) {
+            engine.awaitPriorWork(buffer);
+        }
+        if (bytes <= s.eager()) {
+            if (engine == null) {
+                first = comm.user().isend(buffer, bytes, DataType.BYTE, dest, tag);
+            } else {
+                slot = rt.slots.acquire(true);
+                engine.toStaging(slot, 0, buffer, 0, bytes).await();
+                first = comm.user().isend(slot, bytes, DataType.BYTE, dest, tag);
+            }
+            return;
+        }
+        transfer = comm.nextTransfer(dest);
+        slot = rt.slots.acquire(true);
+        MemorySegment seg = slot.segment();
+        boolean offer = comm.mayOfferIpc(buffer, dest);
+        if (offer) {
+            chunk = bytes <= s.threshold() ? bytes : s.chunk();
+            Wire.IpcOffer o = comm.ipcOffer(buffer);
+            new Wire.Header(Wire.FLAG_IPC_OFFER, bytes, 0, chunk, transfer).write(seg);
+            o.write(seg);
+            HostBuffer answer = slot.slice(Wire.scratch(s.eager()), Wire.REPLY);
+            reply = comm.bulk().irecv(answer, Wire.REPLY, DataType.BYTE, dest, Wire.replyTag(transfer));
+            awaitingReply = true;
+        } else {
+            long inline = s.eager();
+            chunk = bytes <= s.threshold() ? bytes - inline : s.chunk();
+            new Wire.Header(0, bytes, inline, chunk, transfer).write(seg);
+            copyIn(slot, Wire.HEADER, 0, inline);
+            startChunks(inline);
+        }
+        first = comm.user().isend(slot.slice(0, Wire.firstPiece(s.eager())), Wire.firstPiece(s.eager()), DataType.BYTE, dest, tag);
+    }
+
+    /** Copies user bytes into a slot, synchronously. */
+    private void copyIn(HostBuffer into, long at, long from, long n) {
+        if (engine != null) {
+            engine.toStaging(into, at, buffer, from, n).await();
+        } else {
+            MemorySegment.copy(((HostBuffer) buffer).segment(), from, into.segment(), at, n);
+        }
+    }
+
+    private void startChunks(long inline) {
+        base = inline;
+        chunks = Wire.chunks(bytes, inline, chunk);
+        chunking = true;
+    }
+
+    private long offset(long k) {
+        return base + k * chunk;
+    }
+
+    private long length(long k) {
+        return Math.min(chunk, bytes - offset(k));
+    }
+
+    @Override
+    boolean advance() {
+        boolean moved = false;
+        if (first != null && first.test().isPresent()) {
+            first = null;
+            moved = true;
+        }
+        if (awaitingReply && reply.test().isPresent()) {
+            awaitingReply = false;
+            moved = true;
+            int code = slot.segment().get(ValueLayout.JAVA_INT_UNALIGNED, Wire.scratch(rt.settings.eager()));
+            switch (code) {
+                case Wire.REPLY_DONE -> {
+                    // the receiver copied from our GPU: nothing more to send
+                }
+                case Wire.REPLY_SEND, Wire.REPLY_SEND_NO_IPC -> {
+                    if (code == Wire.REPLY_SEND_NO_IPC) {
+                        comm.noIpcTo(dest);
+                    }
+                    startChunks(0);
+                }
+                default -> throw new FerryException(describe() + ": unknown IPC reply " + code + " from rank " + dest);
+            }
+        }
+        if (chunking) {
+            moved |= pump();
+        }
+        if (first == null && !awaitingReply && (!chunking || (nextSend == chunks && inFlight.isEmpty()))) {
+            complete(new Status(dest, tag, bytes));
+        }
+        return moved;
+    }
+
+    private boolean pump() {
+        boolean moved = false;
+        if (engine == null) {
+            // host memory: every chunk straight from the buffer, in order
+            while (nextSend < chunks) {
+                InFlight f = new InFlight(nextSend, null, CopyEngine.Fence.DONE);
+                f.sent = comm.bulk().isend(buffer.slice(offset(nextSend), length(nextSend)), length(nextSend), DataType.BYTE, dest,
+                        Wire.dataTag(transfer));
+                inFlight.addLast(f);
+                nextSend++;
+                nextCopy++;
+                moved = true;
+            }
+        } else {
+            // device (or staged host) memory: copies up to depth ahead
+            while (nextCopy < chunks && inFlight.size() < rt.settings.depth()) {
+                HostBuffer staging = rt.chunks.acquire(inFlight.isEmpty());
+                if (staging == null) {
+                    break;
+                }
+                CopyEngine.Fence f;
+                try {
+                    f = engine.toStaging(staging, 0, buffer, offset(nextCopy), length(nextCopy));
+                } catch (RuntimeException e) {
+                    rt.chunks.release(staging);
+                    throw e;
+                }
+                inFlight.addLast(new InFlight(nextCopy, staging, f));
+                nextCopy++;
+                moved = true;
+            }
+            // sends in chunk order, each once its copy is done
+            for (InFlight f : inFlight) {
+                if (f.sent != null) {
+                    continue;
+                }
+                if (!f.copied.isDone()) {
+                    break;
+                }
+                f.sent = comm.bulk().isend(f.staging.slice(0, length(f.k)), length(f.k), DataType.BYTE, dest, Wire.dataTag(transfer));
+                nextSend++;
+                moved = true;
+            }
+        }
+        for (Iterator<InFlight> it = inFlight.iterator(); it.hasNext(); ) {
+            InFlight f = it.next();
+            if (f.sent != null && f.sent.test().isPresent()) {
+                rt.chunks.release(f.staging);
+                it.remove();
+                moved = true;
+            }
+        }
+        return moved;
+    }
+
+    @Override
+    void cleanup(boolean failed) {
+        // a staging buffer MPI may still read is not given back (it is dropped instead)
+        for (InFlight f : inFlight) {
+            if (f.staging == null) continue;
+            try {
+                f.copied.await();
+                if (f.sent == null || f.sent.test().isPresent()) {
+                    rt.chunks.release(f.staging);
+                }
+            } catch (RuntimeException e) {
+                // keep it out of the pool
+            }
+        }
+        inFlight.clear();
+        if (slot != null) {
+            boolean busy = false;
+            try {
+                busy = (first != null && first.test().isEmpty()) || (awaitingReply && reply.test().isEmpty());
+            } catch (RuntimeException e) {
+                busy = true;
+            }
+            if (!busy) {
+                rt.slots.release(slot);
+            }
+            slot = null;
+        }
+    }
+}

@@ -1,0 +1,52 @@
+package dev.ferry.staged;
+
+import dev.ferry.testing.MpiJob;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Runs {@link StagedContract} on backend staged over Open MPI's mpirun: as configured by default
+ * (host buffers straight, device buffers staged where there is a GPU), and with host buffers sent
+ * through the whole staging pipeline in small chunks, so that chunking, pipelining, wildcards,
+ * non-blocking requests, truncation and collectives through staging are exercised without a GPU.
+ */
+class StagedConformanceIT {
+
+    /** The test mode: host buffers staged with threaded memcpy, 64 KiB chunks, 1 KiB threshold, 256-byte eager limit. */
+    static MpiJob stagedHost(String name, int np) {
+        return MpiJob.of(name, MpiJob.Family.OPEN_MPI, np).classes(StagedContract.class)
+                .property("ferry.backend", "staged")
+                .property("ferry.staged.stageHostBuffers", "true")
+                .property("ferry.staged.chunk", "64k")
+                .property("ferry.staged.threshold", "1k")
+                .property("ferry.staged.eager", "256")
+                .property("ferry.staged.depth", "4")
+                .property("ferry.staged.pool", "6");
+    }
+
+    @TestFactory
+    List<DynamicNode> conformance() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("staged", MpiJob.Family.OPEN_MPI, np).classes(StagedContract.class).property("ferry.backend", "staged").asTests());
+        }
+        return out;
+    }
+
+    @TestFactory
+    List<DynamicNode> conformanceThroughTheStagingPipeline() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(stagedHost("staged-host", np).asTests());
+        }
+        return out;
+    }
+
+    /** IPC offers for host buffers, which receivers refuse: the offer, reply and fallback path of the IPC protocol. */
+    @TestFactory
+    List<DynamicNode> conformanceThroughTheIpcFallback() {
+        return List.of(stagedHost("staged-ipc-fallback", 2).property("ferry.staged.test.offerIpc", "true").asTests());
+    }
+}

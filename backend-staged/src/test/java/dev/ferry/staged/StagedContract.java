@@ -1,0 +1,263 @@
+package dev.ferry.staged;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.Buffer;
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.DataTypeMismatchException;
+import dev.ferry.Ferry;
+import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import dev.ferry.SelectionReport;
+import dev.ferry.Status;
+import dev.ferry.TruncationException;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.spi.Capability;
+import dev.ferry.spi.Probe;
+import dev.ferry.testing.CommunicatorContract;
+import dev.ferry.testing.Data;
+import dev.ferry.testing.Mem;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The conformance suite on backend staged, plus the cases of its own protocol: chunked messages
+ * received into larger buffers, truncated, with wildcards, in MPI order, to itself; and that
+ * staging buffers and transfers are all returned afterwards, also over a loop of open and close.
+ */
+public class StagedContract extends CommunicatorContract {
+    /** Large enough for several chunks with the default settings too (4 MiB chunks). */
+    static final int BIG = (9 << 20) + 5;
+
+    private int peer() {
+        return rank % 2 == 0 ? rank + 1 : rank - 1;
+    }
+
+    @Test
+    void staged_runsOnStagedAndReportsItsInnerBackend() {
+        assertEquals("staged", comm.backend());
+        SelectionReport r = Ferry.lastReport();
+        assertNotNull(r, "the runner opened through Ferry.open()");
+        Probe p = r.probe("staged");
+        assertTrue(p.isAvailable(), p.toString());
+        assertTrue(p.details().get("inner").startsWith("ompi"), p.details().toString());
+        for (String key : List.of("chunk", "depth", "threshold", "eager", "ipc", "peer access")) {
+            assertTrue(p.details().containsKey(key), key + " in " + p.details());
+        }
+        assertEquals(Cuda.isAvailable(), p.has(Capability.CUDA_DEVICE_BUFFERS));
+        assertEquals(Cuda.isAvailable(), comm.supportsDeviceBuffers());
+        assertTrue(p.reason().contains("ompi"), p.reason());
+        assertEquals(Cuda.isAvailable() ? StagedProvider.PRIORITY_CUDA : StagedProvider.PRIORITY_HOST, p.priority());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void staged_bigMessageIntoALargerBuffer(Mem m) {
+        m.assume(comm);
+        int peer = peer();
+        if (peer >= size) return;
+        byte[] mine = Data.bytes(41, rank, BIG);
+        Buffer recv = poisoned(m, BIG + 4099);
+        Request r = comm.irecv(recv, BIG + 4099, DataType.BYTE, peer, 5);
+        Status s = null;
+        if (rank % 2 == 0) {
+            comm.send(filled(m, mine), BIG, DataType.BYTE, peer, 5);
+            s = r.waitFor();
+        } else {
+            s = r.waitFor();
+            comm.send(filled(m, mine), BIG, DataType.BYTE, peer, 5);
+        }
+        assertEquals(BIG, s.byteCount());
+        assertEquals(peer, s.source());
+        assertReceived(Data.bytes(41, peer, BIG), Mem.read(recv), "big message");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void staged_truncatedBigMessageIsDrainedAndTheCommunicatorSurvives(Mem m) {
+        m.assume(comm);
+        int peer = peer();
+        if (peer < size) {
+            int n = (1 << 20) + 3, keep = 300_001;
+            if (rank % 2 == 0) {
+                comm.send(filled(m, Data.bytes(8, rank, n)), n, DataType.BYTE, peer, 23);
+                comm.send(filled(m, Data.bytes(9, rank, 77)), 77, DataType.BYTE, peer, 23);
+            } else {
+                Buffer recv = poisoned(m, n);
+                TruncationException e = assertThrows(TruncationException.class, () -> comm.recv(recv, keep, DataType.BYTE, peer, 23));
+                assertTrue(e.getMessage().contains(Integer.toString(n)), e.getMessage());
+                assertReceived(Arrays.copyOf(Data.bytes(8, peer, n), keep), Mem.read(recv), "the first bytes of a truncated message");
+                Buffer next = poisoned(m, 100);
+                Status s = comm.recv(next, 100, DataType.BYTE, peer, 23);
+                assertEquals(77, s.byteCount(), "the next message is intact");
+                assertReceived(Data.bytes(9, peer, 77), Mem.read(next), "the message after a truncated one");
+            }
+        }
+        assertUsable();
+    }
+
+    @Test
+    void staged_chunkedDatatypeMismatch() {
+        int peer = peer();
+        if (peer < size) {
+            int n = (1 << 20) + 3;
+            if (rank % 2 == 0) {
+                comm.send(filled(Mem.PAGEABLE, Data.bytes(2, rank, n)), n, DataType.BYTE, peer, 24);
+            } else {
+                Buffer recv = poisoned(Mem.PAGEABLE, n + 1);
+                DataTypeMismatchException e = assertThrows(DataTypeMismatchException.class, () -> comm.recv(recv, (n + 1) / 4, DataType.INT, peer, 24));
+                assertTrue(e.getMessage().contains(n + " bytes"), e.getMessage());
+            }
+        }
+        assertUsable();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void staged_anySourceBigMessagesFromEveryRank(Mem m) {
+        m.assume(comm);
+        int n0 = 300_000;
+        if (rank == 0) {
+            List<Request> reqs = new ArrayList<>();
+            List<Buffer> bufs = new ArrayList<>();
+            for (int k = 1; k < size; k++) {
+                Buffer b = poisoned(m, n0 + size * 1000L + 7);
+                bufs.add(b);
+                reqs.add(comm.irecv(b, b.byteSize(), DataType.BYTE, Communicator.ANY_SOURCE, Communicator.ANY_TAG));
+            }
+            List<Status> st = Request.waitAll(reqs);
+            boolean[] seen = new boolean[size];
+            for (int i = 0; i < st.size(); i++) {
+                Status s = st.get(i);
+                int from = s.source();
+                assertEquals(200 + from, s.tag());
+                assertEquals(n0 + from * 1000L, s.byteCount());
+                assertTrue(!seen[from], "one message per rank");
+                seen[from] = true;
+                assertReceived(Data.bytes(12, from, n0 + from * 1000), Mem.read(bufs.get(i)), "message of rank " + from);
+            }
+        } else {
+            int n = n0 + rank * 1000;
+            comm.send(filled(m, Data.bytes(12, rank, n)), n, DataType.BYTE, 0, 200 + rank);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void staged_messagesWithOneTagArriveInOrder(Mem m) {
+        m.assume(comm);
+        int peer = peer();
+        if (peer >= size) return;
+        int[] sizes = {BIG, 5, 70_000, 0, 1_500_000, 300};
+        if (rank % 2 == 0) {
+            List<Request> reqs = new ArrayList<>();
+            for (int i = 0; i < sizes.length; i++) {
+                reqs.add(comm.isend(filled(m, Data.bytes(100 + i, rank, sizes[i])), sizes[i], DataType.BYTE, peer, 9));
+            }
+            Request.waitAll(reqs);
+        } else {
+            List<Request> reqs = new ArrayList<>();
+            List<Buffer> bufs = new ArrayList<>();
+            for (int i = 0; i < sizes.length; i++) {
+                Buffer b = poisoned(m, BIG + 1);
+                bufs.add(b);
+                reqs.add(comm.irecv(b, BIG + 1, DataType.BYTE, i % 2 == 0 ? peer : Communicator.ANY_SOURCE, i % 3 == 0 ? 9 : Communicator.ANY_TAG));
+            }
+            List<Status> st = Request.waitAll(reqs);
+            for (int i = 0; i < sizes.length; i++) {
+                assertEquals(sizes[i], st.get(i).byteCount(), "message " + i + " matched in order");
+                assertReceived(Data.bytes(100 + i, peer, sizes[i]), Mem.read(bufs.get(i)), "message " + i);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void staged_bigMessageToSelf(Mem m) {
+        m.assume(comm);
+        Buffer recv = poisoned(m, BIG);
+        Request r = comm.irecv(recv, BIG, DataType.BYTE, rank, 3);
+        Request s = comm.isend(filled(m, Data.bytes(13, rank, BIG)), BIG, DataType.BYTE, rank, 3);
+        Request.waitAll(s, r);
+        assertReceived(Data.bytes(13, rank, BIG), Mem.read(recv), "message to self");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void staged_bothSendBigBeforeReceiving(Mem m) {
+        // both ranks start large sends first: the staging pool must not let them wait on each other
+        m.assume(comm);
+        int peer = peer();
+        if (peer >= size) return;
+        List<Request> sends = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            sends.add(comm.isend(filled(m, Data.bytes(60 + i, rank, BIG)), BIG, DataType.BYTE, peer, 40 + i));
+        }
+        for (int i = 2; i >= 0; i--) {
+            Buffer b = poisoned(m, BIG);
+            comm.recv(b, BIG, DataType.BYTE, peer, 40 + i);
+            assertReceived(Data.bytes(60 + i, peer, BIG), Mem.read(b), "message " + i);
+        }
+        Request.waitAll(sends);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void staged_largeCollectives(Mem m) {
+        m.assume(comm);
+        int root = size - 1;
+        byte[] data = Data.bytes(77, root, BIG);
+        Buffer b = rank == root ? filled(m, data) : poisoned(m, BIG);
+        comm.broadcast(b, BIG, DataType.BYTE, root);
+        assertReceived(data, Mem.read(b), "large broadcast");
+
+        int count = (3 << 20) / 8 + 1; // longs: several chunks
+        var in = Data.reductionInput(DataType.LONG, ReduceOp.SUM, rank, count);
+        Buffer send = filled(m, Mem.read(in));
+        in.close();
+        Buffer recv = poisoned(m, 8L * count);
+        comm.allReduce(send, recv, count, DataType.LONG, ReduceOp.SUM);
+        var got = java.lang.foreign.MemorySegment.ofArray(Mem.read(recv));
+        for (int i = 0; i < count; i += 997) {
+            assertEquals(Data.expected(DataType.LONG, ReduceOp.SUM, size, i), Data.get(got, DataType.LONG, i), "allReduce element " + i);
+        }
+        assertEquals(Data.expected(DataType.LONG, ReduceOp.SUM, size, count - 1), Data.get(got, DataType.LONG, count - 1), "last element");
+
+        int block = (1 << 20) + 9;
+        Buffer mine = filled(m, Data.bytes(78, rank, block));
+        Buffer all = poisoned(m, (long) block * size + 3);
+        comm.allGather(mine, all, block, DataType.BYTE);
+        byte[] got2 = Mem.read(all);
+        for (int r = 0; r < size; r++) {
+            assertTrue(Arrays.equals(Data.bytes(78, r, block), Arrays.copyOfRange(got2, r * block, (r + 1) * block)), "allGather block of rank " + r);
+        }
+    }
+
+    @Test
+    void staged_z_resourcesAreReturnedAndOpenCloseLeavesNothing() {
+        StagedRuntime rt = StagedRuntime.currentOrNull();
+        assertNotNull(rt, "a staged communicator is open, so is its runtime");
+        for (int i = 0; i < 8; i++) {
+            try (Communicator c = Ferry.open("staged"); Communicator d = c.duplicate()) {
+                int peer = (rank + 1) % size, from = (rank + size - 1) % size;
+                Buffer s = filled(Mem.PAGEABLE, Data.bytes(i, rank, 200_003));
+                Buffer r = poisoned(Mem.PAGEABLE, 200_003);
+                d.sendRecv(s, 200_003, DataType.BYTE, peer, 1, r, 200_003, DataType.BYTE, from, 1);
+                assertReceived(Data.bytes(i, from, 200_003), Mem.read(r), "exchange on an opened communicator");
+            }
+        }
+        assertTrue(rt == StagedRuntime.currentOrNull(), "the runtime lives while the world communicator does");
+        assertEquals(0, rt.progress.inFlight(), "no transfer left in flight");
+        assertEquals(0, rt.chunks.outstanding(), "every staging buffer was returned");
+        assertEquals(0, rt.slots.outstanding(), "every first-piece slot was returned");
+        assertTrue(rt.chunks.allocated() <= rt.settings.poolChunks(), "the pool keeps at most its bound: " + rt.chunks.allocated());
+    }
+}
