@@ -59,7 +59,6 @@ mpi_env() {
             LAUNCH=(/opt/mpich-cuda/bin/mpiexec -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH")
             MPIJAR="" ;;
     esac
-    export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 }
 
 # java_line: rank JVM command (plus CP)
