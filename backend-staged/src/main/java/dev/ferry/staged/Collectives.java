@@ -116,11 +116,12 @@ final class Collectives {
         List<Slot> slots = new ArrayList<>();
         RuntimeException failure = null;
         try {
+            long most = type.bytes(Math.min(per, count));
             for (int i = 0; i < window; i++) {
                 Slot s = new Slot();
                 boolean guaranteed = i == 0;
-                if (ie != null && (s.in = rt.chunks.acquire(guaranteed)) == null) break;
-                if (oe != null && (s.out = rt.chunks.acquire(guaranteed)) == null) {
+                if (ie != null && (s.in = rt.chunks.acquire(most, guaranteed)) == null) break;
+                if (oe != null && (s.out = rt.chunks.acquire(most, guaranteed)) == null) {
                     rt.chunks.release(s.in);
                     break;
                 }
@@ -144,6 +145,7 @@ final class Collectives {
                     s.outCopied.await();
                 }
                 call.run(ie != null ? s.in.slice(0, bytes) : slice(in, type, e0, n), oe != null ? s.out.slice(0, bytes) : slice(out, type, e0, n), n);
+                rt.stats.collectiveSteps.increment();
                 if (oe != null) {
                     s.outCopied = oe.fromStaging(out, type.bytes(e0), s.out, 0, bytes);
                 }
@@ -187,12 +189,12 @@ final class Collectives {
         try {
             if (ie != null) {
                 ie.awaitPriorWork(in);
-                ti = rt.chunks.acquire(true);
+                ti = rt.chunks.acquire(inBytes, true);
                 ie.toStaging(ti, 0, in, 0, inBytes).await();
             }
             if (oe != null) {
                 oe.awaitPriorWork(out);
-                to = rt.chunks.acquire(true);
+                to = rt.chunks.acquire(outBytes, true);
             }
             call.accept(ti != null ? ti.slice(0, inBytes) : in == null ? null : in.slice(0, inBytes),
                     to != null ? to.slice(0, outBytes) : out == null ? null : out.slice(0, outBytes));
@@ -217,6 +219,7 @@ final class Collectives {
             return;
         }
         StagedCommunicator c = comm.internal();
+        rt.stats.collectivesByMessages.increment();
         List<Request> reqs = new ArrayList<>();
         reqs.add(c.irecv(recv, count, type, root, 0));
         if (comm.rank() == root) {
@@ -234,6 +237,7 @@ final class Collectives {
             return;
         }
         StagedCommunicator c = comm.internal();
+        rt.stats.collectivesByMessages.increment();
         List<Request> reqs = new ArrayList<>();
         if (comm.rank() == root) {
             for (int r = 0; r < comm.size(); r++) {
@@ -251,6 +255,7 @@ final class Collectives {
             return;
         }
         StagedCommunicator c = comm.internal();
+        rt.stats.collectivesByMessages.increment();
         List<Request> reqs = new ArrayList<>();
         for (int r = 0; r < comm.size(); r++) {
             reqs.add(c.irecv(recv.slice(block * r, block), count, type, r, 0));
@@ -269,6 +274,7 @@ final class Collectives {
             return;
         }
         StagedCommunicator c = comm.internal();
+        rt.stats.collectivesByMessages.increment();
         List<Request> reqs = new ArrayList<>();
         for (int r = 0; r < comm.size(); r++) {
             reqs.add(c.irecv(recv.slice(block * r, block), count, type, r, 0));

@@ -97,10 +97,18 @@ final class StagedCommunicator extends AbstractCommunicator {
         return rt.ipcEnabled() && StagedRuntime.ipcExportable(buffer) && peers.ipcPeer(dest);
     }
 
-    /** The offer for {@code buffer} (a fake one for host memory in the test mode). */
+    /**
+     * The offer for {@code buffer} (a fake one for host memory in the test mode), or null when CUDA
+     * cannot export its memory (e.g. memory of a stream-ordered pool): it is then staged.
+     */
     Wire.IpcOffer ipcOffer(Buffer buffer) {
         if (buffer instanceof DeviceBuffer d) {
-            return rt.exports.offer(d);
+            try {
+                return rt.exports.offer(d);
+            } catch (CudaException e) {
+                warnOnce(rank(), e);
+                return null;
+            }
         }
         return new Wire.IpcOffer(new byte[64], buffer.address(), buffer.byteSize(), 0, 0, -1);
     }
@@ -133,6 +141,7 @@ final class StagedCommunicator extends AbstractCommunicator {
         try {
             long n = Math.min(op.total(), op.capacity());
             op.peerCopyStarted(m, rt.cuda.fromPeer(d, 0, m.at(offer.offset()), n));
+            rt.stats.ipcCopies.increment();
         } catch (RuntimeException e) {
             rt.ipcCache.release(m);
             throw e;
@@ -147,8 +156,8 @@ final class StagedCommunicator extends AbstractCommunicator {
             if (warned[0]) return;
             warned[0] = true;
         }
-        System.err.println("ferry staged: rank " + rank() + " cannot map device memory of rank " + from + " by CUDA IPC (" + e.getMessage()
-                + "); staging through host memory for it instead");
+        System.err.println("ferry staged: rank " + rank() + (from == rank() ? " cannot export its device memory" : " cannot map device memory of rank " + from)
+                + " by CUDA IPC (" + e.getMessage() + "); staging through host memory instead");
     }
 
     /** The exception of a message longer than its receive buffer. */

@@ -88,7 +88,7 @@ final class StagedReceive extends Progress.Op {
             engine.awaitPriorWork(buffer);
         }
         long piece = Wire.firstPiece(rt.settings.eager());
-        slot = rt.slots.acquire(true);
+        slot = rt.slots.acquire(rt.slots.maxBytes(), true);
         first = comm.user().irecv(slot.slice(0, piece), piece, DataType.BYTE, source, tag);
     }
 
@@ -209,7 +209,7 @@ final class StagedReceive extends Progress.Op {
                 if (held >= rt.settings.depth()) {
                     break;
                 }
-                HostBuffer staging = rt.chunks.acquire(held == 0);
+                HostBuffer staging = rt.chunks.acquire(len, held == 0);
                 if (staging == null) {
                     break;
                 }
@@ -240,8 +240,10 @@ final class StagedReceive extends Progress.Op {
                             + " bytes, expected " + len + " (protocol error)");
                 }
                 if (f.staging == null) {
+                    rt.stats.straightChunksIn.increment();
                     f.copied = CopyEngine.Fence.DONE;
                 } else {
+                    rt.stats.stagedChunksIn.increment();
                     long n = Math.max(0, Math.min(len, capacity - off)); // the excess of a truncated message is dropped
                     if (n == 0) {
                         f.copied = CopyEngine.Fence.DONE;
@@ -267,6 +269,7 @@ final class StagedReceive extends Progress.Op {
 
     private void finish() {
         if (total > capacity) {
+            rt.stats.truncated.increment();
             fail(comm.truncation("recv from rank " + from + " tag " + tagSeen, total, capacity));
             return;
         }

@@ -26,6 +26,7 @@ final class StagedRuntime {
     final IpcExports exports;        // null without IPC
     final CudaIpcCache ipcCache;     // null without IPC
     final Progress progress = new Progress();
+    final Stats stats = new Stats();
     private int refs;
     private boolean closed;
 
@@ -34,7 +35,7 @@ final class StagedRuntime {
         this.inner = inner;
         boolean gpu = Cuda.isAvailable();
         LongFunction<HostBuffer> alloc = gpu ? Cuda::allocatePinned : HostBuffer::allocate;
-        this.chunks = new PinnedPool(s.chunk(), s.poolChunks(), alloc);
+        this.chunks = new PinnedPool(Math.min(s.chunk(), 64 * 1024), s.chunk(), s.chunk() * s.poolChunks(), alloc);
         this.slots = new PinnedPool(Wire.slot(s.eager()), 64, alloc);
         this.cuda = gpu ? new CudaCopyEngine(s.contextSync()) : null;
         this.memcpy = s.stageHostBuffers() ? new MemcpyCopyEngine(s.memcpyThreads() > 0) : null;

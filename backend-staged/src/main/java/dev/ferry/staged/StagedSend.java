@@ -77,22 +77,24 @@ final class StagedSend extends Progress.Op {
             engine.awaitPriorWork(buffer);
         }
         if (bytes <= s.eager()) {
+            rt.stats.eagerSends.increment();
             if (engine == null) {
                 first = comm.user().isend(buffer, bytes, DataType.BYTE, dest, tag);
             } else {
-                slot = rt.slots.acquire(true);
+                slot = rt.slots.acquire(rt.slots.maxBytes(), true);
                 engine.toStaging(slot, 0, buffer, 0, bytes).await();
                 first = comm.user().isend(slot, bytes, DataType.BYTE, dest, tag);
             }
             return;
         }
+        rt.stats.framedSends.increment();
         transfer = comm.nextTransfer(dest);
-        slot = rt.slots.acquire(true);
+        slot = rt.slots.acquire(rt.slots.maxBytes(), true);
         MemorySegment seg = slot.segment();
-        boolean offer = comm.mayOfferIpc(buffer, dest);
-        if (offer) {
+        Wire.IpcOffer o = comm.mayOfferIpc(buffer, dest) ? comm.ipcOffer(buffer) : null; // null also when exporting failed
+        if (o != null) {
+            rt.stats.ipcOffers.increment();
             chunk = bytes <= s.threshold() ? bytes : s.chunk();
-            Wire.IpcOffer o = comm.ipcOffer(buffer);
             new Wire.Header(Wire.FLAG_IPC_OFFER, bytes, 0, chunk, transfer).write(seg);
             o.write(seg);
             HostBuffer answer = slot.slice(Wire.scratch(s.eager()), Wire.REPLY);
@@ -147,6 +149,7 @@ final class StagedSend extends Progress.Op {
                     // the receiver copied from our GPU: nothing more to send
                 }
                 case Wire.REPLY_SEND, Wire.REPLY_SEND_NO_IPC -> {
+                    rt.stats.ipcRefused.increment();
                     if (code == Wire.REPLY_SEND_NO_IPC) {
                         comm.noIpcTo(dest);
                     }
@@ -173,6 +176,7 @@ final class StagedSend extends Progress.Op {
                 f.sent = comm.bulk().isend(buffer.slice(offset(nextSend), length(nextSend)), length(nextSend), DataType.BYTE, dest,
                         Wire.dataTag(transfer));
                 inFlight.addLast(f);
+                rt.stats.straightChunksOut.increment();
                 nextSend++;
                 nextCopy++;
                 moved = true;
@@ -180,7 +184,7 @@ final class StagedSend extends Progress.Op {
         } else {
             // device (or staged host) memory: copies up to depth ahead
             while (nextCopy < chunks && inFlight.size() < rt.settings.depth()) {
-                HostBuffer staging = rt.chunks.acquire(inFlight.isEmpty());
+                HostBuffer staging = rt.chunks.acquire(length(nextCopy), inFlight.isEmpty());
                 if (staging == null) {
                     break;
                 }
@@ -204,6 +208,7 @@ final class StagedSend extends Progress.Op {
                     break;
                 }
                 f.sent = comm.bulk().isend(f.staging.slice(0, length(f.k)), length(f.k), DataType.BYTE, dest, Wire.dataTag(transfer));
+                rt.stats.stagedChunksOut.increment();
                 nextSend++;
                 moved = true;
             }

@@ -258,6 +258,28 @@ public class StagedContract extends CommunicatorContract {
         assertEquals(0, rt.progress.inFlight(), "no transfer left in flight");
         assertEquals(0, rt.chunks.outstanding(), "every staging buffer was returned");
         assertEquals(0, rt.slots.outstanding(), "every first-piece slot was returned");
-        assertTrue(rt.chunks.allocated() <= rt.settings.poolChunks(), "the pool keeps at most its bound: " + rt.chunks.allocated());
+        assertTrue(rt.chunks.allocatedBytes() <= rt.chunks.capacityBytes(), "the pool keeps at most its bound: " + rt.chunks.allocatedBytes());
+    }
+
+    /** The configuration's own path really carried the traffic of the suite (a test mode that silently went straight would prove nothing). */
+    @Test
+    void staged_z_theConfiguredPathsWereTaken() {
+        StagedRuntime rt = StagedRuntime.currentOrNull();
+        assertNotNull(rt);
+        var st = rt.stats.snapshot();
+        System.out.println("rank " + rank + ": staged counters " + st + ", pool: " + rt.chunks.allocations() + " allocations, peak "
+                + rt.chunks.peak() + " lent at once" + (rt.ipcCache == null ? "" : ", ipc cache " + Arrays.toString(rt.ipcCache.stats())));
+        assertTrue(st.get("eagerSends") > 0 && st.get("framedSends") > 0, st.toString());
+        if (rt.settings.stageHostBuffers()) {
+            assertTrue(st.get("stagedChunksOut") > 100 && st.get("stagedChunksIn") > 100, "host buffers went through the staging pipeline: " + st);
+            assertTrue(rt.chunks.peak() >= 2, "chunks were pipelined (several staging buffers lent at once): peak " + rt.chunks.peak());
+            assertTrue(st.get("collectiveSteps") > 100 && st.get("collectivesByMessages") > 0, "collectives went through staging: " + st);
+        } else if (!Cuda.isAvailable()) {
+            assertEquals(0L, st.get("stagedChunksOut"), "host buffers go straight: " + st);
+            assertTrue(st.get("straightChunksOut") > 0, st.toString());
+        }
+        if (rt.settings.offerIpcForHost() && size > 1) {
+            assertTrue(st.get("ipcOffers") > 0 && st.get("ipcRefused") == st.get("ipcOffers"), "host buffers were offered and refused: " + st);
+        }
     }
 }

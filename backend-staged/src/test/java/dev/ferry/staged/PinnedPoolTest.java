@@ -1,0 +1,86 @@
+package dev.ferry.staged;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.HostBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class PinnedPoolTest {
+    private final List<HostBuffer> made = new ArrayList<>();
+
+    private PinnedPool pool(long min, long max, long capacity) {
+        return new PinnedPool(min, max, capacity, n -> {
+            HostBuffer b = HostBuffer.allocate(n);
+            made.add(b);
+            return b;
+        });
+    }
+
+    @Test
+    void reusesWithinTheBoundAndRefusesBeyondItUnlessGuaranteed() {
+        PinnedPool p = pool(1024, 4096, 8192);
+        HostBuffer a = p.acquire(4096, false);
+        HostBuffer b = p.acquire(3000, false);
+        assertEquals(4096, b.byteSize(), "rounded up to its class");
+        assertNull(p.acquire(4096, false), "at the bound");
+        HostBuffer c = p.acquire(4096, true);
+        assertNotNull(c, "a transfer holding nothing always gets one");
+        assertEquals(3, p.outstanding());
+        p.release(c);
+        assertTrue(!c.isAlive(), "above the bound: freed at once");
+        p.release(a);
+        assertSame(a, p.acquire(4096, false), "kept and reused");
+        p.release(a);
+        p.release(b);
+        assertEquals(0, p.outstanding());
+        assertEquals(8192, p.allocatedBytes());
+        p.close();
+        assertEquals(0, p.allocatedBytes());
+        assertTrue(made.stream().noneMatch(HostBuffer::isAlive), "close frees everything kept");
+        assertThrows(IllegalStateException.class, () -> p.acquire(1, true));
+    }
+
+    @Test
+    void smallRequestsTakeSmallClassesAndMakeRoomFromOtherClasses() {
+        PinnedPool p = pool(1024, 16384, 16384);
+        HostBuffer big = p.acquire(16384, false);
+        p.release(big);
+        HostBuffer small = p.acquire(100, false);
+        assertEquals(1024, small.byteSize());
+        assertTrue(!big.isAlive(), "the kept big buffer was freed to make room within the bound");
+        HostBuffer mid = p.acquire(5000, false);
+        assertEquals(8192, mid.byteSize());
+        assertThrows(IllegalArgumentException.class, () -> p.acquire(16385, true));
+        p.release(small);
+        p.release(mid);
+        p.close();
+    }
+
+    @Test
+    void buffersReturnedAfterCloseAreFreed() {
+        PinnedPool p = pool(4096, 4096, 4096 * 2);
+        HostBuffer a = p.acquire(10, true);
+        p.close();
+        assertTrue(a.isAlive(), "a lent buffer is not freed under its user");
+        p.release(a);
+        assertTrue(!a.isAlive());
+        assertEquals(0, p.allocatedBytes());
+    }
+
+    @Test
+    void allocationFailureLeavesTheCountsRight() {
+        PinnedPool p = new PinnedPool(4096, 4096, 4096, n -> {
+            throw new OutOfMemoryError("pinned");
+        });
+        assertThrows(OutOfMemoryError.class, () -> p.acquire(1, true));
+        assertEquals(0, p.outstanding());
+        assertEquals(0, p.allocatedBytes());
+    }
+}
