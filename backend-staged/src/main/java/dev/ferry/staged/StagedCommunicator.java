@@ -38,6 +38,7 @@ final class StagedCommunicator extends AbstractCommunicator {
     private final Collectives collectives;
     private final AtomicBoolean released = new AtomicBoolean();
     private StagedCommunicator internal; // for collectives done by point-to-point messages
+    private volatile boolean offerIpc = true;
 
     /** Wraps {@code user} (taking ownership); collective over its ranks. */
     StagedCommunicator(Communicator user, StagedRuntime rt) {
@@ -86,9 +87,14 @@ final class StagedCommunicator extends AbstractCommunicator {
         return t;
     }
 
+    /** Turns IPC offers of this communicator on or off (the check measures the pipeline alone with it off). */
+    void offerIpc(boolean on) {
+        offerIpc = on;
+    }
+
     /** Whether to offer {@code buffer} to {@code dest} by IPC instead of sending its bytes. */
     boolean mayOfferIpc(Buffer buffer, int dest) {
-        if (dest == rank() || noIpc[dest] || !peers.sameNode(dest)) {
+        if (!offerIpc || dest == rank() || noIpc[dest] || !peers.sameNode(dest)) {
             return false;
         }
         if (rt.settings.offerIpcForHost() && buffer instanceof HostBuffer) {

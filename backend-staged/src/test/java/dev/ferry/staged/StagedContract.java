@@ -9,6 +9,7 @@ import dev.ferry.Buffer;
 import dev.ferry.Communicator;
 import dev.ferry.DataType;
 import dev.ferry.DataTypeMismatchException;
+import dev.ferry.DeviceBuffer;
 import dev.ferry.Ferry;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
@@ -24,6 +25,7 @@ import dev.ferry.testing.Mem;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -239,6 +241,167 @@ public class StagedContract extends CommunicatorContract {
         for (int r = 0; r < size; r++) {
             assertTrue(Arrays.equals(Data.bytes(78, r, block), Arrays.copyOfRange(got2, r * block, (r + 1) * block)), "allGather block of rank " + r);
         }
+    }
+
+    // ---- GPU only: skipped without CUDA, with the reason ---------------------------------------
+
+    private static void assumeGpu() {
+        Assumptions.assumeTrue(Cuda.isAvailable(), () -> "needs a GPU: " + Cuda.unavailabilityCause().getMessage());
+    }
+
+    private DeviceBuffer device(long bytes) {
+        DeviceBuffer d = Cuda.allocate(bytes);
+        Mem.poison(d);
+        return d;
+    }
+
+    /** IPC between the two ranks of the pair, else the test is skipped with the reason. */
+    private StagedRuntime assumeIpcWith(int peer) {
+        StagedRuntime rt = ((StagedCommunicator) comm).runtime();
+        boolean mine = rt.ipcEnabled() && ((StagedCommunicator) comm).peers().ipcPeer(peer);
+        Assumptions.assumeTrue(dev.ferry.testing.TestWorld.allAgree(comm, mine), "CUDA IPC is not possible between every pair here (ferry.staged.ipc=false, or ranks on different nodes)");
+        return rt;
+    }
+
+    @Test
+    void staged_gpu_deviceToHostAndHostToDevice() {
+        // MPI lets a send from device memory match a receive into host memory and back: the wire protocol does not depend on the kind
+        assumeGpu();
+        int peer = peer();
+        if (peer < size) {
+            for (int n : new int[] {7, 20_000, 700_000, BIG}) {
+                for (int dir = 0; dir < 2; dir++) {
+                    boolean iSend = (rank % 2 == 0) == (dir == 0);
+                    Mem sendKind = dir == 0 ? Mem.DEVICE : Mem.PAGEABLE, recvKind = dir == 0 ? Mem.PAGEABLE : Mem.DEVICE;
+                    if (iSend) {
+                        comm.send(filled(sendKind, Data.bytes(n + dir, rank, n)), n, DataType.BYTE, peer, 70 + dir);
+                    } else {
+                        Buffer b = poisoned(recvKind, n + 100);
+                        Status s = comm.recv(b, n + 100, DataType.BYTE, peer, 70 + dir);
+                        assertEquals(n, s.byteCount());
+                        assertReceived(Data.bytes(n + dir, peer, n), Mem.read(b), n + " bytes " + sendKind + " -> " + recvKind);
+                    }
+                }
+            }
+        }
+        assertUsable();
+    }
+
+    @Test
+    void staged_gpu_ipcMapsEachAllocationOnceAndNoticesAFree() {
+        assumeGpu();
+        int peer = peer();
+        if (peer >= size) {
+            assumeIpcWith(rank);
+            return;
+        }
+        StagedRuntime rt = assumeIpcWith(peer);
+        long[] cache0 = rt.ipcCache.stats();
+        long copies0 = rt.stats.ipcCopies.sum(), refused0 = rt.stats.ipcRefused.sum();
+        int slice = 1 << 20;
+        if (rank % 2 == 0) {
+            DeviceBuffer d = Cuda.allocate(BIG);
+            for (int i = 0; i < 4; i++) {
+                Mem.write(d, Data.bytes(80 + i, rank, BIG));
+                comm.send(d, BIG, DataType.BYTE, peer, 80 + i);
+            }
+            Mem.write(d, Data.bytes(90, rank, BIG));
+            comm.send(d.slice(4099, slice), slice, DataType.BYTE, peer, 90);
+            d.close(); // the peer's mapping is now stale; it learns at the next offer of this address
+            DeviceBuffer e = Cuda.allocate(BIG);
+            Mem.write(e, Data.bytes(91, rank, BIG));
+            comm.send(e, BIG, DataType.BYTE, peer, 91);
+            e.close();
+            assertEquals(0, rt.stats.ipcRefused.sum() - refused0, "every offer was taken");
+        } else {
+            DeviceBuffer r = device(BIG);
+            for (int i = 0; i < 4; i++) {
+                comm.recv(r, BIG, DataType.BYTE, peer, 80 + i);
+                assertReceived(Data.bytes(80 + i, peer, BIG), Mem.read(r), "IPC transfer " + i);
+            }
+            DeviceBuffer part = device(slice);
+            comm.recv(part, slice, DataType.BYTE, peer, 90);
+            assertReceived(Arrays.copyOfRange(Data.bytes(90, peer, BIG), 4099, 4099 + slice), Mem.read(part), "a slice 4099 bytes into its allocation");
+            comm.recv(r, BIG, DataType.BYTE, peer, 91);
+            assertReceived(Data.bytes(91, peer, BIG), Mem.read(r), "a new allocation (perhaps at the freed one's address)");
+            long[] cache = rt.ipcCache.stats();
+            assertEquals(6, rt.stats.ipcCopies.sum() - copies0, "six copies from the peer's GPU");
+            assertEquals(2, cache[0] - cache0[0], "two allocations mapped, once each: " + Arrays.toString(cache));
+            assertEquals(4, cache[1] - cache0[1], "three repeats and the slice were hits: " + Arrays.toString(cache));
+            assertTrue(rt.ipcCache.size() <= rt.settings.ipcCacheSize());
+            r.close();
+            part.close();
+        }
+    }
+
+    @Test
+    void staged_gpu_wrappedPointerInsideAnAllocation() {
+        assumeGpu();
+        int peer = peer();
+        if (peer < size) {
+            int n = (1 << 20) + 3;
+            if (rank % 2 == 0) {
+                DeviceBuffer owner = Cuda.allocate(2 << 20);
+                DeviceBuffer w = DeviceBuffer.wrap(owner.device(), owner.address() + 12345, n);
+                Mem.write(w, Data.bytes(92, rank, n));
+                comm.send(w, n, DataType.BYTE, peer, 92);
+                comm.send(w.slice(1), n - 1, DataType.BYTE, peer, 93);
+                owner.close();
+            } else {
+                Buffer r = poisoned(Mem.DEVICE, n + 9);
+                comm.recv(r, n + 9, DataType.BYTE, peer, 92);
+                assertReceived(Data.bytes(92, peer, n), Mem.read(r), "borrowed device memory");
+                Mem.poison(r);
+                comm.recv(r, n + 9, DataType.BYTE, peer, 93);
+                assertReceived(Arrays.copyOfRange(Data.bytes(92, peer, n), 1, n), Mem.read(r), "a slice of borrowed device memory");
+            }
+        }
+        assertUsable();
+    }
+
+    @Test
+    void staged_gpu_collectivesWithDeviceAndHostBuffersOnDifferentRanks() {
+        assumeGpu();
+        Mem m = rank % 2 == 0 ? Mem.DEVICE : Mem.PAGEABLE;
+        int root = size - 1;
+        for (int n : new int[] {1000, BIG}) {
+            byte[] data = Data.bytes(94 + n, root, n);
+            Buffer b = rank == root ? filled(m, data) : poisoned(m, n + 1);
+            comm.broadcast(b, n, DataType.BYTE, root);
+            assertReceived(data, Mem.read(b), "broadcast of " + n + " bytes into " + m);
+            int count = n / 8;
+            var in = Data.reductionInput(DataType.LONG, ReduceOp.SUM, rank, count);
+            Buffer send = filled(m, Mem.read(in));
+            in.close();
+            Buffer recv = poisoned(m, 8L * count);
+            comm.allReduce(send, recv, count, DataType.LONG, ReduceOp.SUM);
+            var got = java.lang.foreign.MemorySegment.ofArray(Mem.read(recv));
+            for (int i = 0; i < count; i += 101) {
+                assertEquals(Data.expected(DataType.LONG, ReduceOp.SUM, size, i), Data.get(got, DataType.LONG, i), "allReduce element " + i + " in " + m);
+            }
+            Buffer mine = filled(m, Data.bytes(95 + n, rank, n));
+            Buffer all = poisoned(m, (long) n * size);
+            comm.allGather(mine, all, n, DataType.BYTE);
+            byte[] got2 = Mem.read(all);
+            for (int r = 0; r < size; r++) {
+                assertTrue(Arrays.equals(Data.bytes(95 + n, r, n), Arrays.copyOfRange(got2, r * n, (r + 1) * n)), "allGather block " + r + " in " + m);
+            }
+        }
+    }
+
+    @Test
+    void staged_gpu_managedMemory() {
+        assumeGpu();
+        int peer = peer();
+        if (peer < size) {
+            try (DeviceBuffer s = Cuda.allocateManaged(BIG); DeviceBuffer r = Cuda.allocateManaged(BIG)) {
+                Mem.write(s, Data.bytes(96, rank, BIG));
+                Mem.poison(r);
+                comm.sendRecv(s, BIG, DataType.BYTE, peer, 96, r, BIG, DataType.BYTE, peer, 96);
+                assertReceived(Data.bytes(96, peer, BIG), Mem.read(r), "managed memory, staged (never offered by IPC)");
+            }
+        }
+        assertUsable();
     }
 
     @Test

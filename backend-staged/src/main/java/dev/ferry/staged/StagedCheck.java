@@ -1,0 +1,514 @@
+package dev.ferry.staged;
+
+import dev.ferry.Buffer;
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.Ferry;
+import dev.ferry.HostBuffer;
+import dev.ferry.SelectionReport;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.cuda.CudaStream;
+import dev.ferry.spi.Probe;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The GPU check of the staged backend, for two ranks: correctness of every path at sizes from
+ * 1 byte to 1 GiB (random data, receive buffers poisoned, every byte compared on the host, and
+ * the bytes after the message checked untouched), and a bandwidth table measured in the same run
+ * (ping-pong, one-way time = half a round trip; median, min and max of several repetitions):
+ *
+ * <ul>
+ * <li>staged: device to device through the pipeline (IPC off);</li>
+ * <li>ipc: device to device by CUDA IPC (when the two ranks share a node);</li>
+ * <li>naive: one device-to-host copy, one MPI message of pinned memory, one host-to-device copy;</li>
+ * <li>host: pinned host to pinned host through the inner MPI backend alone;</li>
+ * <li>peer: cuMemcpyPeer from GPU 0 to GPU 1 inside rank 0 (which opens both), when two GPUs are visible.</li>
+ * </ul>
+ *
+ * and the verdicts: staged at least 90% of host from 1 MiB up, staged 8-byte latency within twice
+ * host latency plus an 8-byte device-to-host and host-to-device copy, IPC at least 80% of
+ * cuMemcpyPeer from 256 MiB up. Prints a markdown report and writes it to {@code --out FILE}.
+ * Exits 1 when a byte is wrong, 3 when a verdict fails (0 with {@code --no-verdict-exit}), 0
+ * with a printed reason when there is no GPU.
+ *
+ * <pre>
+ * mpirun -np 2 java -cp ... -Dferry.backend=staged dev.ferry.staged.StagedCheck --out staged-check.md [--max 1g] [--quick]
+ * </pre>
+ */
+public final class StagedCheck {
+    private static final byte POISON = (byte) 0xA5;
+    private static final long GUARD = 64;
+
+    private final Communicator world;
+    private final int rank;
+    private final int peer;
+    private final long max;
+    private final boolean quick;
+    private final StringBuilder report = new StringBuilder();
+    private final List<String> failures = new ArrayList<>();
+    private final Memory mem;
+
+    private StagedCheck(Communicator world, long max, boolean quick, Memory mem) {
+        this.world = world;
+        this.rank = world.rank();
+        this.peer = 1 - rank;
+        this.max = max;
+        this.quick = quick;
+        this.mem = mem;
+    }
+
+    /** Device memory and copies: CUDA's, or host memory standing in for it ({@code --cpu}, to test the check itself without a GPU). */
+    private interface Memory {
+        Buffer device(long bytes);
+
+        HostBuffer pinned(long bytes);
+
+        /** Synchronous copy in any direction. */
+        void copy(Buffer dst, Buffer src, long bytes);
+
+        void fill(Buffer dst, long bytes, byte value);
+
+        String describe();
+    }
+
+    private static final Memory CUDA = new Memory() {
+        public Buffer device(long bytes) { return Cuda.allocate(bytes); }
+        public HostBuffer pinned(long bytes) { return Cuda.allocatePinned(bytes); }
+        public void copy(Buffer dst, Buffer src, long bytes) { Cuda.copy(dst, src, bytes); }
+        public void fill(Buffer dst, long bytes, byte value) { Cuda.fill(dst.slice(0, bytes), value); }
+        public String describe() { return Cuda.describe(); }
+    };
+
+    private static final Memory HOST = new Memory() {
+        public Buffer device(long bytes) { return HostBuffer.allocate(bytes); }
+        public HostBuffer pinned(long bytes) { return HostBuffer.allocate(bytes); }
+        public void copy(Buffer dst, Buffer src, long bytes) {
+            MemorySegment.copy(((HostBuffer) src).segment(), 0, ((HostBuffer) dst).segment(), 0, bytes);
+        }
+        public void fill(Buffer dst, long bytes, byte value) { ((HostBuffer) dst).segment().asSlice(0, bytes).fill(value); }
+        public String describe() { return "none: --cpu, host memory stands in for device memory (a test of the check itself, not a measurement)"; }
+    };
+
+    public static void main(String[] args) throws IOException {
+        String out = null;
+        long max = 1L << 30;
+        boolean quick = false, verdictExit = true, cpu = false;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--out" -> out = args[++i];
+                case "--max" -> max = StagedSettings.parseSize("--max", args[++i]);
+                case "--quick" -> quick = true;
+                case "--no-verdict-exit" -> verdictExit = false;
+                case "--cpu" -> cpu = true;
+                default -> {
+                    System.err.println("usage: mpirun -np 2 java ... dev.ferry.staged.StagedCheck [--out FILE] [--max BYTES] [--quick] [--no-verdict-exit] [--cpu]");
+                    System.exit(2);
+                }
+            }
+        }
+        Communicator world = Ferry.open("staged");
+        if (world.size() != 2) {
+            if (world.rank() == 0) System.err.println("StagedCheck needs exactly 2 ranks, not " + world.size());
+            world.close();
+            Ferry.shutdown();
+            System.exit(2);
+        }
+        if (!Cuda.isAvailable() && !cpu) {
+            if (world.rank() == 0) {
+                String msg = "StagedCheck SKIPPED: no GPU here (" + Cuda.unavailabilityCause().getMessage() + ")";
+                System.out.println(msg);
+                if (out != null) Files.writeString(Path.of(out), msg + "\n");
+            }
+            world.close();
+            Ferry.shutdown();
+            return;
+        }
+        StagedCheck c = new StagedCheck(world, max, quick, Cuda.isAvailable() && !cpu ? CUDA : HOST);
+        int code = c.run();
+        if (world.rank() == 0) {
+            System.out.println(c.report);
+            if (out != null) {
+                Files.writeString(Path.of(out), c.report.toString());
+                System.out.println("(written to " + out + ")");
+            }
+        }
+        world.close();
+        Ferry.shutdown();
+        System.exit(code == 3 && !verdictExit ? 0 : code);
+    }
+
+    // ---- data ----------------------------------------------------------------------------------
+
+    /** SplitMix64 words of {@code seed}: cheap, reproducible on both ranks. */
+    private static void pattern(MemorySegment s, long n, long seed) {
+        long words = n / 8;
+        long z = seed * 0x9E3779B97F4A7C15L;
+        for (long i = 0; i < words; i++) {
+            long x = (z += 0x9E3779B97F4A7C15L);
+            x = (x ^ (x >>> 30)) * 0xBF58476D1CE4E5B9L;
+            x = (x ^ (x >>> 27)) * 0x94D049BB133111EBL;
+            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i * 8, x ^ (x >>> 31));
+        }
+        for (long i = words * 8; i < n; i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) (seed * 31 + i));
+        }
+    }
+
+    private static long seed(int who, long size, int path) {
+        return (who + 1) * 1_000_003L + size * 7 + path * 131;
+    }
+
+    private final class Buffers implements AutoCloseable {
+        final Buffer send = mem.device(max);
+        final Buffer recv = mem.device(max + GUARD);
+        final HostBuffer pinnedOut = mem.pinned(max);
+        final HostBuffer pinnedIn = mem.pinned(max + GUARD);
+        final HostBuffer mine = HostBuffer.allocate(max);
+        final HostBuffer expected = HostBuffer.allocate(max);
+        final HostBuffer readback = HostBuffer.allocate(max + GUARD);
+
+        @Override
+        public void close() {
+            for (AutoCloseable c : new AutoCloseable[] {(AutoCloseable) send, (AutoCloseable) recv, pinnedOut, pinnedIn, mine, expected, readback}) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    // at exit
+                }
+            }
+        }
+    }
+
+    /** Prepares a checked transfer of {@code n} bytes: my data into the source, poison into the receiver. */
+    private void prepare(Buffers b, long n, int path, Buffer source, Buffer target) {
+        pattern(b.mine.segment(), n, seed(rank, n, path));
+        pattern(b.expected.segment(), n, seed(peer, n, path));
+        mem.copy(source, b.mine, n);
+        mem.fill(target, n + GUARD, POISON);
+    }
+
+    /** Compares what arrived (and the guard after it) on the host; records a failure. */
+    private boolean verify(Buffers b, long n, String path, Buffer target) {
+        mem.copy(b.readback, target, n + GUARD);
+        MemorySegment got = b.readback.segment();
+        long bad = got.asSlice(0, n).mismatch(b.expected.segment().asSlice(0, n));
+        String what = null;
+        if (bad >= 0) {
+            what = path + " " + n + " B on rank " + rank + ": first wrong byte at " + bad + " (0x" + Integer.toHexString(got.get(ValueLayout.JAVA_BYTE, bad) & 0xFF)
+                    + " instead of 0x" + Integer.toHexString(b.expected.segment().get(ValueLayout.JAVA_BYTE, bad) & 0xFF) + ")";
+        } else {
+            for (long i = n; i < n + GUARD; i++) {
+                if (got.get(ValueLayout.JAVA_BYTE, i) != POISON) {
+                    what = path + " " + n + " B on rank " + rank + ": byte " + i + " after the message was overwritten";
+                    break;
+                }
+            }
+        }
+        boolean ok = what == null;
+        if (!ok) {
+            failures.add(what);
+            System.err.println("StagedCheck: WRONG DATA: " + what);
+        }
+        return allAgree(ok);
+    }
+
+    private boolean allAgree(boolean mine) {
+        try (HostBuffer in = HostBuffer.allocate(4); HostBuffer out = HostBuffer.allocate(4)) {
+            in.segment().set(ValueLayout.JAVA_INT, 0, mine ? 1 : 0);
+            world.allReduce(in, out, 1, DataType.INT, dev.ferry.ReduceOp.MIN);
+            return out.segment().get(ValueLayout.JAVA_INT, 0) == 1;
+        }
+    }
+
+    // ---- measurement ---------------------------------------------------------------------------
+
+    /** One-way times in seconds, from ping-pong round trips. */
+    private interface Exchange {
+        void send(long n);
+
+        void recv(long n);
+    }
+
+    private static int reps(long n, boolean quick) {
+        int r = n <= (64 << 10) ? 200 : n <= (8 << 20) ? 40 : n <= (128L << 20) ? 10 : 5;
+        return quick ? Math.max(3, r / 5) : r;
+    }
+
+    /** Median, min and max one-way seconds (on rank 0; rank 1 returns null). */
+    private double[] pingPong(Exchange x, long n, int reps) {
+        double[] t = new double[reps];
+        for (int i = -Math.min(3, reps); i < reps; i++) { // the first rounds warm up
+            world.barrier();
+            long t0 = System.nanoTime();
+            if (rank == 0) {
+                x.send(n);
+                x.recv(n);
+            } else {
+                x.recv(n);
+                x.send(n);
+            }
+            long t1 = System.nanoTime();
+            if (i >= 0) t[i] = (t1 - t0) / 2e9;
+        }
+        Arrays.sort(t);
+        return new double[] {t[reps / 2], t[0], t[reps - 1]};
+    }
+
+    private record Row(long bytes, Map<String, double[]> times, boolean checked) {
+    }
+
+    private static final String[] PATHS = {"staged", "ipc", "naive", "host", "peer"};
+
+    private int run() {
+        Buffers b = new Buffers();
+        StagedCommunicator sc = (StagedCommunicator) world;
+        StagedRuntime rt = sc.runtime();
+        StagedCommunicator pipe = (StagedCommunicator) world.duplicate();
+        pipe.offerIpc(false);
+        StagedCommunicator ipcComm = (StagedCommunicator) world.duplicate();
+        boolean ipc = mem == CUDA && rt.ipcEnabled() && sc.peers().ipcPeer(peer);
+        String innerName = rt.inner;
+        Communicator host = Ferry.open(innerName);
+        SelectionReport sel = Ferry.lastReport();
+
+        String[] deviceNames = new String[2];
+        try (HostBuffer in = HostBuffer.allocate(4); HostBuffer all = HostBuffer.allocate(8)) {
+            in.segment().set(ValueLayout.JAVA_INT, 0, mem == CUDA ? Cuda.defaultDevice().ordinal() : -1);
+            world.allGather(in, all, 1, DataType.INT);
+            for (int r = 0; r < 2; r++) {
+                int d = all.segment().getAtIndex(ValueLayout.JAVA_INT, r);
+                deviceNames[r] = d < 0 ? "host memory (--cpu)" : "GPU " + d + " (" + Cuda.device(Math.min(d, Cuda.deviceCount() - 1)).name() + ")";
+            }
+        }
+
+        List<Long> sizes = new ArrayList<>();
+        for (long n = 8; n <= max; n *= 4) sizes.add(n);
+        for (long n : new long[] {1L << 20, 256L << 20, 1L << 30}) if (n <= max && !sizes.contains(n)) sizes.add(n);
+        sizes.sort(Long::compare);
+        long[] odd = {1, 7, 1_000_003, (4L << 20) + 1, (64L << 20) + 7};
+
+        List<Row> rows = new ArrayList<>();
+        double[] smallCopies = smallCopyMicros(b);
+        Map<Long, double[]> peerTimes = rank == 0 && mem == CUDA ? peerCopies(sizes) : Map.of();
+
+        long ipcBefore = rt.stats.ipcCopies.sum(), refusedBefore = rt.stats.ipcRefused.sum();
+        List<Long> all = new ArrayList<>(sizes);
+        for (long n : odd) if (n <= max) all.add(n);
+        for (long n : all) {
+            boolean timed = sizes.contains(n);
+            int reps = timed ? reps(n, quick) : 3;
+            Map<String, double[]> times = new LinkedHashMap<>();
+            boolean ok = true;
+            // staged pipeline, IPC off
+            ok &= checkedPingPong(b, n, 0, "staged", b.send, b.recv, reps, times, new Exchange() {
+                public void send(long m) { pipe.send(b.send, m, DataType.BYTE, peer, 1); }
+                public void recv(long m) { pipe.recv(b.recv, m, DataType.BYTE, peer, 1); }
+            });
+            if (ipc) {
+                ok &= checkedPingPong(b, n, 1, "ipc", b.send, b.recv, reps, times, new Exchange() {
+                    public void send(long m) { ipcComm.send(b.send, m, DataType.BYTE, peer, 2); }
+                    public void recv(long m) { ipcComm.recv(b.recv, m, DataType.BYTE, peer, 2); }
+                });
+            }
+            ok &= checkedPingPong(b, n, 2, "naive", b.send, b.recv, reps, times, new Exchange() {
+                public void send(long m) {
+                    mem.copy(b.pinnedOut, b.send, m);
+                    host.send(b.pinnedOut, m, DataType.BYTE, peer, 3);
+                }
+
+                public void recv(long m) {
+                    host.recv(b.pinnedIn, m, DataType.BYTE, peer, 3);
+                    mem.copy(b.recv, b.pinnedIn, m);
+                }
+            });
+            ok &= checkedPingPong(b, n, 3, "host", b.pinnedOut, b.pinnedIn, reps, times, new Exchange() {
+                public void send(long m) { host.send(b.pinnedOut, m, DataType.BYTE, peer, 4); }
+                public void recv(long m) { host.recv(b.pinnedIn, m, DataType.BYTE, peer, 4); }
+            });
+            if (peerTimes.containsKey(n)) times.put("peer", peerTimes.get(n));
+            rows.add(new Row(n, times, ok));
+            if (rank == 0) {
+                System.err.printf(Locale.ROOT, "StagedCheck: %s %s%n", StagedSettings.bytes(n), ok ? "ok" : "WRONG");
+            }
+        }
+        long ipcCopies = rt.stats.ipcCopies.sum() - ipcBefore, refused = rt.stats.ipcRefused.sum() - refusedBefore;
+        boolean ipcUsed = allAgree(!ipc || (ipcCopies > 0 || rank == 1) && refused == 0);
+        if (ipc && !ipcUsed) {
+            failures.add("the ipc path fell back to staging (ipc copies " + ipcCopies + ", refused " + refused + " on rank " + rank + ")");
+        }
+
+        int code = failures.isEmpty() && allAgree(failures.isEmpty()) ? 0 : 1;
+        if (rank == 0) {
+            code = Math.max(code, write(rows, smallCopies, sel, innerName, deviceNames, ipc, rt, code));
+        }
+        code = broadcastCode(code);
+        host.close();
+        pipe.close();
+        ipcComm.close();
+        b.close();
+        return code;
+    }
+
+    private int broadcastCode(int code) {
+        try (HostBuffer c = HostBuffer.allocate(4)) {
+            c.segment().set(ValueLayout.JAVA_INT, 0, code);
+            world.broadcast(c, 1, DataType.INT, 0);
+            return c.segment().get(ValueLayout.JAVA_INT, 0);
+        }
+    }
+
+    /** A ping-pong checked on its first and last round: poisoned receive buffers, every byte compared. */
+    private boolean checkedPingPong(Buffers b, long n, int path, String name, Buffer source, Buffer target, int reps,
+                                    Map<String, double[]> times, Exchange x) {
+        prepare(b, n, path, source, target);
+        if (rank == 0) {
+            x.send(n);
+            x.recv(n);
+        } else {
+            x.recv(n);
+            x.send(n);
+        }
+        boolean ok = verify(b, n, name + " (first)", target);
+        mem.fill(target, n + GUARD, POISON);
+        double[] t = pingPong(x, n, reps);
+        ok &= verify(b, n, name + " (after timing)", target);
+        times.put(name, t);
+        return ok;
+    }
+
+    /** Median microseconds of an 8-byte device-to-host and host-to-device copy (cuMemcpy, pinned). */
+    private double[] smallCopyMicros(Buffers b) {
+        int n = 2000;
+        double[] d2h = new double[n], h2d = new double[n];
+        for (int i = 0; i < n; i++) {
+            long t0 = System.nanoTime();
+            mem.copy(b.pinnedOut, b.send, 8);
+            long t1 = System.nanoTime();
+            mem.copy(b.recv, b.pinnedIn, 8);
+            long t2 = System.nanoTime();
+            d2h[i] = (t1 - t0) / 1e3;
+            h2d[i] = (t2 - t1) / 1e3;
+        }
+        Arrays.sort(d2h);
+        Arrays.sort(h2d);
+        return new double[] {d2h[n / 2], h2d[n / 2]};
+    }
+
+    /** cuMemcpyPeer GPU 0 -> GPU 1 inside this process, one-way seconds by size (rank 0, two GPUs). */
+    private Map<Long, double[]> peerCopies(List<Long> sizes) {
+        Map<Long, double[]> out = new LinkedHashMap<>();
+        if (Cuda.deviceCount() < 2) {
+            return out;
+        }
+        boolean peerOn = Cuda.enablePeerAccess(0, 1) & Cuda.enablePeerAccess(1, 0);
+        try (DeviceBuffer src = Cuda.allocate(0, max); DeviceBuffer dst = Cuda.allocate(1, max); CudaStream s = Cuda.newStream(0);
+             HostBuffer h = HostBuffer.allocate(Math.min(max, 64L << 20)); HostBuffer back = HostBuffer.allocate(Math.min(max, 64L << 20))) {
+            pattern(h.segment(), h.byteSize(), 99);
+            Cuda.copy(src, h, h.byteSize());
+            for (long n : sizes) {
+                int reps = reps(n, quick);
+                double[] t = new double[reps];
+                for (int i = -2; i < reps; i++) {
+                    long t0 = System.nanoTime();
+                    Cuda.copyPeerAsync(dst.address(), 1, src.address(), 0, n, s);
+                    s.synchronize();
+                    long t1 = System.nanoTime();
+                    if (i >= 0) t[i] = (t1 - t0) / 1e9;
+                }
+                long k = Math.min(n, h.byteSize());
+                Cuda.copy(back, dst, k);
+                if (back.segment().asSlice(0, k).mismatch(h.segment().asSlice(0, k)) >= 0) {
+                    failures.add("cuMemcpyPeer " + n + " B copied wrong bytes");
+                }
+                Arrays.sort(t);
+                out.put(n, new double[] {t[reps / 2], t[0], t[reps - 1]});
+            }
+        }
+        if (!peerOn) {
+            report.append("(cuMemcpyPeer ran without peer access: GPU 0 and 1 cannot access each other)\n");
+        }
+        return out;
+    }
+
+    // ---- report --------------------------------------------------------------------------------
+
+    private static String gbps(long n, double[] t) {
+        if (t == null) return "n/a";
+        return String.format(Locale.ROOT, "%.2f (%.2f–%.2f)", n / t[0] / 1e9, n / t[2] / 1e9, n / t[1] / 1e9);
+    }
+
+    private int write(List<Row> rows, double[] smallCopies, SelectionReport sel, String inner, String[] devices, boolean ipc,
+                      StagedRuntime rt, int code) {
+        Probe innerProbe = sel == null ? null : sel.probe(inner);
+        StringBuilder r = report;
+        r.append("# Ferry staged check\n\n");
+        r.append("- ranks: 2, rank 0 on ").append(devices[0]).append(", rank 1 on ").append(devices[1]).append('\n');
+        r.append("- inner backend: ").append(inner).append(innerProbe == null ? "" : " (" + innerProbe.reason() + ")").append('\n');
+        r.append("- settings: ").append(rt.settings.describe()).append(", ipc ").append(ipc ? "on between the two ranks" : "not available between the two ranks").append('\n');
+        r.append("- CUDA: ").append(mem.describe()).append('\n');
+        r.append("- peer access: ").append(mem == CUDA ? StagedProvider.peerAccess() : "n/a").append('\n');
+        r.append("- one-way GB/s (1e9 bytes/s) from ping-pong: median (min–max); peer = cuMemcpyPeer GPU 0 -> GPU 1 in one process\n\n");
+        r.append("| bytes | staged | ipc | naive staging | host pinned (").append(inner).append(") | cuMemcpyPeer | staged/host | ipc/peer | bytes checked |\n");
+        r.append("|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n");
+        int verdict = 0;
+        List<String> verdicts = new ArrayList<>();
+        double worstStaged = Double.MAX_VALUE, worstIpc = Double.MAX_VALUE;
+        for (Row row : rows) {
+            Map<String, double[]> t = row.times();
+            double[] st = t.get("staged"), ho = t.get("host"), ip = t.get("ipc"), pe = t.get("peer");
+            String sh = st != null && ho != null ? String.format(Locale.ROOT, "%.0f%%", 100 * ho[0] / st[0]) : "";
+            String ipe = ip != null && pe != null ? String.format(Locale.ROOT, "%.0f%%", 100 * pe[0] / ip[0]) : "";
+            r.append("| ").append(row.bytes()).append(" | ").append(gbps(row.bytes(), st)).append(" | ").append(gbps(row.bytes(), ip))
+                    .append(" | ").append(gbps(row.bytes(), t.get("naive"))).append(" | ").append(gbps(row.bytes(), ho))
+                    .append(" | ").append(gbps(row.bytes(), pe)).append(" | ").append(sh).append(" | ").append(ipe)
+                    .append(" | ").append(row.checked() ? "ok" : "**WRONG**").append(" |\n");
+            if (row.bytes() >= (1 << 20) && st != null && ho != null && Long.bitCount(row.bytes()) == 1) {
+                worstStaged = Math.min(worstStaged, ho[0] / st[0]);
+            }
+            if (row.bytes() >= (256L << 20) && ip != null && pe != null) {
+                worstIpc = Math.min(worstIpc, pe[0] / ip[0]);
+            }
+        }
+        r.append("\n## Latency (8 B, one-way median)\n\n");
+        Row eight = rows.stream().filter(x -> x.bytes() == 8).findFirst().orElse(null);
+        if (eight != null) {
+            double st = eight.times().get("staged")[0] * 1e6, ho = eight.times().get("host")[0] * 1e6;
+            double limit = 2 * (ho + smallCopies[0] + smallCopies[1]);
+            r.append(String.format(Locale.ROOT, "- staged %.1f us, host pinned %.1f us, 8 B copies: D2H %.1f us + H2D %.1f us%n", st, ho, smallCopies[0], smallCopies[1]));
+            boolean pass = st <= limit;
+            verdicts.add(String.format(Locale.ROOT, "%s staged 8 B latency %.1f us <= 2 x (host %.1f + copies %.1f) = %.1f us",
+                    pass ? "PASS" : "FAIL", st, ho, smallCopies[0] + smallCopies[1], limit));
+            if (!pass) verdict = 3;
+        }
+        if (worstStaged != Double.MAX_VALUE) {
+            boolean pass = worstStaged >= 0.9;
+            verdicts.add(String.format(Locale.ROOT, "%s staged >= 90%% of pinned host bandwidth from 1 MiB up (worst %.0f%%)", pass ? "PASS" : "FAIL", 100 * worstStaged));
+            if (!pass) verdict = 3;
+        }
+        if (worstIpc != Double.MAX_VALUE) {
+            boolean pass = worstIpc >= 0.8;
+            verdicts.add(String.format(Locale.ROOT, "%s ipc >= 80%% of cuMemcpyPeer from 256 MiB up (worst %.0f%%)", pass ? "PASS" : "FAIL", 100 * worstIpc));
+            if (!pass) verdict = 3;
+        } else {
+            verdicts.add("n/a ipc vs cuMemcpyPeer (" + (ipc ? "no cuMemcpyPeer figure: fewer than two GPUs visible, or sizes below 256 MiB" : "no IPC between the ranks") + ")");
+        }
+        r.append("\n## Verdicts\n\n");
+        for (String v : verdicts) r.append("- ").append(v).append('\n');
+        r.append("- ").append(failures.isEmpty() && code == 0 ? "PASS every byte of every path and size was right" : "FAIL wrong data: " + failures).append('\n');
+        var cache = rt.ipcCache;
+        r.append("\nstaged counters on rank 0: ").append(rt.stats).append(cache == null ? "" : ", ipc cache (opens, hits, stale, evictions, closes) "
+                + Arrays.toString(cache.stats())).append(", staging pool: ").append(rt.chunks.allocations()).append(" allocations\n");
+        return verdict;
+    }
+}
