@@ -62,7 +62,7 @@ final class Collectives {
         if (largestBytes <= rt.settings.threshold() || !anyStaged(mine)) {
             return Math.max(count, 1);
         }
-        return rt.settings.chunk() / type.size();
+        return Tuning.of(rt.settings).chunkFor(largestBytes) / type.size();
     }
 
     // ---- chunked: broadcast, reduce, allReduce ---------------------------------------------

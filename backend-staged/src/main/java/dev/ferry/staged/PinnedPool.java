@@ -22,7 +22,7 @@ final class PinnedPool implements AutoCloseable {
     private final long maxBytes;
     private final long capacityBytes;
     private final LongFunction<HostBuffer> allocator;
-    private final ArrayDeque<HostBuffer>[] free;
+    private final java.util.List<ArrayDeque<HostBuffer>> free = new java.util.ArrayList<>();
     private long allocatedBytes;  // alive: kept and lent
     private int outstanding;      // lent and not returned
     private long allocations;     // ever
@@ -34,7 +34,6 @@ final class PinnedPool implements AutoCloseable {
         this(bytes, bytes, bytes * count, allocator);
     }
 
-    @SuppressWarnings("unchecked")
     PinnedPool(long minBytes, long maxBytes, long capacityBytes, LongFunction<HostBuffer> allocator) {
         if (minBytes <= 0 || maxBytes < minBytes) {
             throw new IllegalArgumentException("size classes [" + minBytes + ", " + maxBytes + "]");
@@ -45,8 +44,7 @@ final class PinnedPool implements AutoCloseable {
         this.allocator = allocator;
         int classes = 1;
         for (long s = minBytes; s < maxBytes; s <<= 1) classes++;
-        free = new ArrayDeque[classes];
-        for (int i = 0; i < classes; i++) free[i] = new ArrayDeque<>();
+        for (int i = 0; i < classes; i++) free.add(new ArrayDeque<>());
     }
 
     /** The largest buffer. */
@@ -79,7 +77,7 @@ final class PinnedPool implements AutoCloseable {
             if (closed) {
                 throw new IllegalStateException("the staging pool was closed (Ferry.shutdown?)");
             }
-            HostBuffer b = free[c].pollFirst();
+            HostBuffer b = free.get(c).pollFirst();
             if (b != null) {
                 lent();
                 return b;
@@ -112,9 +110,9 @@ final class PinnedPool implements AutoCloseable {
 
     /** Frees kept buffers (largest classes first) until {@code size} more fits in the bound. */
     private boolean dropFreeFor(long size) {
-        for (int c = free.length - 1; c >= 0 && allocatedBytes + size > capacityBytes; c--) {
+        for (int c = free.size() - 1; c >= 0 && allocatedBytes + size > capacityBytes; c--) {
             HostBuffer b;
-            while (allocatedBytes + size > capacityBytes && (b = free[c].pollFirst()) != null) {
+            while (allocatedBytes + size > capacityBytes && (b = free.get(c).pollFirst()) != null) {
                 allocatedBytes -= b.byteSize();
                 b.close();
             }
@@ -132,7 +130,7 @@ final class PinnedPool implements AutoCloseable {
             outstanding--;
             keep = !closed && allocatedBytes <= capacityBytes;
             if (keep) {
-                free[classOf(b.byteSize())].addFirst(b); // most recently used first: warm in caches and TLBs
+                free.get(classOf(b.byteSize())).addFirst(b); // most recently used first: warm in caches and TLBs
             } else {
                 allocatedBytes -= b.byteSize();
             }

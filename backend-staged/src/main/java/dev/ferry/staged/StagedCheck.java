@@ -43,7 +43,7 @@ import java.util.Map;
  * with a printed reason when there is no GPU.
  *
  * <pre>
- * mpirun -np 2 java -cp ... -Dferry.backend=staged dev.ferry.staged.StagedCheck --out staged-check.md [--max 1g] [--quick]
+ * mpirun -np 2 java -cp ... -Dferry.backend=staged dev.ferry.staged.StagedCheck [--out] staged-check.md [--max 1g] [--quick]
  * </pre>
  */
 public final class StagedCheck {
@@ -55,6 +55,7 @@ public final class StagedCheck {
     private final int peer;
     private final long max;
     private final boolean quick;
+    private boolean sweep;
     private final StringBuilder report = new StringBuilder();
     private final List<String> failures = new ArrayList<>();
     private final Memory mem;
@@ -103,7 +104,7 @@ public final class StagedCheck {
     public static void main(String[] args) throws IOException {
         String out = null;
         long max = 1L << 30;
-        boolean quick = false, verdictExit = true, cpu = false;
+        boolean quick = false, verdictExit = true, cpu = false, sweep = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--out" -> out = args[++i];
@@ -111,9 +112,13 @@ public final class StagedCheck {
                 case "--quick" -> quick = true;
                 case "--no-verdict-exit" -> verdictExit = false;
                 case "--cpu" -> cpu = true;
+                case "--sweep" -> sweep = true;
                 default -> {
-                    System.err.println("usage: mpirun -np 2 java ... dev.ferry.staged.StagedCheck [--out FILE] [--max BYTES] [--quick] [--no-verdict-exit] [--cpu]");
-                    System.exit(2);
+                    if (args[i].startsWith("-") || out != null) {
+                        System.err.println("usage: mpirun -np 2 java ... dev.ferry.staged.StagedCheck [[--out] FILE] [--max BYTES] [--quick] [--sweep] [--no-verdict-exit] [--cpu]");
+                        System.exit(2);
+                    }
+                    out = args[i]; // the report file may also be given alone
                 }
             }
         }
@@ -135,6 +140,7 @@ public final class StagedCheck {
             return;
         }
         StagedCheck c = new StagedCheck(world, max, quick, Cuda.isAvailable() && !cpu ? CUDA : HOST);
+        c.sweep = sweep;
         int code = c.run();
         if (world.rank() == 0) {
             System.out.println(c.report);
@@ -348,9 +354,12 @@ public final class StagedCheck {
             failures.add("the ipc path fell back to staging (ipc copies " + ipcCopies + ", refused " + refused + " on rank " + rank + ")");
         }
 
+        StringBuilder sweepReport = sweep ? sweep(b, pipe, host, rt) : null;
+
         int code = failures.isEmpty() && allAgree(failures.isEmpty()) ? 0 : 1;
         if (rank == 0) {
             code = Math.max(code, write(rows, smallCopies, sel, innerName, deviceNames, ipc, rt, code));
+            if (sweepReport != null) report.append(sweepReport);
         }
         code = broadcastCode(code);
         host.close();
@@ -358,6 +367,65 @@ public final class StagedCheck {
         ipcComm.close();
         b.close();
         return code;
+    }
+
+    /**
+     * The staged pipeline under several tunings (chunk sizes, threshold, depth) at sizes around the
+     * chunk sizes, every transfer checked, to choose the defaults from one run. Tunings whose chunk
+     * exceeds the staging buffers ({@code ferry.staged.chunk}) are left out: run with
+     * {@code -Dferry.staged.chunk=8m} to sweep up to 8 MiB chunks.
+     */
+    private StringBuilder sweep(Buffers b, StagedCommunicator pipe, Communicator host, StagedRuntime rt) {
+        long kib = 1024, mib = kib * kib;
+        long cap = rt.chunks.maxBytes();
+        Tuning start = pipe.tuning();
+        List<Tuning> tunings = new ArrayList<>();
+        for (Tuning t : new Tuning[] {
+                new Tuning(4 * mib, 4 * mib, mib, 4),          // fixed 4 MiB chunks, 1 MiB threshold
+                new Tuning(4 * mib, 256 * kib, mib, 4),        // adaptive (the default)
+                new Tuning(4 * mib, 256 * kib, 256 * kib, 4),
+                new Tuning(2 * mib, 128 * kib, 256 * kib, 4),
+                new Tuning(8 * mib, 512 * kib, mib, 4),
+                new Tuning(4 * mib, 256 * kib, 256 * kib, 2),
+                new Tuning(4 * mib, 256 * kib, 256 * kib, 8),
+                new Tuning(mib, mib, 256 * kib, 4)}) {    // fixed 1 MiB chunks
+            if (t.chunk() <= cap && !tunings.contains(t)) tunings.add(t);
+        }
+        List<Long> sizes = new ArrayList<>();
+        for (long n : new long[] {256 * kib, mib, 2 * mib, 4 * mib, 16 * mib, 64 * mib, 256 * mib}) if (n <= max) sizes.add(n);
+        StringBuilder r = new StringBuilder("\n## Sweep: staged pipeline by tuning (one-way GB/s, median; IPC off)\n\n");
+        r.append("| bytes | host pinned |");
+        for (int i = 0; i < tunings.size(); i++) r.append(" T").append(i + 1).append(" |");
+        r.append("\n|---:|---:|");
+        for (int i = 0; i < tunings.size(); i++) r.append("---:|");
+        r.append('\n');
+        for (long n : sizes) {
+            int reps = Math.max(3, reps(n, quick) / 2);
+            Map<String, double[]> t = new LinkedHashMap<>();
+            checkedPingPong(b, n, 3, "host", b.pinnedOut, b.pinnedIn, reps, t, new Exchange() {
+                public void send(long m) { host.send(b.pinnedOut, m, DataType.BYTE, peer, 5); }
+                public void recv(long m) { host.recv(b.pinnedIn, m, DataType.BYTE, peer, 5); }
+            });
+            r.append("| ").append(n).append(" | ").append(String.format(Locale.ROOT, "%.2f", n / t.get("host")[0] / 1e9)).append(" |");
+            double hostT = t.get("host")[0];
+            for (int i = 0; i < tunings.size(); i++) {
+                pipe.tune(tunings.get(i));
+                String name = "sweep T" + (i + 1);
+                boolean ok = checkedPingPong(b, n, 10 + i, name, b.send, b.recv, reps, t, new Exchange() {
+                    public void send(long m) { pipe.send(b.send, m, DataType.BYTE, peer, 6); }
+                    public void recv(long m) { pipe.recv(b.recv, m, DataType.BYTE, peer, 6); }
+                });
+                double[] x = t.get(name);
+                r.append(String.format(Locale.ROOT, " %.2f (%.0f%%)%s |", n / x[0] / 1e9, 100 * hostT / x[0], ok ? "" : " **WRONG**"));
+            }
+            r.append('\n');
+            if (rank == 0) System.err.printf(Locale.ROOT, "StagedCheck: sweep %s done%n", StagedSettings.bytes(n));
+        }
+        pipe.tune(start);
+        r.append('\n');
+        for (int i = 0; i < tunings.size(); i++) r.append("- T").append(i + 1).append(": ").append(tunings.get(i)).append('\n');
+        r.append("- percentages: of the host pinned bandwidth in the same row\n");
+        return r;
     }
 
     private int broadcastCode(int code) {

@@ -39,6 +39,7 @@ final class StagedCommunicator extends AbstractCommunicator {
     private final AtomicBoolean released = new AtomicBoolean();
     private StagedCommunicator internal; // for collectives done by point-to-point messages
     private volatile boolean offerIpc = true;
+    private volatile Tuning tuning;
 
     /** Wraps {@code user} (taking ownership); collective over its ranks. */
     StagedCommunicator(Communicator user, StagedRuntime rt) {
@@ -59,6 +60,17 @@ final class StagedCommunicator extends AbstractCommunicator {
         this.transfers = new int[user.size()];
         this.noIpc = new boolean[user.size()];
         this.collectives = new Collectives(this);
+        this.tuning = Tuning.of(rt.settings);
+    }
+
+    /** How this communicator cuts the messages it sends. */
+    Tuning tuning() {
+        return tuning;
+    }
+
+    /** Re-tunes this communicator's sends (the check sweeps chunk sizes with it); checked against the pool. */
+    void tune(Tuning t) {
+        this.tuning = t.checked(rt.chunks.maxBytes());
     }
 
     // ---- what the transfers use ------------------------------------------------------------

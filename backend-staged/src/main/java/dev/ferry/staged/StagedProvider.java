@@ -119,6 +119,9 @@ public final class StagedProvider implements TransportProvider {
                         + ")" + (ipc ? "; CUDA IPC between GPUs of one node" : "")
                 : "host buffers passed to " + inner + " (" + shortName(innerWhat) + "); no CUDA here (" + firstClause(Cuda.unavailabilityCause())
                         + "), so auto prefers " + inner + " itself";
+        if (s.stageHostBuffers()) {
+            reason += " [test mode: host buffers staged too, ferry.staged.stageHostBuffers]";
+        }
         return Probe.available(name(), gpu ? PRIORITY_CUDA : PRIORITY_HOST, caps, reason, details);
     }
 

@@ -206,7 +206,7 @@ final class StagedReceive extends Progress.Op {
                 Request r = comm.bulk().irecv(buffer.slice(off, len), len, DataType.BYTE, from, dataTag);
                 inFlight.add(new InFlight(nextPost, null, r));
             } else {
-                if (held >= rt.settings.depth()) {
+                if (held >= comm.tuning().depth()) {
                     break;
                 }
                 HostBuffer staging = rt.chunks.acquire(len, held == 0);

@@ -41,6 +41,7 @@ final class StagedSend extends Progress.Op {
     private long base, chunks, nextCopy, nextSend;
     private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
     private boolean chunking;
+    private Tuning tuning;
 
     private static final class InFlight {
         final long k;
@@ -73,6 +74,7 @@ final class StagedSend extends Progress.Op {
     @Override
     void post() {
         StagedSettings s = rt.settings;
+        tuning = comm.tuning();
         if (engine != null) {
             engine.awaitPriorWork(buffer);
         }
@@ -94,7 +96,7 @@ final class StagedSend extends Progress.Op {
         Wire.IpcOffer o = comm.mayOfferIpc(buffer, dest) ? comm.ipcOffer(buffer) : null; // null also when exporting failed
         if (o != null) {
             rt.stats.ipcOffers.increment();
-            chunk = bytes <= s.threshold() ? bytes : s.chunk();
+            chunk = bytes <= tuning.threshold() ? bytes : tuning.chunkFor(bytes);
             new Wire.Header(Wire.FLAG_IPC_OFFER, bytes, 0, chunk, transfer).write(seg);
             o.write(seg);
             HostBuffer answer = slot.slice(Wire.scratch(s.eager()), Wire.REPLY);
@@ -102,7 +104,7 @@ final class StagedSend extends Progress.Op {
             awaitingReply = true;
         } else {
             long inline = s.eager();
-            chunk = bytes <= s.threshold() ? bytes - inline : s.chunk();
+            chunk = bytes <= tuning.threshold() ? bytes - inline : tuning.chunkFor(bytes - inline);
             new Wire.Header(0, bytes, inline, chunk, transfer).write(seg);
             copyIn(slot, Wire.HEADER, 0, inline);
             startChunks(inline);
@@ -183,7 +185,7 @@ final class StagedSend extends Progress.Op {
             }
         } else {
             // device (or staged host) memory: copies up to depth ahead
-            while (nextCopy < chunks && inFlight.size() < rt.settings.depth()) {
+            while (nextCopy < chunks && inFlight.size() < tuning.depth()) {
                 HostBuffer staging = rt.chunks.acquire(length(nextCopy), inFlight.isEmpty());
                 if (staging == null) {
                     break;

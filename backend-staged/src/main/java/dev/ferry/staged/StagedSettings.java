@@ -11,6 +11,8 @@ import java.util.function.BinaryOperator;
  * {@code FERRY_STAGED_*}) and checked. Sizes accept a suffix: {@code 64k}, {@code 4MiB}, {@code 1g}.
  *
  * @param chunk          {@code ferry.staged.chunk}: bytes per pipelined chunk, and the size of each pooled staging buffer (default 4 MiB)
+ * @param minChunk       {@code ferry.staged.minChunk}: smallest chunk of a pipelined message; a message is cut in
+ *                       about 2 x depth chunks between this and {@code chunk} (default 256 KiB; equal to chunk: fixed chunks)
  * @param depth          {@code ferry.staged.depth}: chunks one transfer keeps in flight (default 4)
  * @param threshold      {@code ferry.staged.threshold}: messages up to this size move as one piece through one
  *                       staging buffer; larger ones are pipelined in chunks (default 1 MiB, at most {@code chunk})
@@ -28,7 +30,7 @@ import java.util.function.BinaryOperator;
  * @param offerIpcForHost {@code ferry.staged.test.offerIpc}: for tests without a GPU, host buffers to peers of the
  *                       node are offered as if by IPC; receivers refuse, which exercises the fallback (default false)
  */
-public record StagedSettings(long chunk, int depth, long threshold, long eager, int poolChunks, boolean ipc, int ipcCacheSize,
+public record StagedSettings(long chunk, long minChunk, int depth, long threshold, long eager, int poolChunks, boolean ipc, int ipcCacheSize,
                              boolean contextSync, boolean stageHostBuffers, int memcpyThreads, boolean offerIpcForHost) {
 
     /** Largest chunk: one MPI message per chunk, below the bindings' 2 GiB limit. */
@@ -39,6 +41,7 @@ public record StagedSettings(long chunk, int depth, long threshold, long eager, 
     /** Reads and checks every setting. */
     public static StagedSettings read(BinaryOperator<String> setting) {
         long chunk = size(setting, "ferry.staged.chunk", "4MiB");
+        long minChunk = size(setting, "ferry.staged.minChunk", Long.toString(Math.min(256 * 1024, chunk)));
         int depth = (int) number(setting, "ferry.staged.depth", "4");
         long threshold = size(setting, "ferry.staged.threshold", "1MiB");
         long eager = size(setting, "ferry.staged.eager", Long.toString(Math.max(MIN_EAGER, Math.min(16 * 1024, threshold))));
@@ -49,7 +52,7 @@ public record StagedSettings(long chunk, int depth, long threshold, long eager, 
         boolean stageHost = bool(setting, "ferry.staged.stageHostBuffers", "false");
         int threads = (int) number(setting, "ferry.staged.memcpyThreads", "1");
         boolean offer = bool(setting, "ferry.staged.test.offerIpc", "false");
-        StagedSettings s = new StagedSettings(chunk, depth, threshold, eager, pool, ipc, cache, sync, stageHost, threads, offer);
+        StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, ipc, cache, sync, stageHost, threads, offer);
         s.check();
         return s;
     }
@@ -58,6 +61,9 @@ public record StagedSettings(long chunk, int depth, long threshold, long eager, 
     public void check() {
         if (chunk < 4096 || chunk > MAX_CHUNK || chunk % 8 != 0) {
             throw new InvalidArgumentException("ferry.staged.chunk=" + chunk + ": must be a multiple of 8 within [4 KiB, 1 GiB]");
+        }
+        if (minChunk < 4096 || minChunk > chunk || minChunk % 8 != 0) {
+            throw new InvalidArgumentException("ferry.staged.minChunk=" + minChunk + ": must be a multiple of 8 within [4 KiB, chunk=" + chunk + "]");
         }
         if (depth < 1 || depth > 64) {
             throw new InvalidArgumentException("ferry.staged.depth=" + depth + ": must be within [1, 64]");
@@ -83,7 +89,7 @@ public record StagedSettings(long chunk, int depth, long threshold, long eager, 
     /** The settings for the probe report, in a stable order. */
     public Map<String, String> describe() {
         Map<String, String> m = new LinkedHashMap<>();
-        m.put("chunk", bytes(chunk));
+        m.put("chunk", bytes(chunk) + (minChunk < chunk ? " (adaptive from " + bytes(minChunk) + ")" : " (fixed)"));
         m.put("depth", Integer.toString(depth));
         m.put("threshold", bytes(threshold));
         m.put("eager", bytes(eager));

@@ -57,6 +57,19 @@ class StagedUnitTest {
     }
 
     @Test
+    void adaptiveChunksCutAMessageInAboutTwiceTheDepth() {
+        Tuning t = Tuning.of(settings(Map.of()));
+        assertEquals(256 * 1024, t.chunkFor(1_100_000), "small pipelined messages: the smallest chunk");
+        assertEquals(1 << 20, t.chunkFor(8 << 20), "8 MiB in 8 chunks of 1 MiB");
+        assertEquals(4 << 20, t.chunkFor(1L << 30), "large messages: the largest chunk");
+        assertEquals(0, t.chunkFor(3 << 20) % Tuning.ALIGN);
+        Tuning fixed = Tuning.of(settings(Map.of("ferry.staged.minChunk", "4m")));
+        assertEquals(4 << 20, fixed.chunkFor(1_100_000));
+        assertThrows(InvalidArgumentException.class, () -> new Tuning(8 << 20, 1 << 20, 1 << 20, 4).checked(4 << 20));
+        assertThrows(InvalidArgumentException.class, () -> settings(Map.of("ferry.staged.minChunk", "8m")));
+    }
+
+    @Test
     void headerAndOfferRoundTrip() {
         try (HostBuffer b = HostBuffer.allocate(Wire.slot(256))) {
             Wire.Header h = new Wire.Header(Wire.FLAG_IPC_OFFER, 123456789L, 0, 4 << 20, 77);
@@ -110,6 +123,28 @@ class StagedUnitTest {
             assertEquals(42, b.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG, 0));
         }
         inline.close();
+    }
+
+    @Test
+    void theRuntimeLivesWhileACommunicatorHoldsItAndFreesEverythingAfter() {
+        StagedSettings s = settings(Map.of("ferry.staged.stageHostBuffers", "true"));
+        for (int round = 0; round < 3; round++) {
+            StagedRuntime a = StagedRuntime.acquire(s, "ompi");
+            StagedRuntime b = StagedRuntime.acquire(s, "ompi");
+            org.junit.jupiter.api.Assertions.assertSame(a, b, "one runtime per process");
+            HostBuffer x = a.chunks.acquire(100_000, true);
+            HostBuffer slot = a.slots.acquire(a.slots.maxBytes(), true);
+            a.chunks.release(x);
+            a.slots.release(slot);
+            a.release();
+            org.junit.jupiter.api.Assertions.assertSame(a, StagedRuntime.currentOrNull(), "still held by the second communicator");
+            assertTrue(x.isAlive(), "kept for reuse");
+            b.release();
+            org.junit.jupiter.api.Assertions.assertNull(StagedRuntime.currentOrNull(), "released with the last communicator");
+            assertTrue(a.isClosed());
+            assertTrue(!x.isAlive() && !slot.isAlive(), "pooled memory freed");
+            assertEquals(0, a.chunks.allocatedBytes());
+        }
     }
 
     @Test
