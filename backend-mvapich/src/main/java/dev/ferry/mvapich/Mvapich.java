@@ -1,0 +1,49 @@
+package dev.ferry.mvapich;
+
+import dev.ferry.Communicator;
+import dev.ferry.InvalidArgumentException;
+
+/**
+ * Interop with native code that uses the same MPICH-family library in this process (C through
+ * JNI/FFM, or another binding): communicators cross as their {@code MPI_Comm} handles, which in
+ * the MPICH ABI are plain {@code int}s ({@code MPI_COMM_WORLD} is {@code 0x44000000}).
+ */
+public final class Mvapich {
+    /** The handle of MPI_COMM_WORLD in the MPICH ABI. */
+    public static final int MPI_COMM_WORLD = MpichConstants.MPI_COMM_WORLD;
+
+    private Mvapich() {
+    }
+
+    /**
+     * Wraps an existing {@code MPI_Comm} without copying it: Ferry operations run on it directly,
+     * and {@link Communicator#close()} leaves it to its owner. MPI is initialized first if nobody
+     * did (as {@code Ferry.open()} would); the communicator's error handler is set to
+     * MPI_ERRORS_RETURN so that errors become exceptions.
+     */
+    public static Communicator wrap(int mpiComm) {
+        if (mpiComm == MpichConstants.MPI_COMM_NULL) {
+            throw new InvalidArgumentException("cannot wrap MPI_COMM_NULL");
+        }
+        return new MvapichCommunicator(MvapichRuntime.get(), mpiComm, false);
+    }
+
+    /** The {@code MPI_Comm} handle under a Ferry communicator of the mvapich backend. */
+    public static int handle(Communicator c) {
+        if (c instanceof MvapichCommunicator m) {
+            return m.handle();
+        }
+        throw new InvalidArgumentException(c + " is not an mvapich communicator");
+    }
+
+    /** MPI_Wtime of the library: seconds since an arbitrary time in the past. */
+    public static double wtime() {
+        MvapichRuntime.get();
+        return MvapichRuntime.wtime();
+    }
+
+    /** The library's version string ({@code MPI_Get_library_version}), whole. */
+    public static String libraryVersion() {
+        return MvapichRuntime.get().version.full();
+    }
+}
