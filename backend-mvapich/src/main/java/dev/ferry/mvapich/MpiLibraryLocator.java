@@ -166,13 +166,29 @@ final class MpiLibraryLocator {
         return new ArrayList<>(found);
     }
 
-    /** The parent process's executable (Hydra's {@code hydra_pmi_proxy}, MVAPICH2's {@code mpispawn}). */
+    /** Executable names of MPICH-family launchers and their per-node proxies. */
+    private static final List<String> LAUNCHER_NAMES = List.of("hydra_pmi_proxy", "pmi_proxy", "mpispawn", "mpiexec", "mpirun", "mpiexec.hydra");
+
+    /**
+     * The parent process's executable when it is an MPICH-family launcher or proxy (Hydra's
+     * {@code hydra_pmi_proxy}, MVAPICH2's {@code mpispawn}, {@code mpiexec}); empty otherwise.
+     */
     static Optional<Path> launcherExecutable() {
         try {
-            return ProcessHandle.current().parent().flatMap(p -> p.info().command()).map(Path::of);
+            return ProcessHandle.current().parent().flatMap(p -> p.info().command()).map(Path::of)
+                    .filter(MpiLibraryLocator::isLauncher);
         } catch (RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    static boolean isLauncher(Path executable) {
+        Path name = executable.getFileName();
+        if (name == null) {
+            return false;
+        }
+        String n = name.toString();
+        return LAUNCHER_NAMES.stream().anyMatch(l -> n.equals(l) || n.startsWith(l + "."));
     }
 
     /**
