@@ -124,7 +124,7 @@ public final class MpiJob {
             pb.environment().putIfAbsent("OMPI_MCA_rmaps_base_oversubscribe", "1");
             pb.environment().putIfAbsent("PRTE_MCA_rmaps_default_mapping_policy", ":oversubscribe");
         }
-        System.out.println("[ferry-test] " + String.join(" ", cmd));
+        System.out.println("[ferry-test] " + String.join(" ", cmd).replaceAll("-cp \\S+", "-cp <test class path>") + "  (log: " + log + ")");
         Process p = pb.start();
         boolean done = p.waitFor(timeoutSeconds, TimeUnit.SECONDS);
         if (!done) {

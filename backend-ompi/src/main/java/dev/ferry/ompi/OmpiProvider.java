@@ -70,6 +70,9 @@ public final class OmpiProvider implements TransportProvider {
         details.put("cuda-aware", (rt.cuda.cudaAware() ? "yes" : "no") + " (" + rt.cuda.explanation() + ")");
         details.put("threads", rt.threadLevelName());
         details.put("mpi family", family.reason());
+        if (!rt.workarounds.isEmpty()) {
+            details.put("workarounds", String.join("; ", rt.workarounds));
+        }
         EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS, Capability.NONBLOCKING, Capability.COLLECTIVES);
         boolean direct = rt.cuda.cudaAware() && Cuda.isAvailable();
         if (direct) {

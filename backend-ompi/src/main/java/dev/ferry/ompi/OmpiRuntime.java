@@ -29,8 +29,10 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
     final int tagUpperBound;
     final boolean ownsInit;
     final int worldRank;
+    final java.util.List<String> workarounds;
 
     private OmpiRuntime() throws MPIException {
+        this.workarounds = KnownBugWorkarounds.apply();
         boolean owns = true;
         int provided;
         try {

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Usage: scripts/device-prepare.sh
+#
+# Prepares a GPU run in .device/ (ignored by git; the device tool carries it), because the GPU
+# machine has neither Java nor Maven and reaches nothing outside:
+#   .device/jdk.tar.xz      a Java 25 runtime made with jlink from this machine's JDK (~22 MB)
+#   .device/lib/*.jar       every module jar, every module's test classes (as *-testclasses.jar),
+#                           and all run-time and test dependencies (JUnit for the rank runner, JMH,
+#                           JCuda with only its driver and runtime natives), but no mpi.jar
+#   .device/mpi-system.jar  Open MPI's mpi.jar built by scripts/setup from Debian's 4.1.x sources,
+#                           for the GPU machine's system Open MPI 4.1.x (Ubuntu's, not CUDA-aware)
+#   .device/kits/*.tgz      CUDA-aware MPI builds: Open MPI 5.0.7 (../shared/device-kit, or
+#                           scripts/build-cuda-ompi.sh) and MPICH (scripts/build-cuda-mpich.sh), when present
+#   .device/c/              the native C reference source (built with each MPI's mpicc over there)
+# Then run scripts/device-run.sh there (see its header), e.g. through the device tool with
+# carry [".device"]. Everything must stay under the tool's 64 MiB.
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+cd "$REPO"
+say() { echo "device-prepare: $*" >&2; }
+"$REPO/scripts/setup" >/dev/null
+. "$REPO/.ferry/env"
+export JAVA_HOME=$JDK
+D=$REPO/.device
+mkdir -p "$D/kits"
+rm -rf "$D/lib"; mkdir -p "$D/lib"
+
+say "building all modules (mvn package, no tests) and collecting dependencies"
+mvn -B -q -Dstyle.color=never -DskipTests package dependency:copy-dependencies \
+    -DincludeScope=test -DexcludeGroupIds=org.open-mpi -DoutputDirectory="$D/lib" > "$REPO/.ferry/device-prepare-mvn.log" 2>&1 \
+    || { tail -30 "$REPO/.ferry/device-prepare-mvn.log"; exit 1; }
+for m in */pom.xml; do
+    m=${m%/pom.xml}
+    for j in "$m"/target/ferry-*.jar; do
+        [ -f "$j" ] || continue
+        case "$j" in *-tests.jar|*-sources.jar) continue ;; esac
+        cp "$j" "$D/lib/"
+    done
+    if [ -d "$m/target/test-classes" ] && [ -n "$(ls -A "$m/target/test-classes" 2>/dev/null)" ]; then
+        "$JDK/bin/jar" cf "$D/lib/ferry-$m-testclasses.jar" -C "$m/target/test-classes" .
+    fi
+done
+# reactor artifacts copied by copy-dependencies duplicate the fresh ones above
+rm -f "$D"/lib/ferry-*-0.1.0-SNAPSHOT-tests.jar
+# JCuda natives: keep only the driver and runtime bindings (the PTX compiler alone is 24 MB)
+nat=$(ls "$D"/lib/jcuda-natives-*-linux-x86_64.jar 2>/dev/null | head -1)
+if [ -n "$nat" ]; then
+    tmp=$(mktemp -d); (cd "$tmp" && unzip -q "$nat" && rm -f lib/libJNvPTXCompiler-* lib/libJNvrtc-* && zip -q -r "$nat.slim" .)
+    mv "$nat.slim" "$nat"; rm -rf "$tmp"
+fi
+cp "$REPO/.ferry/mpi/mpi.jar" "$D/mpi-system.jar"
+
+if [ ! -f "$D/jdk.tar.xz" ] || [ "$D/jdk.tar.xz" -ot "$REPO/scripts/device-prepare.sh" ]; then
+    say "making a Java runtime with jlink"
+    rm -rf "$D/jdk" "$D/jdk.tar.xz"
+    "$JDK/bin/jlink" --add-modules java.base,java.management,jdk.unsupported,java.logging,java.xml,jdk.management,java.naming,java.compiler,jdk.zipfs,java.desktop \
+        --strip-debug --no-man-pages --no-header-files --compress=zip-0 --output "$D/jdk"
+    (cd "$D" && tar cf - jdk | xz -T0 -6 > jdk.tar.xz && rm -rf jdk)
+fi
+
+for k in "$REPO/../shared/device-kit/ompi-5.0.7-cuda-x86_64.tgz" "$REPO"/.ferry/kits/*-cuda-x86_64.tgz; do
+    [ -f "$k" ] && cp -u "$k" "$D/kits/"
+done
+rm -rf "$D/c"; [ -d bench/src/main/c ] && cp -r bench/src/main/c "$D/c"
+if [ -d examples/target/classes ]; then :; fi
+
+say "contents:"; du -sh "$D"/* >&2
+total=$(du -sm "$D" | cut -f1)
+[ "$total" -lt 60 ] || say "WARNING: .device is ${total} MiB: the device tool carries at most 64 MiB with the working tree"

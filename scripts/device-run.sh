@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Usage (on the GPU machine, from the repository root, after scripts/device-prepare.sh here):
+#   scripts/device-run.sh STEP...        steps: info conformance mvapich staged-check bench demo
+#
+# Unpacks .device/ (Java runtime, CUDA-aware MPI kits), then runs each step and leaves in $OUT
+# (default ./device-out): summary.md (what ran: command, device, results), logs.tgz (every log
+# and rank report), and the pictures/tables that the steps make. Nothing here needs the network.
+#
+# MPI flavours used:
+#   sys    the machine's own Open MPI 4.1.x (not CUDA-aware) with .device/mpi-system.jar
+#   cuda   CUDA-aware Open MPI 5.0.7 from .device/kits (unpacked to /opt/ompi-cuda), its own mpi.jar
+#   mpich  CUDA-aware MPICH from .device/kits (unpacked to /opt/mpich-cuda), when the kit exists
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+cd "$REPO"
+D=$REPO/.device
+OUT=${OUT:-$REPO/device-out}
+W=/tmp/ferry-work
+mkdir -p "$OUT" "$W/logs"
+SUMMARY=$OUT/summary.md
+say() { echo "[$(date +%H:%M:%S)] $*"; echo "$*" >> "$W/logs/progress.log"; }
+md() { echo "$*" >> "$SUMMARY"; }
+
+# ---- unpack --------------------------------------------------------------------------------------
+if [ ! -x /tmp/ferry-jdk/bin/java ]; then
+    tar xJf "$D/jdk.tar.xz" -C /tmp && mv /tmp/jdk /tmp/ferry-jdk
+fi
+JAVA=/tmp/ferry-jdk/bin/java
+for k in "$D"/kits/*.tgz; do
+    [ -f "$k" ] || continue
+    case "$k" in *ompi*) [ -d /opt/ompi-cuda ] || tar xzf "$k" -C / ;; *mpich*) [ -d /opt/mpich-cuda ] || tar xzf "$k" -C / ;; esac
+done
+CP_LIB="$D/lib/*"
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
+
+if [ ! -f "$SUMMARY" ]; then
+    md "# Ferry GPU run $(date -u +%Y-%m-%dT%H:%MZ)"
+    md ""
+    md "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sort | uniq -c | sed 's/^ *//' | paste -sd';')"
+    md "- host: $(nproc) cores, $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
+    md "- system Open MPI: $(ompi_info --version 2>/dev/null | head -1)"
+    md "- command: \`scripts/device-run.sh $*\` (after \`scripts/device-prepare.sh\` on the build machine)"
+    md ""
+fi
+
+# mpi_env FLAVOUR: sets LAUNCH (array) and MPIJAR, and the environment of that MPI
+mpi_env() {
+    case "$1" in
+        sys)
+            export PATH=/usr/bin:$PATH
+            LAUNCH=(/usr/bin/mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH)
+            MPIJAR=$D/mpi-system.jar ;;
+        cuda)
+            export PATH=/opt/ompi-cuda/bin:$PATH LD_LIBRARY_PATH=/opt/ompi-cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+            LAUNCH=(/opt/ompi-cuda/bin/mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x PATH)
+            MPIJAR=/opt/ompi-cuda/lib/mpi.jar ;;
+        mpich)
+            export PATH=/opt/mpich-cuda/bin:$PATH LD_LIBRARY_PATH=/opt/mpich-cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+            LAUNCH=(/opt/mpich-cuda/bin/mpiexec -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH")
+            MPIJAR="" ;;
+    esac
+}
+
+# java_line: rank JVM command (plus CP)
+java_line() {
+    local cp="$CP_LIB"; [ -n "${MPIJAR:-}" ] && cp="$cp:$MPIJAR"
+    JL=("$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xmx4g -cp "$cp")
+}
+
+# suite NAME FLAVOUR NP TESTCLASS [-Dkey=value...]: the conformance suite of one backend on real ranks
+suite() {
+    local name=$1 flavour=$2 np=$3 cls=$4; shift 4
+    [ "$flavour" = mpich ] && [ ! -d /opt/mpich-cuda ] && { md "| $name | skipped: no MPICH kit in .device/kits | | | |"; return; }
+    mpi_env "$flavour"; java_line
+    local dir=$W/suites/$name; rm -rf "$dir"; mkdir -p "$dir"
+    local np_opt=(-np "$np"); [ "$flavour" = mpich ] && np_opt=(-n "$np")
+    say "suite $name: ${LAUNCH[0]} ${np_opt[*]} java ... RankRunner $cls $*"
+    local t0=$SECONDS
+    timeout 500 "${LAUNCH[@]}" "${np_opt[@]}" "${JL[@]}" -Dferry.test.reportDir="$dir" -Dferry.test.perTestTimeout=180 "$@" \
+        dev.ferry.testing.RankRunner "$cls" > "$W/logs/suite-$name.log" 2>&1
+    local rc=$?
+    local pass fail skip
+    pass=$(cat "$dir"/rank-*.tsv 2>/dev/null | awk -F'\t' '$2=="PASS"' | wc -l)
+    fail=$(cat "$dir"/rank-*.tsv 2>/dev/null | awk -F'\t' '$2=="FAIL"' | wc -l)
+    skip=$(cat "$dir"/rank-*.tsv 2>/dev/null | awk -F'\t' '$2=="SKIP"' | wc -l)
+    md "| $name | \`$flavour\` np=$np $* | $pass / $fail / $skip | exit $rc | $((SECONDS - t0)) s |"
+    if [ "$fail" -gt 0 ]; then
+        cat "$dir"/rank-*.tsv | awk -F'\t' '$2=="FAIL" {print "    - " $1 ": " substr($4, 1, 300)}' | sort -u | head -20 >> "$W/failures.md"
+    fi
+    grep -h "SKIP" "$dir"/rank-0.tsv 2>/dev/null | cut -f1,4 | cut -c1-200 | sort -u | head -5 > "$W/logs/skips-$name.txt"
+}
+
+step_info() {
+    say "info"
+    { nvidia-smi; nvidia-smi topo -m; ompi_info --parsable --all 2>/dev/null | grep -i cuda | head; } > "$W/logs/info.log" 2>&1
+    md "## Machine"; md ""; md '```'; nvidia-smi topo -m 2>/dev/null | head -8 >> "$SUMMARY"; md '```'; md ""
+    for f in sys cuda; do
+        mpi_env $f; java_line
+        "${LAUNCH[@]}" -np 1 "${JL[@]}" dev.ferry.tools.Doctor > "$W/logs/doctor-$f.log" 2>&1
+        md "### ferry doctor under \`$f\` Open MPI"; md ""; md '```'; head -40 "$W/logs/doctor-$f.log" >> "$SUMMARY"; md '```'; md ""
+    done
+}
+
+step_conformance() {
+    md "## Conformance suite on GPUs (pass / fail / skip summed over ranks)"; md ""
+    md "| run | MPI, ranks, settings | pass / fail / skip | job | time |"; md "|---|---|---|---|---|"
+    suite ompi-cuda-2gpu cuda 2 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi
+    suite ompi-cuda-1gpu cuda 2 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0
+    if ls "$D"/lib/ferry-backend-staged-testclasses.jar >/dev/null 2>&1; then
+        suite staged-sys-2gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
+        suite staged-sys-1gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0
+        suite staged-cuda-2gpu cuda 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
+        suite staged-sys-2gpu-noipc sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.staged.ipc=false
+    fi
+    md ""
+    [ -f "$W/failures.md" ] && { md "Failures:"; cat "$W/failures.md" >> "$SUMMARY"; md ""; }
+}
+
+step_mvapich() {
+    md "## MPICH family (mvapich backend) on GPUs"; md ""
+    md "| run | MPI, ranks, settings | pass / fail / skip | job | time |"; md "|---|---|---|---|---|"
+    suite mvapich-2gpu mpich 2 dev.ferry.mvapich.MvapichContract -Dferry.backend=mvapich
+    suite staged-mpich-2gpu mpich 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
+    md ""
+}
+
+# run_main NAME FLAVOUR NP CLASS ARGS...: a program on NP ranks, its output kept
+run_main() {
+    local name=$1 flavour=$2 np=$3 cls=$4; shift 4
+    mpi_env "$flavour"; java_line
+    say "main $name: $cls $*"
+    local t0=$SECONDS
+    timeout 540 "${LAUNCH[@]}" -np "$np" "${JL[@]}" $JOPTS "$cls" "$@" > "$W/logs/$name.log" 2>&1
+    local rc=$?
+    md "- \`$name\`: \`mpirun -np $np java ... $JOPTS $cls $*\` ($flavour Open MPI): exit $rc, $((SECONDS - t0)) s"
+    return $rc
+}
+JOPTS=""
+
+step_staged-check() {
+    md "## Staged pipeline, CUDA IPC and references (one run)"; md ""
+    JOPTS="-Dferry.backend=staged" run_main staged-check sys 2 dev.ferry.staged.StagedCheck "$OUT/staged-check.md"
+    [ -f "$OUT/staged-check.md" ] && cat "$OUT/staged-check.md" >> "$SUMMARY"
+    md ""
+}
+
+step_demo() {
+    md "## ferry demo"; md ""
+    JOPTS="" run_main demo-cuda cuda "$NGPU" dev.ferry.examples.Demo --out "$W/demo-cuda"
+    JOPTS="" run_main demo-sys sys "$NGPU" dev.ferry.examples.Demo --out "$W/demo-sys"
+    cp "$W"/demo-cuda/*.png "$OUT/" 2>/dev/null
+    md '```'; grep -E "^\[(ok|FAIL|skip)|ferry: backend" "$W/logs/demo-cuda.log" "$W/logs/demo-sys.log" | head -30 >> "$SUMMARY"; md '```'; md ""
+}
+
+step_bench() {
+    md "## Benchmarks"; md ""
+    if [ -x bench/run.sh ]; then
+        mpi_env cuda
+        FERRY_PREBUILT=$D JAVA=$JAVA FERRY_MPI_JAR=$MPIJAR bench/run.sh --suite full --out "$W/bench" > "$W/logs/bench.log" 2>&1
+        md "- \`bench/run.sh --suite full\`: exit $?"
+        cp "$W"/bench/results.md "$W"/bench/*.png "$OUT/" 2>/dev/null
+        [ -f "$W/bench/results.md" ] && cat "$W/bench/results.md" >> "$SUMMARY"
+    else
+        md "bench/run.sh not present"
+    fi
+    md ""
+}
+
+for s in "$@"; do
+    if declare -f "step_$s" >/dev/null; then "step_$s"; else say "unknown step $s"; fi
+done
+tar czf "$OUT/logs.tgz" -C "$W" logs suites 2>/dev/null
+say "done; summary in $SUMMARY"
+cat "$SUMMARY"
