@@ -25,6 +25,14 @@ public final class Mvapich {
         if (mpiComm == MpichConstants.MPI_COMM_NULL) {
             throw new InvalidArgumentException("cannot wrap MPI_COMM_NULL");
         }
+        // MPICH encodes the object type in bits 26-29 of a handle (communicators: 1) and "built-in"
+        // in bits 30-31; a built-in handle that is not a predefined communicator fails an
+        // assertion inside MPICH that aborts the job, so such handles are refused here.
+        if ((mpiComm & 0x3c000000) != 0x04000000
+                || (mpiComm >>> 30 == 1 && mpiComm != MpichConstants.MPI_COMM_WORLD && mpiComm != MpichConstants.MPI_COMM_SELF)) {
+            throw new InvalidArgumentException("0x" + Integer.toHexString(mpiComm) + " is not an MPI_Comm handle of the MPICH ABI "
+                    + "(MPI_COMM_WORLD is 0x44000000; communicators made by MPI_Comm_dup/split are 0x84... or 0xc4...)");
+        }
         return new MvapichCommunicator(MvapichRuntime.get(), mpiComm, false);
     }
 

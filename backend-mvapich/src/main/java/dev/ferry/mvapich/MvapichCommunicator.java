@@ -111,7 +111,7 @@ final class MvapichCommunicator extends BindingCommunicator {
         if (rc != 0) {
             throw MvapichRuntime.error("MPI_Isend of " + count + " " + type + " to rank " + dest + " tag " + tag, rc);
         }
-        return new MvapichRequest(s.request(), "MPI_Isend to rank " + dest + " tag " + tag, new Status(dest, tag, buffer.bytes()));
+        return new MvapichRequest(s.request(), dest, tag, new Status(dest, tag, buffer.bytes()));
     }
 
     @Override
@@ -121,7 +121,7 @@ final class MvapichCommunicator extends BindingCommunicator {
         if (rc != 0) {
             throw MvapichRuntime.error("MPI_Irecv of " + count + " " + type + " from rank " + source + " tag " + tag, rc);
         }
-        return new MvapichRequest(s.request(), "MPI_Irecv from rank " + source + " tag " + tag, null);
+        return new MvapichRequest(s.request(), source, tag, null);
     }
 
     @Override
@@ -236,16 +236,24 @@ final class MvapichCommunicator extends BindingCommunicator {
      * again, so that a freed handle is never handed to MPI twice.
      */
     private static final class MvapichRequest implements Request {
-        private final String what;
+        private final int peer;
+        private final int peerTag;
         private final Status sendStatus; // null for receives
         private int handle;
         private Status result;
         private RuntimeException failure;
 
-        MvapichRequest(int handle, String what, Status sendStatus) {
+        MvapichRequest(int handle, int peer, int peerTag, Status sendStatus) {
             this.handle = handle;
-            this.what = what;
+            this.peer = peer;
+            this.peerTag = peerTag;
             this.sendStatus = sendStatus;
+        }
+
+        /** For messages only: built when something failed, not per request. */
+        private String what() {
+            return sendStatus != null ? "MPI_Isend to rank " + peer + " tag " + peerTag
+                    : "MPI_Irecv from rank " + (peer == ANY_SOURCE ? "ANY_SOURCE" : peer) + " tag " + (peerTag == ANY_TAG ? "ANY_TAG" : peerTag);
         }
 
         @Override
@@ -284,13 +292,13 @@ final class MvapichCommunicator extends BindingCommunicator {
         private void complete(MpichAbi.Scratch s, int rc) {
             handle = s.request();
             if (rc != MpichConstants.MPI_SUCCESS) {
-                failure = MvapichRuntime.error(what, rc);
+                failure = MvapichRuntime.error(what(), rc);
                 return;
             }
             try {
-                result = sendStatus != null ? sendStatus : status(s, what);
+                result = sendStatus != null ? sendStatus : status(s, "MPI_Wait/MPI_Test");
             } catch (RuntimeException e) {
-                failure = e instanceof FerryException ? e : new FerryException(what + ": cannot read the status", e);
+                failure = e instanceof FerryException ? e : new FerryException(what() + ": cannot read the status", e);
             }
         }
     }

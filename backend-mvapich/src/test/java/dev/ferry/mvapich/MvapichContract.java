@@ -127,7 +127,18 @@ public class MvapichContract extends CommunicatorContract {
             again.barrier();
         }
         assertTrue(Mvapich.handle(comm) != world, "Ferry's communicators are duplicates of MPI_COMM_WORLD");
-        assertThrows(InvalidArgumentException.class, () -> Mvapich.wrap(0x04000000));
+        try (Communicator view = Mvapich.wrap(Mvapich.handle(comm))) { // a second view of a dup handle
+            assertEquals(comm.rank(), view.rank());
+            view.barrier();
+        }
+        assertUsable(); // closing the view did not free the handle
+        assertThrows(InvalidArgumentException.class, () -> Mvapich.wrap(0x04000000)); // MPI_COMM_NULL
+        assertThrows(InvalidArgumentException.class, () -> Mvapich.wrap(0x44000007)); // would fail an assertion inside MPICH
+        assertThrows(InvalidArgumentException.class, () -> Mvapich.wrap(0x4c00010d)); // MPI_BYTE, a datatype
+        assertThrows(InvalidArgumentException.class, () -> Mvapich.wrap(12345));
+        try (Communicator self = Mvapich.wrap(0x44000001)) { // MPI_COMM_SELF
+            assertEquals(1, self.size());
+        }
         assertThrows(InvalidArgumentException.class, () -> Mvapich.handle(null));
     }
 
