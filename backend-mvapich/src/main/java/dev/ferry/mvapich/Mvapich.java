@@ -20,6 +20,10 @@ public final class Mvapich {
      * and {@link Communicator#close()} leaves it to its owner. MPI is initialized first if nobody
      * did (as {@code Ferry.open()} would); the communicator's error handler is set to
      * MPI_ERRORS_RETURN so that errors become exceptions.
+     *
+     * @param mpiComm an {@code MPI_Comm} handle of this process's MPICH-family library
+     * @return a Ferry communicator over it, of backend {@code mvapich}
+     * @throws InvalidArgumentException when {@code mpiComm} is MPI_COMM_NULL or no communicator handle
      */
     public static Communicator wrap(int mpiComm) {
         if (mpiComm == MpichConstants.MPI_COMM_NULL) {
@@ -36,7 +40,14 @@ public final class Mvapich {
         return new MvapichCommunicator(MvapichRuntime.get(), mpiComm, false);
     }
 
-    /** The {@code MPI_Comm} handle under a Ferry communicator of the mvapich backend. */
+    /**
+     * The {@code MPI_Comm} handle under a Ferry communicator of the mvapich backend, for native
+     * code; it stays owned by {@code c}.
+     *
+     * @param c a communicator opened or wrapped by backend mvapich
+     * @return its {@code MPI_Comm} handle
+     * @throws InvalidArgumentException when {@code c} is of another backend
+     */
     public static int handle(Communicator c) {
         if (c instanceof MvapichCommunicator m) {
             return m.handle();
@@ -44,13 +55,21 @@ public final class Mvapich {
         throw new InvalidArgumentException(c + " is not an mvapich communicator");
     }
 
-    /** MPI_Wtime of the library: seconds since an arbitrary time in the past. */
+    /**
+     * {@code MPI_Wtime} of the library (initializing MPI if nobody did).
+     *
+     * @return seconds since an arbitrary time in the past
+     */
     public static double wtime() {
         MvapichRuntime.get();
         return MvapichRuntime.wtime();
     }
 
-    /** The library's version string ({@code MPI_Get_library_version}), whole. */
+    /**
+     * The library's version string, whole (initializing MPI if nobody did).
+     *
+     * @return what {@code MPI_Get_library_version} wrote
+     */
     public static String libraryVersion() {
         return MvapichRuntime.get().version.full();
     }

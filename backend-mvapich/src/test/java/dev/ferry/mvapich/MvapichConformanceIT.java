@@ -38,4 +38,22 @@ class MvapichConformanceIT {
         assertTrue(r.output().contains("mvapich") && r.output().contains("MPICH"), r.tail(30));
         assertEquals(false, r.timedOut());
     }
+
+    @Test
+    void theLibrarySettingWinsAndAMissingLibraryIsExplained() throws Exception {
+        String lib = System.getProperty("ferry.test.mpichlib", "/usr/lib/x86_64-linux-gnu/libmpich.so.12");
+        if (java.nio.file.Files.isRegularFile(java.nio.file.Path.of(lib))) {
+            MpiJob.Result ok = MpiJob.of("mvapich-lib-setting", MpiJob.Family.MPICH, 2).property("ferry.mvapich.lib", lib)
+                    .main("dev.ferry.tools.Doctor", "--open").timeout(120).run();
+            assertEquals(0, ok.exitCode(), ok.tail(30));
+            assertTrue(ok.output().contains("found by: -Dferry.mvapich.lib=" + lib), ok.tail(30));
+            assertTrue(ok.output().contains("opened mvapich"), ok.tail(30));
+        }
+        MpiJob.Result missing = MpiJob.of("mvapich-lib-missing", MpiJob.Family.MPICH, 2).property("ferry.mvapich.lib", "/nonexistent/libmpi.so.12")
+                .property("ferry.backend", "mvapich").main("dev.ferry.tools.Doctor", "--open").timeout(120).run();
+        assertTrue(missing.exitCode() != 0, missing.tail(30));
+        assertTrue(missing.output().contains("backend mvapich is unavailable"), missing.tail(30));
+        assertTrue(missing.output().contains("/nonexistent/libmpi.so.12") && missing.output().contains("does not exist"), missing.tail(30));
+        assertEquals(false, missing.timedOut());
+    }
 }
