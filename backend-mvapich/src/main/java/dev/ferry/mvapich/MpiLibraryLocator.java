@@ -244,18 +244,56 @@ final class MpiLibraryLocator {
      */
     private static void dlopenGlobal(String target) {
         final int rtldNow = 2, rtldGlobal = 0x100; // glibc, <dlfcn.h>
+        if (dlopen(target, rtldNow | rtldGlobal) == 0) {
+            throw new IllegalArgumentException("dlopen(" + target + ", RTLD_NOW|RTLD_GLOBAL) failed");
+        }
+    }
+
+    /**
+     * Makes an already loaded library's symbols global: {@code dlopen(path, RTLD_NOLOAD | RTLD_LAZY
+     * | RTLD_GLOBAL)}. Libraries that bind a symbol afterwards find this library's definition
+     * first, as they would in a C program linked with {@code -lmpi}.
+     *
+     * @return true when the library was loaded and is now global
+     */
+    static boolean promoteToGlobal(Path library) {
+        final int rtldLazy = 1, rtldNoload = 4, rtldGlobal = 0x100; // glibc, <dlfcn.h>
+        return dlopen(library.toString(), rtldLazy | rtldNoload | rtldGlobal) != 0;
+    }
+
+    /**
+     * The file that defines {@code symbol} (found through a library handle, which also searches
+     * the library's dependencies): {@code dladdr}'s {@code dli_fname}, or empty.
+     */
+    static Optional<Path> definingFile(MemorySegment symbol) {
+        Linker linker = Linker.nativeLinker();
+        Optional<MemorySegment> dladdr = linker.defaultLookup().find("dladdr")
+                .or(() -> SymbolLookup.libraryLookup("libdl.so.2", Arena.global()).find("dladdr"));
+        if (dladdr.isEmpty()) {
+            return Optional.empty();
+        }
+        MethodHandle h = linker.downcallHandle(dladdr.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS));
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment info = a.allocate(4 * ValueLayout.ADDRESS.byteSize(), 8); // Dl_info: fname, fbase, sname, saddr
+            if ((int) h.invokeExact(symbol, info) == 0) {
+                return Optional.empty();
+            }
+            MemorySegment fname = info.get(ValueLayout.ADDRESS, 0);
+            return fname.address() == 0 ? Optional.empty() : Optional.of(Path.of(fname.reinterpret(4096).getString(0)));
+        } catch (Throwable t) {
+            return Optional.empty();
+        }
+    }
+
+    /** libc/libdl {@code dlopen}; the handle's address, 0 on failure. */
+    private static long dlopen(String target, int flags) {
         Linker linker = Linker.nativeLinker();
         MemorySegment dlopen = linker.defaultLookup().find("dlopen")
                 .or(() -> SymbolLookup.libraryLookup("libdl.so.2", Arena.global()).find("dlopen"))
-                .orElseThrow(() -> new FerryException("dlopen not found in libc or libdl.so.2: cannot honour -Dferry.mvapich.rtldGlobal=true"));
+                .orElseThrow(() -> new FerryException("dlopen not found in libc or libdl.so.2"));
         MethodHandle h = linker.downcallHandle(dlopen, FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment handle = (MemorySegment) h.invokeExact(a.allocateFrom(target), rtldNow | rtldGlobal);
-            if (handle.address() == 0) {
-                throw new IllegalArgumentException("dlopen(" + target + ", RTLD_NOW|RTLD_GLOBAL) failed");
-            }
-        } catch (IllegalArgumentException e) {
-            throw e;
+            return ((MemorySegment) h.invokeExact(a.allocateFrom(target), flags)).address();
         } catch (Throwable t) {
             throw new FerryException("dlopen(" + target + ") failed: " + t, t);
         }

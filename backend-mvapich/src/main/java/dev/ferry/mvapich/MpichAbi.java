@@ -61,7 +61,7 @@ final class MpichAbi {
                 NativeEnvironment.prepareForJvm();
                 library = MpiLibraryLocator.locate(
                         MpiLibraryLocator.candidates(Ferry::setting, System.getenv(), MpiLibraryLocator.launcherExecutable()),
-                        Boolean.parseBoolean(Ferry.setting("ferry.mvapich.rtldGlobal", "false")));
+                        rtldMode().equals("true"));
             } catch (RuntimeException | LinkageError e) {
                 failure = e;
             }
@@ -91,6 +91,16 @@ final class MpichAbi {
             }
             return failure;
         }
+    }
+
+    /**
+     * {@code ferry.mvapich.rtldGlobal}: {@code auto} (default: load RTLD_LOCAL, promote to
+     * RTLD_GLOBAL after MPI_Init when the library is CUDA-aware and interposes CUDA's free
+     * functions), {@code true} (load RTLD_GLOBAL) or {@code false} (never global).
+     */
+    static String rtldMode() {
+        String v = Ferry.setting("ferry.mvapich.rtldGlobal", "auto").toLowerCase(java.util.Locale.ROOT);
+        return v.equals("true") || v.equals("false") ? v : "auto";
     }
 
     private static final Binder B = new Binder();

@@ -75,6 +75,7 @@ public final class MvapichProvider implements TransportProvider {
         details.put("cuda-aware", (rt.cuda.cudaAware() ? "yes" : "no") + " (" + rt.cuda.explanation() + ")");
         details.put("threads", rt.threadLevelName());
         details.put("mpi family", family.reason());
+        details.put("symbols", rt.symbolScope);
         if (!NativeEnvironment.changes().isEmpty()) {
             details.put("environment", String.join(", ", NativeEnvironment.changes()));
         }

@@ -12,6 +12,8 @@ import dev.ferry.spi.MpiLifecycle;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The process's MPICH-family MPI, initialized once: {@code MPI_Init_thread} asking for
@@ -32,6 +34,8 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
     final int worldSize;
     final int tagUpperBound;
     final GpuSupport.Answer cuda;
+    /** How the library's symbols are visible to other libraries, and why, for the report. */
+    final String symbolScope;
 
     private MvapichRuntime() {
         MpiLibraryLocator.Located lib = MpichAbi.library();
@@ -64,6 +68,52 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         this.worldSize = s.int0();
         this.tagUpperBound = tagUpperBound();
         this.cuda = GpuSupport.ask(version, System.getenv());
+        this.symbolScope = symbolScope(lib);
+    }
+
+    /** CUDA free functions that CUDA-aware MPICH builds define to keep their IPC handle cache right. */
+    private static final List<String> CUDA_FREE_INTERPOSERS = List.of("cuMemFree_v2", "cuMemFree", "cudaFree");
+
+    /**
+     * CUDA-aware MPICH (and MVAPICH) define {@code cuMemFree}/{@code cudaFree} themselves, to hear
+     * about freed device memory (their CUDA IPC handle caches must forget it). In a C program
+     * libmpi comes before libcuda in the global scope, so every free goes through them; loaded
+     * RTLD_LOCAL into a JVM, JCuda's frees would bypass them. So, when the library is CUDA-aware
+     * and defines such functions, it is made global right after MPI_Init (not before: some MPICH
+     * versions set the functions' targets up only in MPI_Init when their GPU support is on).
+     */
+    private String symbolScope(MpiLibraryLocator.Located lib) {
+        String mode = MpichAbi.rtldMode();
+        if (mode.equals("true")) {
+            return "RTLD_GLOBAL (-Dferry.mvapich.rtldGlobal=true)";
+        }
+        List<String> defined = new ArrayList<>();
+        for (String name : CUDA_FREE_INTERPOSERS) {
+            lib.lookup().find(name).flatMap(MpiLibraryLocator::definingFile)
+                    .filter(f -> sameFile(f, lib.path()))
+                    .ifPresent(f -> defined.add(name));
+        }
+        if (defined.isEmpty()) {
+            return "RTLD_LOCAL (the library defines no CUDA free functions)";
+        }
+        if (mode.equals("false")) {
+            return "RTLD_LOCAL (-Dferry.mvapich.rtldGlobal=false): frees of device memory by Ferry bypass the library's " + defined;
+        }
+        if (!cuda.cudaAware()) {
+            return "RTLD_LOCAL (its GPU support is off, so its " + defined + " stay unused)";
+        }
+        if (MpiLibraryLocator.promoteToGlobal(lib.path())) {
+            return "RTLD_GLOBAL after MPI_Init, so that its " + defined + " see the frees of device buffers (its CUDA IPC cache stays right)";
+        }
+        return "RTLD_LOCAL (promotion to RTLD_GLOBAL failed): frees of device memory by Ferry bypass the library's " + defined;
+    }
+
+    private static boolean sameFile(Path a, Path b) {
+        try {
+            return a.toRealPath().equals(b.toRealPath());
+        } catch (java.io.IOException | RuntimeException e) {
+            return a.getFileName() != null && a.getFileName().equals(b.getFileName());
+        }
     }
 
     /** The runtime, initializing MPI on first call; throws with the original cause if that failed. */

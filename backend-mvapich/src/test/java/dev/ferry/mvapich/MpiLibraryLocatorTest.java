@@ -94,4 +94,21 @@ class MpiLibraryLocatorTest {
                 () -> MpiLibraryLocator.locate(candidates(Map.of("ferry.mvapich.lib", ompi.toString()), Map.of(), Optional.empty()), false));
         assertTrue(e.getMessage().contains("is Open MPI") && e.getMessage().contains("backend ompi"), e.getMessage());
     }
+
+    @Test
+    void promotionToGlobalOnlyTouchesLoadedLibraries() {
+        // libm is mapped into every JVM; a library that is not loaded stays unloaded (RTLD_NOLOAD)
+        java.util.Optional<Path> libm = dev.ferry.spi.LoadedLibraries.find("libm.so");
+        org.junit.jupiter.api.Assumptions.assumeTrue(libm.isPresent(), "libm is not mapped");
+        assertTrue(MpiLibraryLocator.promoteToGlobal(libm.get()));
+        assertTrue(!MpiLibraryLocator.promoteToGlobal(Path.of("/nonexistent/libnothing.so")));
+        assertTrue(dev.ferry.spi.LoadedLibraries.find("libnothing").isEmpty());
+    }
+
+    @Test
+    void definingFileNamesTheLibraryOfASymbol() {
+        java.lang.foreign.MemorySegment strlen = java.lang.foreign.Linker.nativeLinker().defaultLookup().find("strlen").orElseThrow();
+        Path f = MpiLibraryLocator.definingFile(strlen).orElseThrow();
+        assertTrue(f.getFileName().toString().startsWith("libc"), f.toString());
+    }
 }

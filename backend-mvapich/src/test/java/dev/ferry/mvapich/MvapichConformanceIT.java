@@ -22,11 +22,15 @@ class MvapichConformanceIT {
         return out;
     }
 
-    /** Messages split into pieces: the same suite with 4 KiB pieces, so that 1 MiB messages take 257 calls. */
+    /**
+     * Messages split into pieces: the same suite with 4 KiB pieces, so that 1 MiB messages take 257
+     * calls; in the same job the library is loaded RTLD_GLOBAL ({@code ferry.mvapich.rtldGlobal=true}).
+     */
     @TestFactory
-    List<DynamicNode> conformanceWithSmallPieces() {
+    List<DynamicNode> conformanceWithSmallPiecesAndAGlobalLibrary() {
         return List.of(MpiJob.of("mvapich-pieces", MpiJob.Family.MPICH, 2).classes(MvapichContract.class)
-                .property("ferry.backend", "mvapich").property("ferry.maxPieceBytes", "4096").asTests());
+                .property("ferry.backend", "mvapich").property("ferry.maxPieceBytes", "4096")
+                .property("ferry.mvapich.rtldGlobal", "true").asTests());
     }
 
     @Test

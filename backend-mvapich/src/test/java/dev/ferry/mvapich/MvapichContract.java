@@ -69,9 +69,15 @@ public class MvapichContract extends CommunicatorContract {
     }
 
     @Test
-    void mvapich_threadLevelIsReported() {
-        String threads = Ferry.lastReport().probe("mvapich").details().get("threads");
+    void mvapich_threadLevelAndSymbolScopeAreReported() {
+        Probe p = Ferry.lastReport().probe("mvapich");
+        String threads = p.details().get("threads");
         assertTrue(threads.startsWith("MPI_THREAD_"), threads);
+        String symbols = p.details().get("symbols");
+        assertTrue(symbols.startsWith("RTLD_"), p.details().toString());
+        if ("true".equals(System.getProperty("ferry.mvapich.rtldGlobal"))) {
+            assertTrue(symbols.startsWith("RTLD_GLOBAL"), symbols);
+        }
     }
 
     @Test
