@@ -1,5 +1,7 @@
 package dev.ferry.mvapich;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,7 +31,7 @@ final class GpuSupport {
         Boolean library = null;
         if (MpichAbi.hasGpuQuerySupport()) {
             MemorySegment yes = MpichAbi.scratch().int0;
-            yes.set(java.lang.foreign.ValueLayout.JAVA_INT, 0, 0);
+            yes.set(JAVA_INT, 0, 0);
             int rc = MpichAbi.gpuQuerySupport(MpichConstants.MPIX_GPU_SUPPORT_CUDA, yes);
             if (rc == MpichConstants.MPI_SUCCESS) {
                 int v = MpichAbi.scratch().int0();

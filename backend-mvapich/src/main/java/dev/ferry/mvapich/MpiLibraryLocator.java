@@ -43,6 +43,7 @@ import java.util.stream.Stream;
  * not Open MPI's {@code ompi_mpi_comm_world}); otherwise the search stops with an error, so that a
  * process never holds two MPI libraries.
  */
+@SuppressWarnings("restricted") // native access is what this backend is for (run with --enable-native-access)
 final class MpiLibraryLocator {
     /** File names of the MPICH-ABI library, in the order tried inside a directory. */
     static final List<String> NAMES = List.of("libmpi.so.12", "libmpich.so.12");

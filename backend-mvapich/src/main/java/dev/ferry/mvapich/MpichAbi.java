@@ -10,10 +10,13 @@ import dev.ferry.FerryException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -39,6 +42,7 @@ import java.util.Optional;
  *       are ordinary downcalls: the thread is in native state, so GC proceeds while it waits.</li>
  * </ul>
  */
+@SuppressWarnings("restricted") // native access is what this backend is for (run with --enable-native-access)
 final class MpichAbi {
     private MpichAbi() {
     }
@@ -99,7 +103,7 @@ final class MpichAbi {
      * functions), {@code true} (load RTLD_GLOBAL) or {@code false} (never global).
      */
     static String rtldMode() {
-        String v = Ferry.setting("ferry.mvapich.rtldGlobal", "auto").toLowerCase(java.util.Locale.ROOT);
+        String v = Ferry.setting("ferry.mvapich.rtldGlobal", "auto").toLowerCase(Locale.ROOT);
         return v.equals("true") || v.equals("false") ? v : "auto";
     }
 
@@ -107,7 +111,7 @@ final class MpichAbi {
     private static final Linker.Option CRITICAL = Linker.Option.critical(false);
 
     private static FunctionDescriptor ints(int args) {
-        return FunctionDescriptor.of(JAVA_INT, java.util.Collections.nCopies(args, JAVA_INT).toArray(new java.lang.foreign.MemoryLayout[0]));
+        return FunctionDescriptor.of(JAVA_INT, Collections.nCopies(args, JAVA_INT).toArray(new MemoryLayout[0]));
     }
 
     // ---- environment -------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 package dev.ferry.mvapich;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
 import dev.ferry.DataType;
 import dev.ferry.FerryException;
 import dev.ferry.ReduceOp;
@@ -225,7 +227,7 @@ final class MvapichCommunicator extends BindingCommunicator {
     protected void mpiFree() {
         if (owned && !MpiLifecycle.isFinalized()) {
             MpichAbi.Scratch s = MpichAbi.scratch();
-            s.int0.set(java.lang.foreign.ValueLayout.JAVA_INT, 0, comm);
+            s.int0.set(JAVA_INT, 0, comm);
             MvapichRuntime.check("MPI_Comm_free", MpichAbi.commFree(s.int0));
         }
     }
@@ -275,7 +277,7 @@ final class MvapichCommunicator extends BindingCommunicator {
             if (result == null && failure == null) {
                 MpichAbi.Scratch s = MpichAbi.scratch();
                 s.request(handle);
-                s.int0.set(java.lang.foreign.ValueLayout.JAVA_INT, 0, 0);
+                s.int0.set(JAVA_INT, 0, 0);
                 int rc = MpichAbi.test(s.request, s.int0, s.status);
                 if (rc == MpichConstants.MPI_SUCCESS && s.int0() == 0) {
                     handle = s.request();

@@ -21,6 +21,7 @@ import java.util.List;
  * member, tag bound, CUDA support; and the mapping of Ferry's types, operators and errors. MPI is
  * finalized at exit through {@link MpiLifecycle} (or aborted after an uncaught exception).
  */
+@SuppressWarnings("restricted") // native access is what this backend is for (run with --enable-native-access)
 final class MvapichRuntime implements MpiLifecycle.Binding {
     private static MvapichRuntime instance;
     private static Throwable failure;

@@ -23,6 +23,7 @@ import java.util.List;
  * (Segmentation fault)" from libucs). Setting {@code UCX_ERROR_SIGNALS} to the empty list before
  * the library is loaded keeps the JVM's handlers; a value the user set is left alone.
  */
+@SuppressWarnings("restricted") // native access is what this backend is for (run with --enable-native-access)
 final class NativeEnvironment {
     /** What was changed, for the probe report; empty when nothing. */
     private static final List<String> CHANGES = new ArrayList<>();
