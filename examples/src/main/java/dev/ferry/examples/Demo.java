@@ -35,6 +35,7 @@ public final class Demo {
     private Demo() {
     }
 
+    /** {@code ferry demo}: every example on one communicator; see the class comment for the exit codes. */
     public static void main(String[] args) {
         long t0 = System.nanoTime();
         int code;

@@ -47,6 +47,7 @@ public final class IpcExchange {
     private IpcExchange() {
     }
 
+    /** Runs this example alone: {@code mpirun -np N java ... dev.ferry.examples.IpcExchange [options]}; exit 1 when its check fails. */
     public static void main(String[] args) {
         Examples.main(args, IpcExchange::run);
     }

@@ -41,6 +41,7 @@ public final class Mandelbrot {
     private Mandelbrot() {
     }
 
+    /** Runs this example alone: {@code mpirun -np N java ... dev.ferry.examples.Mandelbrot [options]}; exit 1 when its check fails. */
     public static void main(String[] args) {
         Examples.main(args, Mandelbrot::run);
     }

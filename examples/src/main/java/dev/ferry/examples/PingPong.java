@@ -30,6 +30,7 @@ public final class PingPong {
     private PingPong() {
     }
 
+    /** Runs this example alone: {@code mpirun -np N java ... dev.ferry.examples.PingPong [options]}; exit 1 when its check fails. */
     public static void main(String[] args) {
         Examples.main(args, PingPong::run);
     }

@@ -30,6 +30,7 @@ public final class ScatterShiftGather {
     private ScatterShiftGather() {
     }
 
+    /** Runs this example alone: {@code mpirun -np N java ... dev.ferry.examples.ScatterShiftGather [options]}; exit 1 when its check fails. */
     public static void main(String[] args) {
         Examples.main(args, ScatterShiftGather::run);
     }
