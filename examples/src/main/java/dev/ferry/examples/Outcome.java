@@ -65,6 +65,9 @@ public record Outcome(String name, Status status, String summary) {
      * any rank fails everywhere. A rank whose own status is better keeps its summary, with a note.
      */
     public Outcome agree(Communicator comm) {
+        if (status == Status.FAIL && comm.rank() != 0) {
+            System.err.println("rank " + comm.rank() + ": " + line()); // rank 0 prints only its own summary
+        }
         try (HostBuffer mine = HostBuffer.allocate(4); HostBuffer worst = HostBuffer.allocate(4)) {
             mine.segment().set(ValueLayout.JAVA_INT, 0, status.ordinal());
             comm.allReduce(mine, worst, 1, DataType.INT, ReduceOp.MAX);

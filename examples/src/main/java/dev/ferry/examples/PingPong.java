@@ -113,7 +113,9 @@ public final class PingPong {
             p.clearReceived(size);
         }
         int other = 1 - comm.rank();
-        comm.sendRecv(p.send, 0, DataType.BYTE, other, TAG, p.receive, 0, DataType.BYTE, other, TAG); // both ranks are here
+        try (HostBuffer out = HostBuffer.allocate(1); HostBuffer in = HostBuffer.allocate(1)) {
+            comm.sendRecv(out, 1, DataType.BYTE, other, TAG, in, 1, DataType.BYTE, other, TAG); // both ranks are here: start
+        }
         for (int i = -warmup; i < reps; i++) {
             if (comm.rank() == 0) {
                 long t0 = System.nanoTime();
