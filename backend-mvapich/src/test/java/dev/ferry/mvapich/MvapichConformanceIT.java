@@ -1,0 +1,63 @@
+package dev.ferry.mvapich;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.testing.MpiJob;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+
+/** Runs {@link MvapichContract} under MPICH's mpiexec (Hydra) with 2 and 4 ranks, with small pieces, and the selection failure path. */
+class MvapichConformanceIT {
+
+    @TestFactory
+    List<DynamicNode> conformance() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("mvapich", MpiJob.Family.MPICH, np).classes(MvapichContract.class).property("ferry.backend", "mvapich").asTests());
+        }
+        return out;
+    }
+
+    /**
+     * Messages split into pieces: the same suite with 4 KiB pieces, so that 1 MiB messages take 257
+     * calls; in the same job the library is loaded RTLD_GLOBAL ({@code ferry.mvapich.rtldGlobal=true}).
+     */
+    @TestFactory
+    List<DynamicNode> conformanceWithSmallPiecesAndAGlobalLibrary() {
+        return List.of(MpiJob.of("mvapich-pieces", MpiJob.Family.MPICH, 2).classes(MvapichContract.class)
+                .property("ferry.backend", "mvapich").property("ferry.maxPieceBytes", "4096")
+                .property("ferry.mvapich.rtldGlobal", "true").asTests());
+    }
+
+    @Test
+    void unknownBackendFailsAtStartupWithTheProviderTable() throws Exception {
+        MpiJob.Result r = MpiJob.of("mvapich-nosuch", MpiJob.Family.MPICH, 2).property("ferry.backend", "nosuch")
+                .main("dev.ferry.tools.Doctor", "--open").timeout(120).run();
+        assertTrue(r.exitCode() != 0, "the job must fail");
+        assertTrue(r.output().contains("unknown backend 'nosuch'"), r.tail(30));
+        assertTrue(r.output().contains("mvapich") && r.output().contains("MPICH"), r.tail(30));
+        assertEquals(false, r.timedOut());
+    }
+
+    @Test
+    void theLibrarySettingWinsAndAMissingLibraryIsExplained() throws Exception {
+        String lib = System.getProperty("ferry.test.mpichlib", "/usr/lib/x86_64-linux-gnu/libmpich.so.12");
+        if (java.nio.file.Files.isRegularFile(java.nio.file.Path.of(lib))) {
+            MpiJob.Result ok = MpiJob.of("mvapich-lib-setting", MpiJob.Family.MPICH, 2).property("ferry.mvapich.lib", lib)
+                    .main("dev.ferry.tools.Doctor", "--open").timeout(120).run();
+            assertEquals(0, ok.exitCode(), ok.tail(30));
+            assertTrue(ok.output().contains("found by: -Dferry.mvapich.lib=" + lib), ok.tail(30));
+            assertTrue(ok.output().contains("opened mvapich"), ok.tail(30));
+        }
+        MpiJob.Result missing = MpiJob.of("mvapich-lib-missing", MpiJob.Family.MPICH, 2).property("ferry.mvapich.lib", "/nonexistent/libmpi.so.12")
+                .property("ferry.backend", "mvapich").main("dev.ferry.tools.Doctor", "--open").timeout(120).run();
+        assertTrue(missing.exitCode() != 0, missing.tail(30));
+        assertTrue(missing.output().contains("backend mvapich is unavailable"), missing.tail(30));
+        assertTrue(missing.output().contains("/nonexistent/libmpi.so.12") && missing.output().contains("does not exist"), missing.tail(30));
+        assertEquals(false, missing.timedOut());
+    }
+}
