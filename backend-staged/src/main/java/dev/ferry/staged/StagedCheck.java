@@ -86,7 +86,13 @@ public final class StagedCheck {
     private static final Memory CUDA = new Memory() {
         public Buffer device(long bytes) { return Cuda.allocate(bytes); }
         public HostBuffer pinned(long bytes) { return Cuda.allocatePinned(bytes); }
-        public void copy(Buffer dst, Buffer src, long bytes) { Cuda.copy(dst, src, bytes); }
+        public void copy(Buffer dst, Buffer src, long bytes) {
+            if (dst instanceof HostBuffer d && src instanceof HostBuffer h) {
+                MemorySegment.copy(h.segment(), 0, d.segment(), 0, bytes);
+            } else {
+                Cuda.copy(dst, src, bytes);
+            }
+        }
         public void fill(Buffer dst, long bytes, byte value) { Cuda.fill(dst.slice(0, bytes), value); }
         public String describe() { return Cuda.describe(); }
     };
