@@ -76,7 +76,7 @@ suite() {
     local np_opt=(-np "$np"); [ "$flavour" = mpich ] && np_opt=(-n "$np")
     say "suite $name: ${LAUNCH[0]} ${np_opt[*]} java ... RankRunner $cls $*"
     local t0=$SECONDS
-    timeout 500 "${LAUNCH[@]}" "${np_opt[@]}" "${JL[@]}" -Dferry.test.reportDir="$dir" -Dferry.test.perTestTimeout=180 "$@" \
+    timeout 240 "${LAUNCH[@]}" "${np_opt[@]}" "${JL[@]}" -Dferry.test.reportDir="$dir" -Dferry.test.perTestTimeout=180 "$@" \
         dev.ferry.testing.RankRunner "$cls" > "$W/logs/suite-$name.log" 2>&1
     local rc=$?
     local pass fail skip
@@ -130,7 +130,7 @@ run_main() {
     mpi_env "$flavour"; java_line
     say "main $name: $cls $*"
     local t0=$SECONDS
-    timeout 540 "${LAUNCH[@]}" -np "$np" "${JL[@]}" $JOPTS "$cls" "$@" > "$W/logs/$name.log" 2>&1
+    timeout 300 "${LAUNCH[@]}" -np "$np" "${JL[@]}" $JOPTS "$cls" "$@" > "$W/logs/$name.log" 2>&1
     local rc=$?
     md "- \`$name\`: \`mpirun -np $np java ... $JOPTS $cls $*\` ($flavour Open MPI): exit $rc, $((SECONDS - t0)) s"
     return $rc
@@ -139,7 +139,7 @@ JOPTS=""
 
 step_staged-check() {
     md "## Staged pipeline, CUDA IPC and references (one run)"; md ""
-    JOPTS="-Dferry.backend=staged" run_main staged-check sys 2 dev.ferry.staged.StagedCheck "$OUT/staged-check.md"
+    JOPTS="-Dferry.backend=staged" run_main staged-check sys 2 dev.ferry.staged.StagedCheck --sweep "$OUT/staged-check.md"
     [ -f "$OUT/staged-check.md" ] && cat "$OUT/staged-check.md" >> "$SUMMARY"
     md ""
 }

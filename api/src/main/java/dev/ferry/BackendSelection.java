@@ -12,6 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Iterator;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.Set;
 
@@ -28,11 +30,23 @@ final class BackendSelection implements OpenContext {
     private final Set<String> probing = new HashSet<>();
     private final Launch launch = Launch.detect();
     private final Set<TransportProvider> opened = new HashSet<>();
+    private final List<Throwable> loadFailures = new ArrayList<>();
     private Probe self;
 
     BackendSelection() {
-        for (TransportProvider p : ServiceLoader.load(TransportProvider.class, BackendSelection.class.getClassLoader())) {
-            providers.putIfAbsent(p.name().toLowerCase(Locale.ROOT), p);
+        Iterator<TransportProvider> it = ServiceLoader.load(TransportProvider.class, BackendSelection.class.getClassLoader()).iterator();
+        while (true) {
+            try {
+                if (!it.hasNext()) {
+                    break;
+                }
+                TransportProvider p = it.next();
+                providers.putIfAbsent(p.name().toLowerCase(Locale.ROOT), p);
+            } catch (ServiceConfigurationError | LinkageError e) {
+                // a provider whose class cannot even load (a missing jar it links against): keep the
+                // reason for the report instead of failing every backend
+                loadFailures.add(e);
+            }
         }
     }
 
@@ -56,6 +70,10 @@ final class BackendSelection implements OpenContext {
         List<Probe> all = new ArrayList<>();
         for (String name : providers.keySet()) {
             all.add(probes.get(name));
+        }
+        for (Throwable e : loadFailures) {
+            all.add(Probe.unavailable("(unloadable)", "a provider on the class path could not be loaded: " + e
+                    + (e.getCause() != null ? " caused by " + e.getCause() : ""), e));
         }
         if (providers.isEmpty()) {
             return new SelectionReport(requested, source, launch, all, null,

@@ -35,6 +35,15 @@ final class OmpiCommunicator extends BindingCommunicator {
         comm.setErrhandler(MPI.ERRORS_RETURN);
     }
 
+    /** A duplicate of MPI_COMM_WORLD. */
+    static OmpiCommunicator world(OmpiRuntime runtime) {
+        try {
+            return new OmpiCommunicator(runtime, MPI.COMM_WORLD.dup(), true);
+        } catch (MPIException e) {
+            throw OmpiRuntime.error("MPI_Comm_dup(MPI_COMM_WORLD)", e);
+        }
+    }
+
     /** The wrapped communicator, for interop. */
     Intracomm intracomm() {
         return comm;

@@ -13,8 +13,6 @@ import dev.ferry.spi.TransportProvider;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import mpi.MPI;
-import mpi.MPIException;
 
 /**
  * Open MPI through its own Java bindings. Available when the process was launched by Open MPI (or
@@ -86,12 +84,9 @@ public final class OmpiProvider implements TransportProvider {
 
     @Override
     public Communicator open(OpenContext context) {
-        OmpiRuntime rt = OmpiRuntime.get();
-        try {
-            return new OmpiCommunicator(rt, MPI.COMM_WORLD.dup(), true);
-        } catch (MPIException e) {
-            throw OmpiRuntime.error("MPI_Comm_dup(MPI_COMM_WORLD)", e);
-        }
+        // mpi.jar's classes are touched only from here on (OmpiCommunicator), never by the provider
+        // class itself: without mpi.jar the provider still loads and its probe says what is missing
+        return OmpiCommunicator.world(OmpiRuntime.get());
     }
 
     @Override
