@@ -43,11 +43,14 @@ if [ ! -f "$SUMMARY" ]; then
     md ""
 fi
 
-# mpi_env FLAVOUR: sets LAUNCH (array) and MPIJAR, and the environment of that MPI
+BASE_PATH=$PATH
+BASE_LD=${LD_LIBRARY_PATH:-}
+# mpi_env FLAVOUR: sets LAUNCH (array) and MPIJAR, and the environment of that MPI (only that one's
+# libraries: a CUDA-aware libmpi left on LD_LIBRARY_PATH would be loaded under the system mpirun)
 mpi_env() {
+    export PATH=$BASE_PATH LD_LIBRARY_PATH=$BASE_LD
     case "$1" in
         sys)
-            export PATH=/usr/bin:$PATH
             LAUNCH=(/usr/bin/mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH)
             MPIJAR=$D/mpi-system.jar ;;
         cuda)
@@ -149,7 +152,7 @@ step_demo() {
     JOPTS="" run_main demo-cuda cuda "$NGPU" dev.ferry.examples.Demo --out "$W/demo-cuda"
     JOPTS="" run_main demo-sys sys "$NGPU" dev.ferry.examples.Demo --out "$W/demo-sys"
     cp "$W"/demo-cuda/*.png "$OUT/" 2>/dev/null
-    md '```'; grep -E "^\[(ok|FAIL|skip)|ferry: backend" "$W/logs/demo-cuda.log" "$W/logs/demo-sys.log" | head -30 >> "$SUMMARY"; md '```'; md ""
+    md '```'; grep -a -h -E "^\[(ok|FAIL|skip)|^ferry: backend|^version|^GPUs" "$W/logs/demo-cuda.log" "$W/logs/demo-sys.log" | head -30 >> "$SUMMARY"; md '```'; md ""
 }
 
 step_bench() {
