@@ -74,14 +74,14 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 # ---- Java and its class path ---------------------------------------------------------------
+java_major() { "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p' | head -1 | cut -d. -f1; }
 if [ -z "$java" ]; then
-    if [ -n "${FERRY_JAVA:-}" ]; then java=$FERRY_JAVA
-    elif [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then java=$JAVA_HOME/bin/java
-    else java=$(command -v java || true)
-    fi
+    for c in "${FERRY_JAVA:-}" "${JAVA_HOME:+$JAVA_HOME/bin/java}" "$(command -v java || true)" /usr/lib/jvm/*/bin/java; do
+        if [ -n "$c" ] && [ -x "$c" ] && [ "$(java_major "$c" || echo 0)" -ge 25 ] 2>/dev/null; then java=$c; break; fi
+    done
 fi
-if [ -z "$java" ] || ! "$java" -version >/dev/null 2>&1; then
-    echo "run.sh: no java found: pass --java, or set FERRY_JAVA or JAVA_HOME (JDK 25)" >&2
+if [ -z "$java" ] || [ "$(java_major "$java" || echo 0)" -lt 25 ] 2>/dev/null; then
+    echo "run.sh: no Java 25 or newer found${java:+ ($java is older)}: pass --java, or set FERRY_JAVA or JAVA_HOME" >&2
     exit 1
 fi
 [ -n "$mpirun" ] || { [ "$family" = mpich ] && mpirun=mpiexec.mpich || mpirun=mpirun; }
@@ -181,10 +181,16 @@ if [ "$report_only" = 0 ] && [ "$run_native" = 1 ]; then
     mkdir -p "$bindir" 2>/dev/null || bindir="$out/native-bin"
     sh "$here/src/main/c/build.sh" "$bindir" "$mpicc" "$name" || true
     if [ -x "$bindir/$name" ]; then
-        read -r -a nargs <<< "$("$java" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" "${pass[@]}" --print-native-args)"
-        ncmd=("${launch[@]}" "$bindir/$name" "${nargs[@]}" --out "$out/native-$family.csv")
-        echo "[bench] ${ncmd[*]}"
-        "${ncmd[@]}" || { s=$?; echo "[bench] the native C reference failed (exit $s)" >&2; [ "$status" = 0 ] && status=$s; }
+        # the same sizes, benchmarks, memory kinds and batches as the Java suite, from the Java suite's own definition
+        if nat=$("$java" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" "${pass[@]}" --print-native-args); then
+            read -r -a nargs <<< "$nat"
+            ncmd=("${launch[@]}" "$bindir/$name" "${nargs[@]}" --out "$out/native-$family.csv")
+            echo "[bench] ${ncmd[*]}"
+            "${ncmd[@]}" || { s=$?; echo "[bench] the native C reference failed (exit $s)" >&2; [ "$status" = 0 ] && status=$s; }
+        else
+            echo "[bench] native C reference skipped: could not get its arguments from BenchMain" >&2
+            [ "$status" = 0 ] && status=1
+        fi
     else
         echo "[bench] native C reference skipped: no binary (see above)"
     fi

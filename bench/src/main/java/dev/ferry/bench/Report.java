@@ -299,7 +299,7 @@ public final class Report {
                 continue;
             }
             sb.append("\n## ").append(title(q)).append(q.isBandwidth() ? " [GB/s]" : " [us]").append("\n\n");
-            sb.append(q.title()).append(". ");
+            sb.append(Character.toUpperCase(q.title().charAt(0))).append(q.title().substring(1)).append(". ");
             Measurement any = ms.get(0);
             sb.append(any.time().n()).append(" measured batches per cell");
             if (q.hasWindow()) {
@@ -371,7 +371,7 @@ public final class Report {
                 if (l != null && cl != null) latRatio = ratio(l.shown().median() / cl.shown().median());
                 if (best != null && cb != null) bwRatio = ratio(best.shown().median() / cb.shown().median());
             }
-            sb.append("| ").append(s).append(any.isNative() ? " (C)" : "").append(" | ")
+            sb.append("| ").append(s).append(" | ")
                     .append(l == null ? "" : num(l.shown().median())).append(" | ")
                     .append(best == null ? "" : num(best.shown().median()) + " (" + Suite.formatSize(best.size()) + ")").append(" | ")
                     .append(big == null ? "" : num(big.shown().median())).append(" | ")

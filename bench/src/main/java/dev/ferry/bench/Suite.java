@@ -43,13 +43,13 @@ public record Suite(String name, List<Long> sizes, int warmup, int iterations, l
 
     /**
      * The named suite: {@code tiny} (2 sizes, for the tests), {@code quick} (8 B to 8 MiB in steps of
-     * 16, about a minute on a 2-core machine), {@code full} (8 B to 256 MiB in steps of 4, for GPU
+     * 16, small batches: a minute or two on a 2-core machine), {@code full} (8 B to 256 MiB in steps of 4, for GPU
      * machines).
      */
     public static Suite named(String name) {
         return switch (name.toLowerCase(Locale.ROOT)) {
             case "tiny" -> new Suite("tiny", List.of(8L, 4 * KI), 1, 3, 256 * KI, 2, 50, MI, 64);
-            case "quick" -> new Suite("quick", geometric(8, 16, 8 * MI), 3, 10, 32 * MI, 2, 1000, 64 * MI, 64);
+            case "quick" -> new Suite("quick", geometric(8, 16, 8 * MI), 3, 10, 8 * MI, 1, 500, 8 * MI, 64);
             case "full" -> {
                 List<Long> s = geometric(8, 4, 128 * MI);
                 s.add(256 * MI);
