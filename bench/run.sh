@@ -113,13 +113,12 @@ if [ -z "$cp" ]; then
         exit 1
     fi
     cp="$jar:$here/target/lib/*"
-    if [ "$family" = openmpi ]; then
-        mj=$(find_mpi_jar)
-        if [ -n "$mj" ]; then
-            cp="$cp:$mj"
-        else
-            echo "run.sh: note: no mpi.jar found for $mpirun: the ompi backend will be unavailable (pass --mpi-jar or FERRY_MPI_JAR)" >&2
-        fi
+    # the ompi backend's classes link against mpi.jar even where it is not used (an MPICH job): keep it on the path
+    mj=$( [ "$family" = openmpi ] && find_mpi_jar || mpirun=mpirun find_mpi_jar )
+    if [ -n "$mj" ]; then
+        cp="$cp:$mj"
+    elif [ "$family" = openmpi ]; then
+        echo "run.sh: note: no mpi.jar found for $mpirun: the ompi backend will be unavailable (pass --mpi-jar or FERRY_MPI_JAR)" >&2
     fi
 fi
 jopts=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Djmh.ignoreLock=true -Djava.awt.headless=true)
@@ -152,12 +151,20 @@ if [ "$family" = openmpi ]; then
 else
     [ -n "$hostfile" ] && launch+=(-f "$hostfile")
     launch+=(-n "$np")
-    fwd() { launch+=(-genvlist "$1"); }
+    genv=()
+    fwd() { genv+=("$1"); }
 fi
 export FERRY_BENCH_OVERSUBSCRIBED=$oversubscribed
 fwd FERRY_BENCH_OVERSUBSCRIBED
 if [ -n "${LD_LIBRARY_PATH:-}" ]; then fwd LD_LIBRARY_PATH; fi
 launch+=("${extra[@]}")
+# the launcher plus the environment it forwards (MPICH takes one -genvlist)
+launcher() {
+    if [ "$family" = mpich ] && [ "${#genv[@]}" -gt 0 ]; then
+        local IFS=,
+        echo "-genvlist" "${genv[*]}"
+    fi
+}
 
 echo "[bench] suite $suite, $np ranks ($family, $mpirun$( [ -n "$hostfile" ] && echo ", hosts from $hostfile")); results in $out"
 if [ "$oversubscribed" = 1 ]; then
@@ -167,9 +174,11 @@ fi
 # ---- Java suite ------------------------------------------------------------------------------
 status=0
 if [ "$report_only" = 0 ] && [ "$run_java" = 1 ]; then
-    cmd=("${launch[@]}" "$java" "${jopts[@]}" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" --out "$out" --tag "$family" "${pass[@]}")
-    export FERRY_BENCH_LAUNCH="${cmd[*]}"
+    export FERRY_BENCH_LAUNCH="(set below)"
     fwd FERRY_BENCH_LAUNCH
+    # shellcheck disable=SC2207
+    cmd=("${launch[@]}" $(launcher) "$java" "${jopts[@]}" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" --out "$out" --tag "$family" "${pass[@]}")
+    export FERRY_BENCH_LAUNCH="${cmd[*]}"
     echo "[bench] ${cmd[*]}"
     "${cmd[@]}" || { status=$?; echo "[bench] the Java suite failed (exit $status); JMH's output: $out/jmh-$family.log" >&2; }
 fi
@@ -184,7 +193,8 @@ if [ "$report_only" = 0 ] && [ "$run_native" = 1 ]; then
         # the same sizes, benchmarks, memory kinds and batches as the Java suite, from the Java suite's own definition
         if nat=$("$java" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" "${pass[@]}" --print-native-args); then
             read -r -a nargs <<< "$nat"
-            ncmd=("${launch[@]}" "$bindir/$name" "${nargs[@]}" --out "$out/native-$family.csv")
+            # shellcheck disable=SC2207
+            ncmd=("${launch[@]}" $(launcher) "$bindir/$name" "${nargs[@]}" --out "$out/native-$family.csv")
             echo "[bench] ${ncmd[*]}"
             "${ncmd[@]}" || { s=$?; echo "[bench] the native C reference failed (exit $s)" >&2; [ "$status" = 0 ] && status=$s; }
         else

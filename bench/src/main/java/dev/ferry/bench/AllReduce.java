@@ -16,9 +16,10 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * How long does an allreduce of {@code size} bytes take? {@code MPI_Allreduce} of {@code size / 8} doubles with SUM, back to back. Every rank times its own
- * calls; the report shows the slowest rank's time per call (secondary metric
- * {@value LockstepProfiler#SLOWEST_RANK}), as a collective is done only when every rank is.
+ * How long does an allreduce of {@code size} bytes take? {@code MPI_Allreduce} of {@code size /
+ * 8} doubles with SUM, back to back. Every rank times its own calls; the report shows the slowest
+ * rank's time per call (secondary metric {@value LockstepProfiler#SLOWEST_RANK}), as a collective
+ * is done only when every rank is.
  */
 @BenchmarkMode(Mode.SingleShotTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)

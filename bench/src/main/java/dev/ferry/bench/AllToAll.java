@@ -15,8 +15,9 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * How long does an all-to-all exchange take when every rank sends {@code size} bytes to every rank? {@code MPI_Alltoall}, back to back; the buffers hold {@code size * ranks} bytes. Every rank times its own
- * calls; the report shows the slowest rank's time per call (secondary metric
+ * How long does an all-to-all exchange take when every rank sends {@code size} bytes to every
+ * rank? {@code MPI_Alltoall}, back to back; the buffers hold {@code size * ranks} bytes. Every
+ * rank times its own calls; the report shows the slowest rank's time per call (secondary metric
  * {@value LockstepProfiler#SLOWEST_RANK}), as a collective is done only when every rank is.
  */
 @BenchmarkMode(Mode.SingleShotTime)

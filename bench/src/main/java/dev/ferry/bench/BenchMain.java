@@ -211,6 +211,9 @@ public final class BenchMain {
         String controlBackend = wanted.stream().filter(b -> report.probe(b) != null && report.probe(b).isAvailable()).findFirst()
                 .orElse(null);
         if (controlBackend == null) {
+            if (report.launch().rank() > 0) {
+                System.exit(3); // rank 0 says why
+            }
             System.err.println("bench: none of the backends " + (wanted.isEmpty() ? "(none available)" : wanted) + " can run here:\n" + report.table());
             System.exit(3);
         }
@@ -369,15 +372,33 @@ public final class BenchMain {
             over |= e.getValue()[0] > e.getValue()[1];
         }
         boolean flagged = "1".equals(System.getenv("FERRY_BENCH_OVERSUBSCRIBED"));
+        double load = loadAverage();
+        int localCores = onlineCpus();
+        boolean busy = Lockstep.any(load > localCores);
         m.put("nodes", Integer.toString(perNode.size()));
         m.put("placement", String.join("; ", desc));
         m.put("oversubscribed", Boolean.toString(over || flagged));
         say.println("[bench] " + ranks + " ranks on " + perNode.size() + " node(s): " + String.join("; ", desc));
+        m.put("load", String.format(Locale.ROOT, "%.1f on %d cores (rank 0's node)", load, localCores));
+        m.put("busy", Boolean.toString(busy));
+        if (busy) {
+            say.println("[bench] NOTE: a node is busy (load average above its core count; rank 0's node: "
+                    + String.format(Locale.ROOT, "%.1f on %d cores", load, localCores) + "): other work competes for the cores, timings are noisy");
+        }
         if (over || flagged) {
             say.println("[bench] NOTE: oversubscribed (more ranks than cores, or mpirun --oversubscribe): waiting ranks yield their core, "
                     + "which inflates latency; these timings show that the path works, not how fast it is");
         }
         return m;
+    }
+
+    /** The 1-minute load average of this node, or 0 when unknown. */
+    static double loadAverage() {
+        try {
+            return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     /**

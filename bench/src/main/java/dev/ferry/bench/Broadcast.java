@@ -15,9 +15,10 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * How long does a broadcast of {@code size} bytes from rank 0 take? {@code MPI_Bcast} back to back. Every rank times its own
- * calls; the report shows the slowest rank's time per call (secondary metric
- * {@value LockstepProfiler#SLOWEST_RANK}), as a collective is done only when every rank is.
+ * How long does a broadcast of {@code size} bytes from rank 0 take? {@code MPI_Bcast} back to
+ * back. Every rank times its own calls; the report shows the slowest rank's time per call
+ * (secondary metric {@value LockstepProfiler#SLOWEST_RANK}), as a collective is done only when
+ * every rank is.
  */
 @BenchmarkMode(Mode.SingleShotTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)

@@ -212,6 +212,9 @@ public final class Report {
         if (oversubscribed()) {
             sub.add("OVERSUBSCRIBED (more ranks than cores or mpirun --oversubscribe): latency is inflated; these numbers show the path works, not its speed");
         }
+        if (busy()) {
+            sub.add("BUSY MACHINE (load above the core count while measuring): timings are noisy");
+        }
         Plot.write(png, "Ferry benchmarks", sub, panels, keys, 3);
     }
 
@@ -224,6 +227,10 @@ public final class Report {
             case ALLREDUCE -> "Allreduce (SUM, doubles)";
             case ALLTOALL -> "All-to-all (size per pair)";
         };
+    }
+
+    private boolean busy() {
+        return runs.values().stream().anyMatch(p -> "true".equals(p.getProperty("busy")));
     }
 
     private boolean oversubscribed() {
@@ -257,26 +264,37 @@ public final class Report {
             sb.append("> **Oversubscribed**: more ranks than cores on a node, or `mpirun --oversubscribe`. Waiting ranks yield their core, "
                     + "which inflates latency; these numbers show that the paths work, not how fast they are.\n\n");
         }
+        if (busy()) {
+            sb.append("> **Busy machine**: the load average was above the core count while the suite ran "
+                    + "(other work competed for the cores); expect noisy timings and wide spreads.\n\n");
+        }
         for (Map.Entry<String, Properties> e : runs.entrySet()) {
             Properties p = e.getValue();
-            sb.append("**Java suite (").append(e.getKey()).append(")**: `").append(p.getProperty("launcher", "?")).append("`  \n");
-            sb.append("placement: ").append(p.getProperty("placement", "?")).append("; ").append(p.getProperty("java", "")).append("  \n");
-            sb.append("CUDA: ").append(p.getProperty("cuda", "?")).append("  \n");
+            sb.append("**Java suite (").append(e.getKey()).append(")**\n\n");
+            sb.append("- command: `").append(p.getProperty("launcher", "?")).append("`\n");
+            sb.append("- placement: ").append(p.getProperty("placement", "?")).append("; load ").append(p.getProperty("load", "?")).append('\n');
+            sb.append("- ").append(p.getProperty("java", "Java ?")).append("; CUDA: ").append(p.getProperty("cuda", "?")).append('\n');
             for (String k : new TreeSet<>(p.stringPropertyNames())) {
                 if (k.startsWith("backend.") && k.chars().filter(c -> c == '.').count() == 1) {
-                    sb.append("backend ").append(k.substring(8)).append(": ").append(p.getProperty(k)).append("  \n");
+                    sb.append("- backend ").append(k.substring(8)).append(": ").append(p.getProperty(k));
+                    String threads = p.getProperty(k + ".threads");
+                    sb.append(threads != null ? " (" + threads + ")" : "").append('\n');
                 }
             }
-            if (!p.getProperty("skipped", "").isBlank()) {
-                sb.append("skipped: ").append(p.getProperty("skipped")).append("  \n");
+            for (String skip : p.getProperty("skipped", "").split(" \\| ")) {
+                if (!skip.isBlank()) {
+                    sb.append("- skipped ").append(skip).append('\n');
+                }
             }
             if (p.getProperty("stopped") != null) {
-                sb.append("**stopped early**: ").append(p.getProperty("stopped")).append("  \n");
+                sb.append("- **stopped early**: ").append(p.getProperty("stopped")).append('\n');
             }
             sb.append('\n');
         }
         for (Map.Entry<String, List<String>> e : nativeNotes.entrySet()) {
-            sb.append("**Native C reference (").append(e.getKey()).append(")**: ").append(String.join("; ", e.getValue())).append("\n\n");
+            sb.append("**Native C reference (").append(e.getKey()).append(")**\n\n");
+            e.getValue().forEach(n -> sb.append("- ").append(n).append('\n'));
+            sb.append('\n');
         }
         sb.append("How to read: each cell is the **median** over the measured batches, with the spread (min-max) in brackets. "
                 + "A batch is many back-to-back operations timed as one (JMH `SingleShotTime`), after a barrier. "

@@ -21,9 +21,9 @@ class SuiteTest {
     void windowIs64UnlessThatPutsTooManyBytesInFlight() {
         Suite full = Suite.named("full");
         assertEquals(64, full.window(8));
-        assertEquals(64, full.window(8 * Suite.MI));
-        assertEquals(16, full.window(32 * Suite.MI));
-        assertEquals(2, full.window(256 * Suite.MI));
+        assertEquals(64, full.window(4 * Suite.MI));
+        assertEquals(8, full.window(32 * Suite.MI));
+        assertEquals(1, full.window(256 * Suite.MI));
     }
 
     @Test
