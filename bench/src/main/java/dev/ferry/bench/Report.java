@@ -1,6 +1,5 @@
 package dev.ferry.bench;
 
-import java.awt.Color;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -8,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -35,20 +33,6 @@ import java.util.stream.Stream;
  * it out) or without fonts, the table is still written and the reason printed.
  */
 public final class Report {
-    /** Pinned host memory over PCIe, as measured on the GPU machine (cuMemcpy H2D/D2H). */
-    static final double PCIE_PINNED_GBS = 54;
-    /** NVLink between two H200s, per direction (rated). */
-    static final double NVLINK_H200_GBS = 450;
-
-    private static final Color[] PALETTE = {
-        new Color(0x1F77B4), new Color(0xD62728), new Color(0x2CA02C), new Color(0xFF7F0E), new Color(0x9467BD),
-        new Color(0x17BECF), new Color(0x8C564B), new Color(0xE377C2), new Color(0xBCBD22), new Color(0x7F7F7F),
-    };
-    private static final Map<Memory, Color> NATIVE_COLORS = Map.of(
-            Memory.PAGEABLE, new Color(0x222222), Memory.PINNED, new Color(0x6E6E6E), Memory.DEVICE, new Color(0x000000));
-    private static final Map<Memory, Plot.Marker> MARKERS = Map.of(
-            Memory.PAGEABLE, Plot.Marker.CIRCLE, Memory.PINNED, Plot.Marker.SQUARE, Memory.DEVICE, Plot.Marker.TRIANGLE);
-
     private final List<Measurement> data;
     private final Map<String, Properties> runs;
     private final Map<String, List<String>> nativeNotes;
@@ -111,7 +95,7 @@ public final class Report {
                 }
             }
         }
-        if (data.isEmpty()) {
+        if (data.isEmpty() && runs.isEmpty() && notes.isEmpty()) {
             throw new IOException("no results in " + in + " (expected jmh-*.json from BenchMain and/or native-*.csv from ferry-osu)");
         }
         Files.createDirectories(out);
@@ -120,7 +104,13 @@ public final class Report {
         Path png = out.resolve("results.png");
         String plotProblem = null;
         try {
-            r.plot(png);
+            if (!data.isEmpty()) {
+                r.plot(png);
+            } else {
+                plotProblem = "nothing was measured: everything asked for was skipped (reasons above)";
+                System.err.println("[report] " + plotProblem);
+                png = null;
+            }
         } catch (IOException | RuntimeException | LinkageError e) {
             plotProblem = "the plot could not be drawn here (" + e + "); run Report on a machine with a full JDK "
                     + "(module java.desktop and fonts): java -cp CLASSPATH dev.ferry.bench.Report " + in;
@@ -138,7 +128,7 @@ public final class Report {
     }
 
     /** Series in a stable order: Java backends as first seen, by memory kind, then the C reference. */
-    private List<String> seriesOrder(List<Measurement> ms) {
+    List<String> seriesOrder(List<Measurement> ms) {
         Comparator<Measurement> order = Comparator.comparing(Measurement::isNative)
                 .thenComparing(Measurement::tag)
                 .thenComparing(m -> backendRank(m.backend()))
@@ -166,46 +156,13 @@ public final class Report {
         };
     }
 
-    // ---- plot --------------------------------------------------------------------------------
+    // ---- plot (all of java.desktop stays in Charts, so that this class loads without it) -------
 
     private void plot(Path png) throws IOException {
-        System.setProperty("java.awt.headless", "true");
-        List<String> all = seriesOrder(data);
-        Map<String, Color> colors = new LinkedHashMap<>();
-        int next = 0;
-        for (String s : all) {
-            Measurement any = data.stream().filter(m -> series(m).equals(s)).findFirst().orElseThrow();
-            colors.put(s, any.isNative() ? NATIVE_COLORS.get(any.memory()) : PALETTE[next++ % PALETTE.length]);
-        }
-        List<Plot.Panel> panels = new ArrayList<>();
-        for (Question q : Question.values()) {
-            List<Measurement> ms = of(q);
-            List<Plot.Line> lines = new ArrayList<>();
-            for (String s : seriesOrder(ms)) {
-                List<Measurement> pts = ms.stream().filter(m -> series(m).equals(s)).sorted(Comparator.comparingLong(Measurement::size)).toList();
-                Measurement first = pts.get(0);
-                List<Plot.Point> points = pts.stream().map(m -> {
-                    Stats st = m.shown();
-                    return new Plot.Point(m.size(), st.median(), st.min(), st.max());
-                }).toList();
-                lines.add(new Plot.Line(s, colors.get(s), first.isNative(), MARKERS.get(first.memory()), points));
-            }
-            List<Plot.Limit> lims = new ArrayList<>();
-            if (q.isBandwidth() && gpuLimits() && !ms.isEmpty()) {
-                lims.add(new Plot.Limit("pinned host <-> GPU over PCIe, ~" + (int) PCIE_PINNED_GBS + " GB/s per direction", PCIE_PINNED_GBS,
-                        new Color(0xB22222)));
-                lims.add(new Plot.Limit("NVLink H200 <-> H200, ~" + (int) NVLINK_H200_GBS + " GB/s per direction", NVLINK_H200_GBS,
-                        new Color(0x1E5AA8)));
-            }
-            String y = q.isBandwidth() ? "bandwidth (GB/s, log scale)" : q.isCollective() ? "time per call, slowest rank (log scale)"
-                    : "one-way latency (log scale)";
-            panels.add(new Plot.Panel(title(q), y, q.isBandwidth(), lines, lims));
-        }
-        List<Plot.Key> keys = new ArrayList<>();
-        for (String s : all) {
-            Measurement any = data.stream().filter(m -> series(m).equals(s)).findFirst().orElseThrow();
-            keys.add(new Plot.Key(any.isNative() ? s + " (native C)" : s, colors.get(s), any.isNative(), MARKERS.get(any.memory())));
-        }
+        Charts.draw(png, data, seriesOrder(data), this::series, gpuLimits(), subtitle());
+    }
+
+    private List<String> subtitle() {
         List<String> sub = new ArrayList<>();
         sub.add(context());
         sub.add("lines: median of the measured batches; whiskers: min to max; dashed: native C reference (ferry-osu) on the same MPI");
@@ -215,10 +172,10 @@ public final class Report {
         if (busy()) {
             sub.add("BUSY MACHINE (load above the core count while measuring): timings are noisy");
         }
-        Plot.write(png, "Ferry benchmarks", sub, panels, keys, 3);
+        return sub;
     }
 
-    private static String title(Question q) {
+    static String title(Question q) {
         return switch (q) {
             case LATENCY -> "Ping-pong latency (one way)";
             case BANDWIDTH -> "Unidirectional bandwidth (window)";
@@ -247,9 +204,8 @@ public final class Report {
             parts.add(p.getProperty("suite", "?") + " suite, " + p.getProperty("ranks", "?") + " ranks on " + p.getProperty("nodes", "?")
                     + " node(s), " + lib + ", " + p.getProperty("date", "").replaceAll("T(\\d\\d:\\d\\d).*", " $1"));
         }
-        if (parts.isEmpty()) {
-            Measurement m = data.get(0);
-            parts.add(m.ranks() + " ranks (native reference only)");
+        if (parts.isEmpty() && !data.isEmpty()) {
+            parts.add(data.get(0).ranks() + " ranks (native reference only)");
         }
         return String.join("; ", parts);
     }
