@@ -143,8 +143,10 @@ if [ "$family" = openmpi ]; then
     launch+=(-np "$np")
     # in containers ptrace-based single copy (CMA) is not allowed: fall back to copy-in/copy-out
     if [ -z "${OMPI_MCA_btl_vader_single_copy_mechanism:-}" ] && { [ -f /.dockerenv ] || [ -f /run/.containerenv ] || grep -qaE 'docker|containerd|kubepods|lxc' /proc/1/cgroup 2>/dev/null; }; then
-        export OMPI_MCA_btl_vader_single_copy_mechanism=none
-        echo "[bench] container detected: OMPI_MCA_btl_vader_single_copy_mechanism=none (host copies go through a shared buffer)"
+        export OMPI_MCA_btl_vader_single_copy_mechanism=none   # Open MPI 4 (vader)
+        export OMPI_MCA_btl_sm_single_copy_mechanism=${OMPI_MCA_btl_sm_single_copy_mechanism:-none}   # Open MPI 5 (sm)
+        echo "[bench] container detected: btl vader/sm single_copy_mechanism=none (host copies go through a shared buffer;"
+        echo "        set OMPI_MCA_btl_vader_single_copy_mechanism yourself to choose otherwise)"
     fi
     export OMPI_MCA_btl_base_warn_component_unused=${OMPI_MCA_btl_base_warn_component_unused:-0}
     fwd() { launch+=(-x "$1"); }

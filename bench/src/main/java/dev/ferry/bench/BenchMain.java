@@ -167,7 +167,7 @@ public final class BenchMain {
     }
 
     /** One JMH run of the plan. */
-    record Run(Question question, String backend, Memory memory, long size, int ranks, int window, int reps) {
+    record Run(Question question, String backend, Memory memory, long size, int ranks, int window, int reps, int warmup) {
         String label() {
             return question.id() + " " + backend + "/" + memory.id() + " " + Suite.formatSize(size);
         }
@@ -293,9 +293,12 @@ public final class BenchMain {
             }
             for (String b : comms.keySet()) {
                 for (Memory m : kinds.get(b)) {
+                    boolean first = true;
                     for (long size : o.suite().sizes()) {
                         int window = q.hasWindow() ? o.suite().window(size) : 1;
-                        plan.add(new Run(q, b, m, size, ranks, window, o.suite().reps(q, size, ranks)));
+                        int reps = o.suite().reps(q, size, ranks);
+                        plan.add(new Run(q, b, m, size, ranks, window, reps, o.suite().warmup(reps, first)));
+                        first = false;
                     }
                 }
             }
@@ -440,7 +443,7 @@ public final class BenchMain {
                 .syncIterations(false)
                 .shouldDoGC(false)
                 .shouldFailOnError(true)
-                .warmupIterations(o.suite().warmup())
+                .warmupIterations(r.warmup())
                 .warmupBatchSize(r.reps())
                 .measurementIterations(o.suite().iterations())
                 .measurementBatchSize(r.reps())

@@ -10,7 +10,8 @@ import java.util.Locale;
  *
  * <p>Every measurement is a batch: {@code reps} invocations back to back, timed as one; the time
  * per operation is the batch time divided by {@code reps * opsPerInvocation}. A run is
- * {@code warmup} batches, thrown away, then {@code iterations} measured batches; the report gives
+ * {@code warmup} batches, thrown away (more for the first size of a series: {@link #warmup(int, boolean)}),
+ * then {@code iterations} measured batches; the report gives
  * the median batch and the spread (min and max). Batch length in invocations:
  * {@code reps = clamp(batchBytes / bytesPerInvocation, minReps, maxReps)}. The bandwidth window:
  * {@code window = clamp(windowBytes / size, 1, maxWindow)}, 64 messages in flight (as OSU) unless
@@ -87,6 +88,25 @@ public record Suite(String name, List<Long> sizes, int warmup, int iterations, l
     public int reps(Question q, long size, int ranks) {
         long perInvocation = Math.max(1, q.bytesPerInvocation(size, q.hasWindow() ? window(size) : 1, ranks));
         return (int) Math.max(minReps, Math.min(maxReps, batchBytes / perInvocation));
+    }
+
+    /** Invocations the first run of a series warms up with at least (so the JIT has compiled the path). */
+    public static final int FIRST_RUN_WARMUP_INVOCATIONS = 10_000;
+    /** Most warmup batches of a series' first run. */
+    public static final int FIRST_RUN_MAX_WARMUP = 50;
+
+    /**
+     * Warmup batches of a run with {@code reps} invocations per batch: the suite's count, and for the
+     * first size of each series (question, backend, memory kind) enough batches for
+     * {@value #FIRST_RUN_WARMUP_INVOCATIONS} invocations (at most {@value #FIRST_RUN_MAX_WARMUP}),
+     * so that JIT compilation is over before anything is measured. The C reference does the same.
+     */
+    public int warmup(int reps, boolean firstOfSeries) {
+        if (!firstOfSeries) {
+            return warmup;
+        }
+        long need = (FIRST_RUN_WARMUP_INVOCATIONS + reps - 1L) / reps;
+        return (int) Math.max(warmup, Math.min(FIRST_RUN_MAX_WARMUP, need));
     }
 
     /** The arguments that make the native C reference use this suite's sizes and policy. */

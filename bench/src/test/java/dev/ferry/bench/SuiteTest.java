@@ -36,6 +36,15 @@ class SuiteTest {
     }
 
     @Test
+    void firstRunOfASeriesWarmsUpTheJit() {
+        Suite quick = Suite.named("quick");
+        assertEquals(20, quick.warmup(500, true), "10000 invocations in batches of 500");
+        assertEquals(3, quick.warmup(500, false));
+        assertEquals(50, quick.warmup(1, true), "at most 50 batches");
+        assertEquals(3, quick.warmup(10000, true), "never fewer than the suite's");
+    }
+
+    @Test
     void sizesParseWithUnits() {
         assertEquals(8, Suite.parseSize("8"));
         assertEquals(4096, Suite.parseSize("4k"));
