@@ -3,8 +3,8 @@
  *
  * Same questions, sizes and iteration policy as the Java suite (dev.ferry.bench.Suite and
  * Question): every measurement is a batch of `reps` invocations timed as one, after a barrier;
- * `warmup` batches are thrown away (for the first size of a series, enough for 10000 invocations, at
- * most 50: Suite.warmup), `iterations` are kept; the time per operation is the batch
+ * `warmup` batches are thrown away (for the first size of a series, if at most 64 KiB, enough for
+ * 10000 invocations, at most 50: Suite.warmup), `iterations` are kept; the time per operation is the batch
  * time / (reps * ops per invocation). Ops per invocation: 2 for the ping-pong (so the result is the
  * one-way latency, half the round trip), 1 otherwise. Point-to-point results are rank 0's time (rank
  * i pairs with rank i + size/2); collectives report the slowest rank's time per batch.
@@ -311,9 +311,10 @@ static double quantile(const double *sorted, int n, double q) {
     return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo]);
 }
 
-/* Warmup batches: the policy's, and for the first size of a series enough for 10000 invocations (at most 50), as Suite.warmup. */
-static int warmup_of(const struct policy *p, int reps, int first) {
-    if (!first) return p->warmup;
+/* Warmup batches: the policy's, and for the first size of a series, when at most 64 KiB, enough for
+ * 10000 invocations (at most 50), as Suite.warmup. */
+static int warmup_of(const struct policy *p, long long size, int reps, int first) {
+    if (!first || size > 64 * 1024) return p->warmup;
     int need = (10000 + reps - 1) / reps;
     if (need > 50) need = 50;
     return need > p->warmup ? need : p->warmup;
@@ -338,7 +339,7 @@ static void run(FILE *out, const struct policy *p, enum bench b, enum mem m, lon
     j.req = calloc(2 * (size_t)j.window, sizeof(MPI_Request));
     int reps = reps_of(p, b, size, world_size);
     double *t = calloc((size_t)p->iterations, sizeof(double));
-    for (int it = -warmup_of(p, reps, first); it < p->iterations; it++) {
+    for (int it = -warmup_of(p, size, reps, first); it < p->iterations; it++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (int i = 0; i < reps; i++) invoke(&j);

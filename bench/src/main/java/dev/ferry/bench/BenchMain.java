@@ -297,7 +297,7 @@ public final class BenchMain {
                     for (long size : o.suite().sizes()) {
                         int window = q.hasWindow() ? o.suite().window(size) : 1;
                         int reps = o.suite().reps(q, size, ranks);
-                        plan.add(new Run(q, b, m, size, ranks, window, reps, o.suite().warmup(reps, first)));
+                        plan.add(new Run(q, b, m, size, ranks, window, reps, o.suite().warmup(size, reps, first)));
                         first = false;
                     }
                 }

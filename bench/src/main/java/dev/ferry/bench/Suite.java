@@ -10,7 +10,7 @@ import java.util.Locale;
  *
  * <p>Every measurement is a batch: {@code reps} invocations back to back, timed as one; the time
  * per operation is the batch time divided by {@code reps * opsPerInvocation}. A run is
- * {@code warmup} batches, thrown away (more for the first size of a series: {@link #warmup(int, boolean)}),
+ * {@code warmup} batches, thrown away (more for the first size of a series: {@link #warmup(long, int, boolean)}),
  * then {@code iterations} measured batches; the report gives
  * the median batch and the spread (min and max). Batch length in invocations:
  * {@code reps = clamp(batchBytes / bytesPerInvocation, minReps, maxReps)}. The bandwidth window:
@@ -94,15 +94,18 @@ public record Suite(String name, List<Long> sizes, int warmup, int iterations, l
     public static final int FIRST_RUN_WARMUP_INVOCATIONS = 10_000;
     /** Most warmup batches of a series' first run. */
     public static final int FIRST_RUN_MAX_WARMUP = 50;
+    /** Largest message size that gets the first run's extra warmup (the JIT matters for small messages only). */
+    public static final long FIRST_RUN_MAX_SIZE = 64 * KI;
 
     /**
-     * Warmup batches of a run with {@code reps} invocations per batch: the suite's count, and for the
-     * first size of each series (question, backend, memory kind) enough batches for
+     * Warmup batches of a run of messages of {@code size} bytes with {@code reps} invocations per
+     * batch: the suite's count, and for the first size of each series (question, backend, memory
+     * kind), when at most {@value #FIRST_RUN_MAX_SIZE} bytes, enough batches for
      * {@value #FIRST_RUN_WARMUP_INVOCATIONS} invocations (at most {@value #FIRST_RUN_MAX_WARMUP}),
      * so that JIT compilation is over before anything is measured. The C reference does the same.
      */
-    public int warmup(int reps, boolean firstOfSeries) {
-        if (!firstOfSeries) {
+    public int warmup(long size, int reps, boolean firstOfSeries) {
+        if (!firstOfSeries || size > FIRST_RUN_MAX_SIZE) {
             return warmup;
         }
         long need = (FIRST_RUN_WARMUP_INVOCATIONS + reps - 1L) / reps;
