@@ -23,7 +23,8 @@ usage: bench/run.sh [options] [-- extra launcher arguments]
   --benchmarks LIST         latency,bw,bibw,bcast,allreduce,alltoall (default all)
   --sizes LIST              message sizes instead of the suite's, e.g. 8,4k,1M
   --warmup N --iterations N batches per run instead of the suite's
-  --time-limit SECONDS      the Java suite stops cleanly after this long (results so far kept)
+  --time-limit SECONDS      a budget for the Java suite and the C reference together: each stops
+                            cleanly before its next run once it is spent (results so far kept)
   --out DIR                 results folder (default bench/target/results/SUITE-DATE)
   --no-java | --no-native   skip the Java suite or the C reference
   --report-only             only make results.md/results.png from --out
@@ -40,7 +41,7 @@ environment: FERRY_JAVA_OPTS  extra JVM options for the ranks (e.g. -Djava.libra
 EOF
 }
 
-suite=quick np=2 hostfile="" family=openmpi out="" java="" cp="" mpijar="" mpirun="" mpicc=""
+suite=quick np=2 limit=0 hostfile="" family=openmpi out="" java="" cp="" mpijar="" mpirun="" mpicc=""
 run_java=1 run_native=1 report_only=0 over=auto
 pass=()       # options passed to BenchMain (and, for the C reference, through --print-native-args)
 extra=()      # extra launcher arguments
@@ -51,7 +52,7 @@ while [ $# -gt 0 ]; do
         --hostfile) hostfile=$2; shift 2 ;;
         --mpi) family=$2; shift 2 ;;
         --backends|--mem|--benchmarks|--sizes|--warmup|--iterations) pass+=("$1" "$2"); shift 2 ;;
-        --time-limit) pass+=("$1" "$2"); shift 2 ;;
+        --time-limit) limit=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --no-java) run_java=0; shift ;;
         --no-native) run_native=0; shift ;;
@@ -175,11 +176,14 @@ fi
 
 # ---- Java suite ------------------------------------------------------------------------------
 status=0
+SECONDS=0   # the --time-limit budget starts here
 if [ "$report_only" = 0 ] && [ "$run_java" = 1 ]; then
     export FERRY_BENCH_LAUNCH="(set below)"
     fwd FERRY_BENCH_LAUNCH
     # shellcheck disable=SC2207
-    cmd=("${launch[@]}" $(launcher) "$java" "${jopts[@]}" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" --out "$out" --tag "$family" "${pass[@]}")
+    # with the C reference to follow, the Java suite gets two thirds of the budget
+    tl=(); [ "$limit" -gt 0 ] && tl=(--time-limit "$( [ "$run_native" = 1 ] && echo $(( limit * 2 / 3 )) || echo "$limit" )")
+    cmd=("${launch[@]}" $(launcher) "$java" "${jopts[@]}" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" --out "$out" --tag "$family" "${pass[@]}" "${tl[@]}")
     export FERRY_BENCH_LAUNCH="${cmd[*]}"
     echo "[bench] ${cmd[*]}"
     "${cmd[@]}" || { status=$?; echo "[bench] the Java suite failed (exit $status); JMH's output: $out/jmh-$family.log" >&2; }
@@ -196,7 +200,13 @@ if [ "$report_only" = 0 ] && [ "$run_native" = 1 ]; then
         if nat=$("$java" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" "${pass[@]}" --print-native-args); then
             read -r -a nargs <<< "$nat"
             # shellcheck disable=SC2207
-            ncmd=("${launch[@]}" $(launcher) "$bindir/$name" "${nargs[@]}" --out "$out/native-$family.csv")
+            tl=()
+            if [ "$limit" -gt 0 ]; then
+                left=$(( limit - SECONDS ))
+                [ "$left" -lt 1 ] && left=1
+                tl=(--time-limit "$left")
+            fi
+            ncmd=("${launch[@]}" $(launcher) "$bindir/$name" "${nargs[@]}" --out "$out/native-$family.csv" "${tl[@]}")
             echo "[bench] ${ncmd[*]}"
             "${ncmd[@]}" || { s=$?; echo "[bench] the native C reference failed (exit $s)" >&2; [ "$status" = 0 ] && status=$s; }
         else

@@ -383,7 +383,7 @@ static void usage(void) {
     fprintf(stderr,
             "usage: mpirun -np N ferry-osu [--bench latency,bw,bibw,bcast,allreduce,alltoall] [--mem pageable,pinned,device]\n"
             "       [--sizes 8,32,...] [--warmup N] [--iterations N] [--batch-bytes N] [--min-reps N] [--max-reps N]\n"
-            "       [--window-bytes N] [--max-window N] [--out FILE]\n"
+            "       [--window-bytes N] [--max-window N] [--out FILE] [--time-limit SECONDS]\n"
             "The arguments for a Java suite: java -cp ... dev.ferry.bench.BenchMain --suite quick --print-native-args\n");
 }
 
@@ -392,6 +392,7 @@ int main(int argc, char **argv) {
                        .batch_bytes = 32LL << 20, .window_bytes = 64LL << 20};
     int benches[NBENCH] = {0}, mems[3] = {0};
     const char *out_path = NULL;
+    double time_limit = 0;
     int any_bench = 0, any_mem = 0;
     const char *bad = NULL;
     for (int i = 1; i < argc; i++) {
@@ -412,6 +413,7 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--window-bytes") == 0) { p.window_bytes = atoll(v); i++; }
         else if (strcmp(a, "--max-window") == 0) { p.max_window = atoi(v); i++; }
         else if (strcmp(a, "--out") == 0) { out_path = v; i++; }
+        else if (strcmp(a, "--time-limit") == 0) { time_limit = atof(v); i++; }
         else if (strcmp(a, "--bench") == 0) {
             if (parse_list(v, bench_names, NBENCH, benches) != 0) { bad = v; break; }
             any_bench = 1;
@@ -476,12 +478,27 @@ int main(int argc, char **argv) {
         fprintf(out, "impl,bench,mem,size,ranks,window,reps,iterations,median_us,min_us,max_us,p10_us,p90_us\n");
         fflush(out);
     }
-    for (int b = 0; b < NBENCH; b++) {
+    double start = MPI_Wtime();
+    int done = 0, stop = 0;
+    for (int b = 0; b < NBENCH && !stop; b++) {
         if (!benches[b]) continue;
         if (!is_collective(b) && world_size < 2) continue;
-        for (int m = 0; m < 3; m++) {
+        for (int m = 0; m < 3 && !stop; m++) {
             if (!mems[m] || !agreed[m]) continue;
-            for (int s = 0; s < p.nsizes; s++) run(out, &p, (enum bench)b, (enum mem)m, p.sizes[s], s == 0);
+            for (int s = 0; s < p.nsizes; s++) {
+                /* rank 0's clock decides, so that every rank stops before the same run */
+                stop = world_rank == 0 && time_limit > 0 && MPI_Wtime() - start >= time_limit;
+                MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                if (stop) {
+                    if (world_rank == 0) {
+                        fprintf(out, "# stopped: time limit of %g s reached after %d runs\n", time_limit, done);
+                        fprintf(stderr, "[native] time limit of %g s reached after %d runs; stopping here\n", time_limit, done);
+                    }
+                    break;
+                }
+                run(out, &p, (enum bench)b, (enum mem)m, p.sizes[s], s == 0);
+                done++;
+            }
         }
     }
     if (world_rank == 0 && out != stdout) fclose(out);
