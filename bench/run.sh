@@ -36,7 +36,8 @@ usage: bench/run.sh [options] [-- extra launcher arguments]
   --mpi-jar JAR             the launched Open MPI's mpi.jar (default: $FERRY_MPI_JAR, next to mpirun
                             in ../lib, $(ompi_info libdir), then ~/.m2's org/open-mpi/mpi/local)
   --mpirun PATH             launcher (default mpirun, or mpiexec.mpich for --mpi mpich)
-  --mpicc PATH              compiler wrapper for the C reference (default mpicc / mpicc.mpich)
+  --mpicc PATH              compiler wrapper for the C reference (default: mpicc / mpicc.mpich next to
+                            the launcher, else on the PATH)
 environment: FERRY_JAVA_OPTS  extra JVM options for the ranks (e.g. -Djava.library.path=... for JCuda)
 EOF
 }
@@ -86,7 +87,15 @@ if [ -z "$java" ] || [ "$(java_major "$java" || echo 0)" -lt 25 ] 2>/dev/null; t
     exit 1
 fi
 [ -n "$mpirun" ] || { [ "$family" = mpich ] && mpirun=mpiexec.mpich || mpirun=mpirun; }
-[ -n "$mpicc" ] || { [ "$family" = mpich ] && mpicc=mpicc.mpich || mpicc=mpicc; }
+if [ -z "$mpicc" ]; then
+    # the compiler wrapper of the launcher's own MPI, so that the C reference matches it
+    # (Debian's plain mpicc follows the alternatives system, which may name the other MPI)
+    mpicc=mpicc; names="mpicc.openmpi mpicc"; [ "$family" = mpich ] && { mpicc=mpicc.mpich; names="mpicc.mpich mpicc"; }
+    lb=$(command -v "$mpirun" 2>/dev/null || true)
+    for n in $names; do
+        if [ -n "$lb" ] && [ -x "$(dirname "$(readlink -f "$lb")")/$n" ]; then mpicc="$(dirname "$(readlink -f "$lb")")/$n"; break; fi
+    done
+fi
 
 find_mpi_jar() {
     if [ -n "$mpijar" ]; then echo "$mpijar"; return; fi
