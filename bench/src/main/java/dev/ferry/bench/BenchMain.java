@@ -282,7 +282,6 @@ public final class BenchMain {
         for (String s : skipped) {
             say.println("[bench] skip " + s);
         }
-        meta.put("skipped", String.join(" | ", skipped));
 
         List<Run> plan = new ArrayList<>();
         for (Question q : o.questions()) {
@@ -306,6 +305,7 @@ public final class BenchMain {
         if (!Lockstep.same(plan.toString())) {
             abort("rank " + rank + ": the ranks built different plans (different backends or memory kinds available?)");
         }
+        meta.put("skipped", String.join(" | ", skipped));
         meta.put("runs", Integer.toString(plan.size()));
 
         Path json = o.out().resolve("jmh-" + tag + ".json");
