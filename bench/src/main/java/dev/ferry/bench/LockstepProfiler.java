@@ -38,13 +38,14 @@ public final class LockstepProfiler implements InternalProfiler {
     }
 
     @Override
+    @SuppressWarnings("rawtypes") // JMH's interface declares the raw type
     public Collection<? extends Result> afterIteration(BenchmarkParams benchmarkParams, IterationParams iterationParams, IterationResult result) {
         if (result.getRawPrimaryResults().isEmpty()) {
             BenchMain.abortSoon("rank " + Lockstep.rank() + ": " + benchmarkParams.getBenchmark() + " " + benchmarkParams.getParam("size")
                     + " B failed in an iteration (see its JMH log)", 20_000);
             return List.of();
         }
-        Result primary = result.getPrimaryResult();
+        Result<?> primary = result.getPrimaryResult();
         double slowest = Lockstep.max(primary.getScore());
         return List.of(new ScalarResult(SLOWEST_RANK, slowest, primary.getScoreUnit(), AggregationPolicy.AVG));
     }
