@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Runs Ferry's benchmarks under mpirun: the Java suite (dev.ferry.bench.BenchMain, JMH in every
+# rank), the native C reference (ferry-osu) with the same sizes and policy, then the report
+# (results.md + results.png). Needs no Maven: only a JDK 25 (java), the class path and an MPI.
+#
+#   bench/run.sh [--suite quick|full|tiny] [--np N] [--hostfile FILE] [--out DIR] ... [-- LAUNCHER-ARGS]
+#
+# See bench/README.md, or run with --help.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+usage() {
+    cat <<'EOF'
+usage: bench/run.sh [options] [-- extra launcher arguments]
+  --suite quick|full|tiny   sizes and iteration policy (default quick: 8 B..8 MiB, about a minute
+                            per backend and memory kind on 2 cores; full: 8 B..256 MiB)
+  --np N                    ranks (default 2)
+  --hostfile FILE           run across the nodes of FILE (passed to mpirun --hostfile / mpiexec -f)
+  --mpi openmpi|mpich       launcher family (default openmpi); mpich runs the mvapich backend
+  --backends LIST|all       Ferry backends to measure (default all: every available one)
+  --mem LIST|auto           pageable,pinned,device (default auto: what this machine can do)
+  --benchmarks LIST         latency,bw,bibw,bcast,allreduce,alltoall (default all)
+  --sizes LIST              message sizes instead of the suite's, e.g. 8,4k,1M
+  --warmup N --iterations N batches per run instead of the suite's
+  --time-limit SECONDS      a budget for the Java suite and the C reference together: each stops
+                            cleanly before its next run once it is spent (results so far kept)
+  --out DIR                 results folder (default bench/target/results/SUITE-DATE)
+  --no-java | --no-native   skip the Java suite or the C reference
+  --report-only             only make results.md/results.png from --out
+  --oversubscribe | --no-oversubscribe
+                            default: oversubscribe only when np > cores here and no hostfile
+  --java PATH               java (default: $FERRY_JAVA, $JAVA_HOME/bin/java, java on PATH)
+  --classpath CP            Java class path (default: bench/target/ferry-bench-*.jar, bench/target/lib/*,
+                            and the launched Open MPI's mpi.jar)
+  --mpi-jar JAR             the launched Open MPI's mpi.jar (default: $FERRY_MPI_JAR, next to mpirun
+                            in ../lib, $(ompi_info libdir), then ~/.m2's org/open-mpi/mpi/local)
+  --mpirun PATH             launcher (default mpirun, or mpiexec.mpich for --mpi mpich)
+  --mpicc PATH              compiler wrapper for the C reference (default: mpicc / mpicc.mpich next to
+                            the launcher, else on the PATH)
+environment: FERRY_JAVA_OPTS  extra JVM options for the ranks (e.g. -Djava.library.path=... for JCuda)
+EOF
+}
+
+suite=quick np=2 limit=0 hostfile="" family=openmpi out="" java="" cp="" mpijar="" mpirun="" mpicc=""
+run_java=1 run_native=1 report_only=0 over=auto
+pass=()       # options passed to BenchMain (and, for the C reference, through --print-native-args)
+extra=()      # extra launcher arguments
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --suite) suite=$2; shift 2 ;;
+        --np|-np|-n) np=$2; shift 2 ;;
+        --hostfile) hostfile=$2; shift 2 ;;
+        --mpi) family=$2; shift 2 ;;
+        --backends|--mem|--benchmarks|--sizes|--warmup|--iterations) pass+=("$1" "$2"); shift 2 ;;
+        --time-limit) limit=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        --no-java) run_java=0; shift ;;
+        --no-native) run_native=0; shift ;;
+        --report-only) report_only=1; shift ;;
+        --oversubscribe) over=yes; shift ;;
+        --no-oversubscribe) over=no; shift ;;
+        --java) java=$2; shift 2 ;;
+        --classpath|-cp) cp=$2; shift 2 ;;
+        --mpi-jar) mpijar=$2; shift 2 ;;
+        --mpirun) mpirun=$2; shift 2 ;;
+        --mpicc) mpicc=$2; shift 2 ;;
+        -h|--help) usage; exit 0 ;;
+        --) shift; extra+=("$@"); break ;;
+        *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+    esac
+done
+case "$family" in openmpi|mpich) ;; *) echo "run.sh: --mpi must be openmpi or mpich" >&2; exit 2 ;; esac
+[ -n "$out" ] || out="$here/target/results/$suite-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# ---- Java and its class path ---------------------------------------------------------------
+java_major() { "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p' | head -1 | cut -d. -f1; }
+if [ -z "$java" ]; then
+    for c in "${FERRY_JAVA:-}" "${JAVA_HOME:+$JAVA_HOME/bin/java}" "$(command -v java || true)" /usr/lib/jvm/*/bin/java; do
+        if [ -n "$c" ] && [ -x "$c" ] && [ "$(java_major "$c" || echo 0)" -ge 25 ] 2>/dev/null; then java=$c; break; fi
+    done
+fi
+if [ -z "$java" ] || [ "$(java_major "$java" || echo 0)" -lt 25 ] 2>/dev/null; then
+    echo "run.sh: no Java 25 or newer found${java:+ ($java is older)}: pass --java, or set FERRY_JAVA or JAVA_HOME" >&2
+    exit 1
+fi
+[ -n "$mpirun" ] || { [ "$family" = mpich ] && mpirun=mpiexec.mpich || mpirun=mpirun; }
+if [ -z "$mpicc" ]; then
+    # the compiler wrapper of the launcher's own MPI, so that the C reference matches it
+    # (Debian's plain mpicc follows the alternatives system, which may name the other MPI)
+    mpicc=mpicc; names="mpicc.openmpi mpicc"; [ "$family" = mpich ] && { mpicc=mpicc.mpich; names="mpicc.mpich mpicc"; }
+    lb=$(command -v "$mpirun" 2>/dev/null || true)
+    for n in $names; do
+        if [ -n "$lb" ] && [ -x "$(dirname "$(readlink -f "$lb")")/$n" ]; then mpicc="$(dirname "$(readlink -f "$lb")")/$n"; break; fi
+    done
+fi
+
+find_mpi_jar() {
+    if [ -n "$mpijar" ]; then echo "$mpijar"; return; fi
+    if [ -n "${FERRY_MPI_JAR:-}" ]; then echo "$FERRY_MPI_JAR"; return; fi
+    local bin libdir
+    bin=$(command -v "$mpirun" 2>/dev/null || true)
+    if [ -n "$bin" ]; then
+        bin=$(readlink -f "$bin")
+        if [ -f "$(dirname "$bin")/../lib/mpi.jar" ]; then readlink -f "$(dirname "$bin")/../lib/mpi.jar"; return; fi
+        if [ -x "$(dirname "$bin")/ompi_info" ]; then
+            libdir=$("$(dirname "$bin")/ompi_info" --path libdir --parsable 2>/dev/null | sed -n 's/^path:libdir://p' | head -1)
+            if [ -n "$libdir" ] && [ -f "$libdir/mpi.jar" ]; then echo "$libdir/mpi.jar"; return; fi
+        fi
+    fi
+    if [ -f "$HOME/.m2/repository/org/open-mpi/mpi/local/mpi-local.jar" ]; then
+        echo "$HOME/.m2/repository/org/open-mpi/mpi/local/mpi-local.jar"; return
+    fi
+}
+
+if [ -z "$cp" ]; then
+    jar=$(ls "$here"/target/ferry-bench-*.jar 2>/dev/null | grep -v -e '-tests.jar' -e '-sources.jar' | head -1 || true)
+    if [ -z "$jar" ] || [ ! -d "$here/target/lib" ]; then
+        echo "run.sh: bench/target/ferry-bench-*.jar and bench/target/lib/ are missing: build them first with" >&2
+        echo "        mvn -B -pl bench -am package -DskipTests     (or pass --classpath)" >&2
+        exit 1
+    fi
+    cp="$jar:$here/target/lib/*"
+    # the ompi backend's classes link against mpi.jar even where it is not used (an MPICH job): keep it on the path
+    mj=$( [ "$family" = openmpi ] && find_mpi_jar || mpirun=mpirun find_mpi_jar )
+    if [ -n "$mj" ]; then
+        cp="$cp:$mj"
+    elif [ "$family" = openmpi ]; then
+        echo "run.sh: note: no mpi.jar found for $mpirun: the ompi backend will be unavailable (pass --mpi-jar or FERRY_MPI_JAR)" >&2
+    fi
+fi
+jopts=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Djmh.ignoreLock=true -Djava.awt.headless=true)
+# shellcheck disable=SC2206
+[ -n "${FERRY_JAVA_OPTS:-}" ] && jopts+=(${FERRY_JAVA_OPTS})
+
+# ---- the launcher --------------------------------------------------------------------------
+cores=$(nproc 2>/dev/null || echo 1)
+oversubscribed=0
+if [ "$over" = yes ] || { [ "$over" = auto ] && [ -z "$hostfile" ] && [ "$np" -gt "$cores" ]; }; then
+    oversubscribed=1
+fi
+launch=("$mpirun")
+if [ "$family" = openmpi ]; then
+    [ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
+    if [ "$oversubscribed" = 1 ]; then
+        if "$mpirun" --version 2>&1 | grep -q -E 'Open MPI\)? 5|prte'; then launch+=(--map-by :OVERSUBSCRIBE)
+        else launch+=(--oversubscribe)
+        fi
+    fi
+    [ -n "$hostfile" ] && launch+=(--hostfile "$hostfile")
+    launch+=(-np "$np")
+    # in containers ptrace-based single copy (CMA) is not allowed: fall back to copy-in/copy-out
+    if [ -z "${OMPI_MCA_btl_vader_single_copy_mechanism:-}" ] && { [ -f /.dockerenv ] || [ -f /run/.containerenv ] || grep -qaE 'docker|containerd|kubepods|lxc' /proc/1/cgroup 2>/dev/null; }; then
+        export OMPI_MCA_btl_vader_single_copy_mechanism=none   # Open MPI 4 (vader)
+        export OMPI_MCA_btl_sm_single_copy_mechanism=${OMPI_MCA_btl_sm_single_copy_mechanism:-none}   # Open MPI 5 (sm)
+        echo "[bench] container detected: btl vader/sm single_copy_mechanism=none (host copies go through a shared buffer;"
+        echo "        set OMPI_MCA_btl_vader_single_copy_mechanism yourself to choose otherwise)"
+    fi
+    export OMPI_MCA_btl_base_warn_component_unused=${OMPI_MCA_btl_base_warn_component_unused:-0}
+    fwd() { launch+=(-x "$1"); }
+else
+    [ -n "$hostfile" ] && launch+=(-f "$hostfile")
+    launch+=(-n "$np")
+    genv=()
+    fwd() { genv+=("$1"); }
+fi
+export FERRY_BENCH_OVERSUBSCRIBED=$oversubscribed
+fwd FERRY_BENCH_OVERSUBSCRIBED
+if [ -n "${LD_LIBRARY_PATH:-}" ]; then fwd LD_LIBRARY_PATH; fi
+launch+=("${extra[@]}")
+# the launcher plus the environment it forwards (MPICH takes one -genvlist)
+launcher() {
+    if [ "$family" = mpich ] && [ "${#genv[@]}" -gt 0 ]; then
+        local IFS=,
+        echo "-genvlist" "${genv[*]}"
+    fi
+}
+
+echo "[bench] suite $suite, $np ranks ($family, $mpirun$( [ -n "$hostfile" ] && echo ", hosts from $hostfile")); results in $out"
+if [ "$oversubscribed" = 1 ]; then
+    echo "[bench] NOTE: $np ranks on $cores cores: oversubscribed; waiting ranks yield their core and latency is inflated"
+fi
+
+# ---- Java suite ------------------------------------------------------------------------------
+status=0
+SECONDS=0   # the --time-limit budget starts here
+if [ "$report_only" = 0 ] && [ "$run_java" = 1 ]; then
+    export FERRY_BENCH_LAUNCH="(set below)"
+    fwd FERRY_BENCH_LAUNCH
+    # shellcheck disable=SC2207
+    # with the C reference to follow, the Java suite gets two thirds of the budget
+    tl=(); [ "$limit" -gt 0 ] && tl=(--time-limit "$( [ "$run_native" = 1 ] && echo $(( limit * 2 / 3 )) || echo "$limit" )")
+    cmd=("${launch[@]}" $(launcher) "$java" "${jopts[@]}" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" --out "$out" --tag "$family" "${pass[@]}" "${tl[@]}")
+    export FERRY_BENCH_LAUNCH="${cmd[*]}"
+    echo "[bench] ${cmd[*]}"
+    "${cmd[@]}" || { status=$?; echo "[bench] the Java suite failed (exit $status); JMH's output: $out/jmh-$family.log" >&2; }
+fi
+
+# ---- native C reference ----------------------------------------------------------------------
+if [ "$report_only" = 0 ] && [ "$run_native" = 1 ]; then
+    name=ferry-osu; [ "$family" = mpich ] && name=ferry-osu-mpich
+    bindir="$here/target/native"
+    mkdir -p "$bindir" 2>/dev/null || bindir="$out/native-bin"
+    sh "$here/src/main/c/build.sh" "$bindir" "$mpicc" "$name" || true
+    if [ -x "$bindir/$name" ]; then
+        # the same sizes, benchmarks, memory kinds and batches as the Java suite, from the Java suite's own definition
+        if nat=$("$java" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" "${pass[@]}" --print-native-args); then
+            read -r -a nargs <<< "$nat"
+            # shellcheck disable=SC2207
+            tl=()
+            if [ "$limit" -gt 0 ]; then
+                left=$(( limit - SECONDS ))
+                [ "$left" -lt 1 ] && left=1
+                tl=(--time-limit "$left")
+            fi
+            ncmd=("${launch[@]}" $(launcher) "$bindir/$name" "${nargs[@]}" --out "$out/native-$family.csv" "${tl[@]}")
+            echo "[bench] ${ncmd[*]}"
+            "${ncmd[@]}" || { s=$?; echo "[bench] the native C reference failed (exit $s)" >&2; [ "$status" = 0 ] && status=$s; }
+        else
+            echo "[bench] native C reference skipped: could not get its arguments from BenchMain" >&2
+            [ "$status" = 0 ] && status=1
+        fi
+    else
+        echo "[bench] native C reference skipped: no binary (see above)"
+    fi
+fi
+
+# ---- report ------------------------------------------------------------------------------------
+if "$java" -Djava.awt.headless=true -cp "$cp" dev.ferry.bench.Report "$out"; then
+    echo "[bench] table: $out/results.md"
+    [ -f "$out/results.png" ] && echo "[bench] plot:  $out/results.png"
+else
+    echo "[bench] the report could not be made from $out" >&2
+    [ "$status" = 0 ] && status=1
+fi
+exit "$status"
