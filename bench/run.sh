@@ -38,11 +38,13 @@ usage: bench/run.sh [options] [-- extra launcher arguments]
   --mpirun PATH             launcher (default mpirun, or mpiexec.mpich for --mpi mpich)
   --mpicc PATH              compiler wrapper for the C reference (default: mpicc / mpicc.mpich next to
                             the launcher, else on the PATH)
+  --native-bin PATH         a prebuilt C reference to run instead of building one (e.g. built with another
+                            install of the same MPI ABI where the launched MPI has no headers)
 environment: FERRY_JAVA_OPTS  extra JVM options for the ranks (e.g. -Djava.library.path=... for JCuda)
 EOF
 }
 
-suite=quick np=2 limit=0 hostfile="" family=openmpi out="" java="" cp="" mpijar="" mpirun="" mpicc=""
+suite=quick np=2 limit=0 hostfile="" family=openmpi out="" java="" cp="" mpijar="" mpirun="" mpicc="" nativebin=""
 run_java=1 run_native=1 report_only=0 over=auto
 pass=()       # options passed to BenchMain (and, for the C reference, through --print-native-args)
 extra=()      # extra launcher arguments
@@ -65,6 +67,7 @@ while [ $# -gt 0 ]; do
         --mpi-jar) mpijar=$2; shift 2 ;;
         --mpirun) mpirun=$2; shift 2 ;;
         --mpicc) mpicc=$2; shift 2 ;;
+        --native-bin) nativebin=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         --) shift; extra+=("$@"); break ;;
         *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -203,7 +206,12 @@ if [ "$report_only" = 0 ] && [ "$run_native" = 1 ]; then
     name=ferry-osu; [ "$family" = mpich ] && name=ferry-osu-mpich
     bindir="$here/target/native"
     mkdir -p "$bindir" 2>/dev/null || bindir="$out/native-bin"
-    sh "$here/src/main/c/build.sh" "$bindir" "$mpicc" "$name" || true
+    if [ -n "$nativebin" ]; then
+        bindir=$(cd "$(dirname "$nativebin")" && pwd); name=$(basename "$nativebin")
+        echo "[bench] native C reference: prebuilt $bindir/$name"
+    else
+        sh "$here/src/main/c/build.sh" "$bindir" "$mpicc" "$name" || true
+    fi
     if [ -x "$bindir/$name" ]; then
         # the same sizes, benchmarks, memory kinds and batches as the Java suite, from the Java suite's own definition
         if nat=$("$java" -cp "$cp" dev.ferry.bench.BenchMain --suite "$suite" "${pass[@]}" --print-native-args); then

@@ -61,8 +61,11 @@ fi
 for k in "$REPO/../shared/device-kit/ompi-5.0.7-cuda-x86_64.tgz" "$REPO"/.ferry/kits/*-cuda-x86_64.tgz; do
     [ -f "$k" ] && cp -u "$k" "$D/kits/"
 done
-rm -rf "$D/c"; [ -d bench/src/main/c ] && cp -r bench/src/main/c "$D/c"
-if [ -d examples/target/classes ]; then :; fi
+# the native C reference, built here against each MPI family's ABI (libmpi.so.40 of Open MPI 4.1 and
+# 5.0 alike; libmpi.so.12 of MPICH): the CUDA-aware kits over there carry no headers
+rm -rf "$D/c"; mkdir -p "$D/c"
+sh bench/src/main/c/build.sh "$D/c" mpicc.openmpi ferry-osu >/dev/null
+command -v mpicc.mpich >/dev/null && sh bench/src/main/c/build.sh "$D/c" mpicc.mpich ferry-osu-mpich >/dev/null
 
 say "contents:"; du -sh "$D"/* >&2
 total=$(du -sm "$D" | cut -f1)

@@ -162,7 +162,7 @@ step_bench() {
     mpi_env cuda
     local t0=$SECONDS
     bench/run.sh --suite full --np 2 --java "$JAVA" --classpath "$CP_LIB:$MPIJAR" --time-limit "${BENCH_LIMIT:-420}" \
-        --out "$W/bench" ${BENCH_ARGS:-} > "$W/logs/bench.log" 2>&1
+        --native-bin "$D/c/ferry-osu" --out "$W/bench" ${BENCH_ARGS:-} > "$W/logs/bench.log" 2>&1
     md "- \`bench/run.sh --suite full --np 2 --time-limit ${BENCH_LIMIT:-420} ${BENCH_ARGS:-}\` under the CUDA-aware Open MPI 5.0.7: exit $?, $((SECONDS - t0)) s"
     cp "$W"/bench/results.md "$OUT/bench-results.md" 2>/dev/null
     cp "$W"/bench/results.png "$OUT/bench-results.png" 2>/dev/null

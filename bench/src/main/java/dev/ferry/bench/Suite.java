@@ -45,7 +45,7 @@ public record Suite(String name, List<Long> sizes, int warmup, int iterations, l
     /**
      * The named suite: {@code tiny} (2 sizes, for the tests), {@code quick} (8 B to 8 MiB in steps of
      * 16, small batches: a minute or two on a 2-core machine), {@code full} (8 B to 256 MiB in steps of 4, for GPU
-     * machines: about a minute per backend and memory kind at 2 GB/s, less when faster).
+     * machines: at most 200 invocations per batch, so that small sizes take about a second each).
      */
     public static Suite named(String name) {
         return switch (name.toLowerCase(Locale.ROOT)) {
@@ -54,7 +54,7 @@ public record Suite(String name, List<Long> sizes, int warmup, int iterations, l
             case "full" -> {
                 List<Long> s = geometric(8, 4, 128 * MI);
                 s.add(256 * MI);
-                yield new Suite("full", s, 2, 10, 64 * MI, 1, 2000, 256 * MI, 64);
+                yield new Suite("full", s, 2, 10, 64 * MI, 1, 200, 256 * MI, 64);
             }
             default -> throw new IllegalArgumentException("unknown suite '" + name + "'; known: tiny, quick, full");
         };
