@@ -59,7 +59,17 @@ if [ ! -f "$D/jdk.tar.xz" ] || [ "$D/jdk.tar.xz" -ot "$REPO/scripts/device-prepa
 fi
 
 for k in "$REPO/../shared/device-kit/ompi-5.0.7-cuda-x86_64.tgz" "$REPO"/.ferry/kits/*-cuda-x86_64.tgz; do
-    [ -f "$k" ] && cp -u "$k" "$D/kits/"
+    [ -f "$k" ] || continue
+    b=$(basename "$k" .tgz)
+    if [ "$(stat -c %s "$k")" -gt 16000000 ]; then
+        # big kits (MPICH with its CUDA datatype kernels: 29 MB gzip) travel as xz (12 MB)
+        if [ ! -f "$D/kits/$b.tar.xz" ] || [ "$D/kits/$b.tar.xz" -ot "$k" ]; then
+            say "recompressing $(basename "$k") with xz"
+            gzip -dc "$k" | xz -T0 -9 > "$D/kits/$b.tar.xz"
+        fi
+    else
+        cp -u "$k" "$D/kits/"
+    fi
 done
 # the native C reference, built here against each MPI family's ABI (libmpi.so.40 of Open MPI 4.1 and
 # 5.0 alike; libmpi.so.12 of MPICH): the CUDA-aware kits over there carry no headers

@@ -26,9 +26,9 @@ if [ ! -x /tmp/ferry-jdk/bin/java ]; then
     tar xJf "$D/jdk.tar.xz" -C /tmp && mv /tmp/jdk /tmp/ferry-jdk
 fi
 JAVA=/tmp/ferry-jdk/bin/java
-for k in "$D"/kits/*.tgz; do
+for k in "$D"/kits/*.tgz "$D"/kits/*.tar.xz; do
     [ -f "$k" ] || continue
-    case "$k" in *ompi*) [ -d /opt/ompi-cuda ] || tar xzf "$k" -C / ;; *mpich*) [ -d /opt/mpich-cuda ] || tar xzf "$k" -C / ;; esac
+    case "$k" in *ompi*) [ -d /opt/ompi-cuda ] || tar xf "$k" -C / ;; *mpich*) [ -d /opt/mpich-cuda ] || tar xf "$k" -C / ;; esac
 done
 CP_LIB="$D/lib/*"
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
