@@ -164,9 +164,20 @@ step_bench() {
     bench/run.sh --suite full --np 2 --java "$JAVA" --classpath "$CP_LIB:$MPIJAR" --time-limit "${BENCH_LIMIT:-420}" \
         --native-bin "$D/c/ferry-osu" --out "$W/bench" ${BENCH_ARGS:-} > "$W/logs/bench.log" 2>&1
     md "- \`bench/run.sh --suite full --np 2 --time-limit ${BENCH_LIMIT:-420} ${BENCH_ARGS:-}\` under the CUDA-aware Open MPI 5.0.7: exit $?, $((SECONDS - t0)) s"
-    cp "$W"/bench/results.md "$OUT/bench-results.md" 2>/dev/null
-    cp "$W"/bench/results.png "$OUT/bench-results.png" 2>/dev/null
     (cd "$W/bench" && tar czf "$OUT/bench-raw.tgz" . ) 2>/dev/null
+    md ""
+}
+
+step_bench-mpich() {
+    # the mvapich backend (device buffers direct where the MPICH build is CUDA-aware) and staged over it
+    md "## Benchmarks under MPICH"; md ""
+    [ -d /opt/mpich-cuda ] || { md "skipped: no MPICH kit in .device/kits"; return; }
+    mpi_env mpich
+    local t0=$SECONDS
+    bench/run.sh --suite full --np 2 --mpi mpich --mpirun /opt/mpich-cuda/bin/mpiexec --java "$JAVA" --classpath "$CP_LIB" \
+        --time-limit "${BENCH_LIMIT:-300}" --native-bin "$D/c/ferry-osu-mpich" --out "$W/bench-mpich" ${BENCH_ARGS:-} > "$W/logs/bench-mpich.log" 2>&1
+    md "- \`bench/run.sh --suite full --np 2 --mpi mpich --time-limit ${BENCH_LIMIT:-300} ${BENCH_ARGS:-}\` under the CUDA-aware MPICH: exit $?, $((SECONDS - t0)) s"
+    (cd "$W/bench-mpich" && tar czf "$OUT/bench-mpich-raw.tgz" . ) 2>/dev/null
     md ""
 }
 
