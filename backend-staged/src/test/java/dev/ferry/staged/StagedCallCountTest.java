@@ -74,7 +74,7 @@ class StagedCallCountTest {
         long n = 4L << 20;
         Calls.Snapshot d = oneMessage(n);
         long chunks = n / Tuning.of(rt.settings).chunkFor(n); // no data in the first piece
-        assertEquals(8, chunks, "4 MiB is cut in 8 chunks by default");
+        assertEquals(4, chunks, "4 MiB is cut in 4 chunks of 1 MiB by default");
         assertEquals(2, d.count(Calls.Kind.CTX_SYNC));
         assertEquals(0, d.count(Calls.Kind.D2H_SYNC) + d.count(Calls.Kind.H2D_SYNC), "no small synchronous copy of inline bytes: " + d);
         assertEquals(chunks, d.count(Calls.Kind.D2H_ASYNC));
