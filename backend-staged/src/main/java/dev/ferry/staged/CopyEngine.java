@@ -27,6 +27,16 @@ interface CopyEngine extends AutoCloseable {
     /** Copies {@code bytes} from the staging buffer at {@code stagingOffset} into {@code dst} at {@code dstOffset}. */
     Fence fromStaging(Buffer dst, long dstOffset, HostBuffer staging, long stagingOffset, long bytes);
 
+    /**
+     * Copies {@code bytes} from {@code src} into the staging buffer and returns when they are there:
+     * one synchronous driver call (cuMemcpy), cheaper for small copies than an asynchronous copy,
+     * an event record and a wait.
+     */
+    void toStagingNow(HostBuffer staging, long stagingOffset, Buffer src, long srcOffset, long bytes);
+
+    /** Copies {@code bytes} from the staging buffer into {@code dst} and returns when they are there (cuMemcpy from pinned memory). */
+    void fromStagingNow(Buffer dst, long dstOffset, HostBuffer staging, long stagingOffset, long bytes);
+
     /** Waits for every copy in flight and releases streams, events and threads. */
     @Override
     void close();

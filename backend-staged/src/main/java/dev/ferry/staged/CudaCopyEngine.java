@@ -20,12 +20,19 @@ import java.util.Map;
  */
 final class CudaCopyEngine implements CopyEngine {
     private final boolean contextSync;
+    private final Calls calls;
     private final Map<Integer, PerDevice> devices = new HashMap<>();
     private boolean closed;
 
     /** {@code contextSync}: cuCtxSynchronize in {@link #awaitPriorWork}, as the Communicator contract asks. */
     CudaCopyEngine(boolean contextSync) {
+        this(contextSync, new Calls());
+    }
+
+    /** As above, counting (and when asked, timing) every driver call in {@code calls}. */
+    CudaCopyEngine(boolean contextSync, Calls calls) {
         this.contextSync = contextSync;
+        this.calls = calls;
     }
 
     private static final class PerDevice {
@@ -49,15 +56,24 @@ final class CudaCopyEngine implements CopyEngine {
     private synchronized CudaStream stream(PerDevice d, int which) {
         switch (which) {
             case 0 -> {
-                if (d.out == null) d.out = Cuda.newStream(d.ordinal);
+                if (d.out == null) {
+                    d.out = Cuda.newStream(d.ordinal);
+                    calls.count(Calls.Kind.STREAM_CREATE);
+                }
                 return d.out;
             }
             case 1 -> {
-                if (d.in == null) d.in = Cuda.newStream(d.ordinal);
+                if (d.in == null) {
+                    d.in = Cuda.newStream(d.ordinal);
+                    calls.count(Calls.Kind.STREAM_CREATE);
+                }
                 return d.in;
             }
             default -> {
-                if (d.peer == null) d.peer = Cuda.newStream(d.ordinal);
+                if (d.peer == null) {
+                    d.peer = Cuda.newStream(d.ordinal);
+                    calls.count(Calls.Kind.STREAM_CREATE);
+                }
                 return d.peer;
             }
         }
@@ -70,10 +86,13 @@ final class CudaCopyEngine implements CopyEngine {
             if (e == null) {
                 e = Cuda.newEvent(d.ordinal, false);
                 d.eventsCreated++;
+                calls.count(Calls.Kind.EVENT_CREATE);
             }
         }
         try {
+            long t = calls.start();
             e.record(s);
+            calls.end(Calls.Kind.EVENT_RECORD, t);
         } catch (RuntimeException ex) {
             giveBack(d, e);
             throw ex;
@@ -103,7 +122,10 @@ final class CudaCopyEngine implements CopyEngine {
             if (event == null) {
                 return true;
             }
-            if (!event.isDone()) {
+            long t = calls.start();
+            boolean done = event.isDone();
+            calls.end(Calls.Kind.EVENT_QUERY, t);
+            if (!done) {
                 return false;
             }
             giveBack(device, event);
@@ -114,7 +136,9 @@ final class CudaCopyEngine implements CopyEngine {
         @Override
         public synchronized void await() {
             if (event != null) {
+                long t = calls.start();
                 event.synchronize();
+                calls.end(Calls.Kind.EVENT_SYNC, t);
                 giveBack(device, event);
                 event = null;
             }
@@ -129,7 +153,9 @@ final class CudaCopyEngine implements CopyEngine {
     @Override
     public void awaitPriorWork(Buffer buffer) {
         if (contextSync && buffer.kind().needsCuda()) {
+            long t = calls.start();
             Cuda.synchronize(buffer.device());
+            calls.end(Calls.Kind.CTX_SYNC, t);
         }
     }
 
@@ -140,7 +166,9 @@ final class CudaCopyEngine implements CopyEngine {
         }
         PerDevice d = device(src.device());
         CudaStream s = stream(d, 0);
+        long t = calls.start();
         Cuda.copyAsync(staging.address() + stagingOffset, src.address() + srcOffset, bytes, s);
+        calls.end(Calls.Kind.D2H_ASYNC, t);
         return recordOn(d, s);
     }
 
@@ -151,7 +179,9 @@ final class CudaCopyEngine implements CopyEngine {
         }
         PerDevice d = device(dst.device());
         CudaStream s = stream(d, 1);
+        long t = calls.start();
         Cuda.copyAsync(dst.address() + dstOffset, staging.address() + stagingOffset, bytes, s);
+        calls.end(Calls.Kind.H2D_ASYNC, t);
         return recordOn(d, s);
     }
 
@@ -166,8 +196,30 @@ final class CudaCopyEngine implements CopyEngine {
         }
         PerDevice d = device(dst.device());
         CudaStream s = stream(d, 2);
+        long t = calls.start();
         Cuda.copyAsync(dst.address() + dstOffset, srcAddress, bytes, s);
+        calls.end(Calls.Kind.D2D_ASYNC, t);
         return recordOn(d, s);
+    }
+
+    @Override
+    public void toStagingNow(HostBuffer staging, long stagingOffset, Buffer src, long srcOffset, long bytes) {
+        if (bytes == 0) {
+            return;
+        }
+        long t = calls.start();
+        Cuda.copy(staging.slice(stagingOffset, bytes), src.slice(srcOffset, bytes), bytes); // cuMemcpy: returns when the bytes are on the host
+        calls.end(Calls.Kind.D2H_SYNC, t);
+    }
+
+    @Override
+    public void fromStagingNow(Buffer dst, long dstOffset, HostBuffer staging, long stagingOffset, long bytes) {
+        if (bytes == 0) {
+            return;
+        }
+        long t = calls.start();
+        Cuda.copy(dst.slice(dstOffset, bytes), staging.slice(stagingOffset, bytes), bytes); // from pinned memory: synchronous for the host
+        calls.end(Calls.Kind.H2D_SYNC, t);
     }
 
     /** Streams and events alive, for leak checks. */

@@ -19,9 +19,20 @@ import java.util.concurrent.TimeUnit;
 final class MemcpyCopyEngine implements CopyEngine {
     private final ExecutorService toStaging;
     private final ExecutorService fromStaging;
+    private final Calls calls;
 
     /** {@code threaded}: one worker per direction; else copies run in the caller. */
     MemcpyCopyEngine(boolean threaded) {
+        this(threaded, new Calls());
+    }
+
+    /**
+     * As above, counting in {@code calls} the CUDA calls the CUDA engine would make for the same
+     * steps (an asynchronous copy and its event record, a query or wait on a fence, a context sync
+     * for staged memory), so that tests without a GPU see the per-message call budget.
+     */
+    MemcpyCopyEngine(boolean threaded, Calls calls) {
+        this.calls = calls;
         if (threaded) {
             toStaging = Executors.newSingleThreadExecutor(r -> daemon(r, "ferry-staged-memcpy-out"));
             fromStaging = Executors.newSingleThreadExecutor(r -> daemon(r, "ferry-staged-memcpy-in"));
@@ -44,21 +55,38 @@ final class MemcpyCopyEngine implements CopyEngine {
 
     @Override
     public void awaitPriorWork(Buffer buffer) {
-        // host memory: nothing is queued on it
+        // host memory: nothing is queued on it; counted as the cuCtxSynchronize the CUDA engine makes
+        calls.count(Calls.Kind.CTX_SYNC);
     }
 
     @Override
     public Fence toStaging(HostBuffer staging, long stagingOffset, Buffer src, long srcOffset, long bytes) {
         MemorySegment from = host(src).asSlice(srcOffset, bytes);
         MemorySegment to = staging.segment().asSlice(stagingOffset, bytes);
-        return run(toStaging, from, to);
+        return run(toStaging, from, to, Calls.Kind.D2H_ASYNC);
     }
 
     @Override
     public Fence fromStaging(Buffer dst, long dstOffset, HostBuffer staging, long stagingOffset, long bytes) {
         MemorySegment from = staging.segment().asSlice(stagingOffset, bytes);
         MemorySegment to = host(dst).asSlice(dstOffset, bytes);
-        return run(fromStaging, from, to);
+        return run(fromStaging, from, to, Calls.Kind.H2D_ASYNC);
+    }
+
+    @Override
+    public void toStagingNow(HostBuffer staging, long stagingOffset, Buffer src, long srcOffset, long bytes) {
+        if (bytes == 0) return;
+        long t = calls.start();
+        MemorySegment.copy(host(src), srcOffset, staging.segment(), stagingOffset, bytes);
+        calls.end(Calls.Kind.D2H_SYNC, t);
+    }
+
+    @Override
+    public void fromStagingNow(Buffer dst, long dstOffset, HostBuffer staging, long stagingOffset, long bytes) {
+        if (bytes == 0) return;
+        long t = calls.start();
+        MemorySegment.copy(staging.segment(), stagingOffset, host(dst), dstOffset, bytes);
+        calls.end(Calls.Kind.H2D_SYNC, t);
     }
 
     private static MemorySegment host(Buffer b) {
@@ -68,35 +96,58 @@ final class MemcpyCopyEngine implements CopyEngine {
         throw new IllegalArgumentException("the memcpy engine copies host memory only, not " + b);
     }
 
-    private static Fence run(ExecutorService worker, MemorySegment from, MemorySegment to) {
+    private Fence run(ExecutorService worker, MemorySegment from, MemorySegment to, Calls.Kind kind) {
         if (from.byteSize() == 0) {
             return Fence.DONE;
         }
+        long t = calls.start();
+        Future<?> f;
         if (worker == null) {
             MemorySegment.copy(from, 0, to, 0, from.byteSize());
-            return Fence.DONE;
+            f = null;
+        } else {
+            f = worker.submit(() -> MemorySegment.copy(from, 0, to, 0, from.byteSize()));
         }
-        Future<?> f = worker.submit(() -> MemorySegment.copy(from, 0, to, 0, from.byteSize()));
+        calls.end(kind, t);
+        calls.count(Calls.Kind.EVENT_RECORD);
+        // like an event: the first query or wait that finds it passed is counted; later ones are free
         return new Fence() {
+            private boolean passed;
+
             @Override
-            public boolean isDone() {
-                if (!f.isDone()) {
+            public synchronized boolean isDone() {
+                if (passed) {
+                    return true;
+                }
+                calls.count(Calls.Kind.EVENT_QUERY);
+                if (f != null && !f.isDone()) {
                     return false;
                 }
-                await();
+                get();
                 return true;
             }
 
             @Override
-            public void await() {
-                try {
-                    f.get();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new FerryException("interrupted while waiting for a staging copy", e);
-                } catch (ExecutionException e) {
-                    throw new FerryException("staging copy failed: " + e.getCause(), e.getCause());
+            public synchronized void await() {
+                if (passed) {
+                    return;
                 }
+                calls.count(Calls.Kind.EVENT_SYNC);
+                get();
+            }
+
+            private void get() {
+                if (f != null) {
+                    try {
+                        f.get();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new FerryException("interrupted while waiting for a staging copy", e);
+                    } catch (ExecutionException e) {
+                        throw new FerryException("staging copy failed: " + e.getCause(), e.getCause());
+                    }
+                }
+                passed = true;
             }
         };
     }

@@ -29,6 +29,15 @@ final class Progress {
     private static final int SPINS = 200;
 
     private final List<Op> active = new ArrayList<>();
+    private final Calls calls;
+
+    Progress() {
+        this(new Calls());
+    }
+
+    Progress(Calls calls) {
+        this.calls = calls;
+    }
 
     /**
      * A transfer: a small state machine advanced under the progress lock. It completes with a
@@ -131,12 +140,16 @@ final class Progress {
     Status await(Op op) {
         int idle = 0;
         while (!op.isDone()) {
+            long t = calls.start();
             if (poll()) {
                 idle = 0;
                 continue;
             }
             if (op.isDone()) {
                 break;
+            }
+            if (t != 0) {
+                calls.addNanos(Calls.Kind.IDLE, System.nanoTime() - t);
             }
             if (++idle < SPINS) {
                 Thread.onSpinWait();

@@ -360,11 +360,13 @@ public final class StagedCheck {
             failures.add("the ipc path fell back to staging (ipc copies " + ipcCopies + ", refused " + refused + " on rank " + rank + ")");
         }
 
+        StringBuilder breakdownReport = breakdown(b, pipe, rt);
         StringBuilder sweepReport = sweep ? sweep(b, pipe, host, rt) : null;
 
         int code = failures.isEmpty() && allAgree(failures.isEmpty()) ? 0 : 1;
         if (rank == 0) {
             code = Math.max(code, write(rows, smallCopies, sel, innerName, deviceNames, ipc, rt, code));
+            report.append(breakdownReport);
             if (sweepReport != null) report.append(sweepReport);
         }
         code = broadcastCode(code);
@@ -388,7 +390,8 @@ public final class StagedCheck {
         List<Tuning> tunings = new ArrayList<>();
         for (Tuning t : new Tuning[] {
                 new Tuning(4 * mib, 4 * mib, mib, 4),          // fixed 4 MiB chunks, 1 MiB threshold
-                new Tuning(4 * mib, 256 * kib, mib, 4),        // adaptive (the default)
+                new Tuning(4 * mib, mib, mib, 4),              // adaptive from 1 MiB (the default)
+                new Tuning(4 * mib, 256 * kib, mib, 4),        // adaptive from 256 KiB (the first default)
                 new Tuning(4 * mib, 256 * kib, 256 * kib, 4),
                 new Tuning(2 * mib, 128 * kib, 256 * kib, 4),
                 new Tuning(8 * mib, 512 * kib, mib, 4),
@@ -432,6 +435,98 @@ public final class StagedCheck {
         for (int i = 0; i < tunings.size(); i++) r.append("- T").append(i + 1).append(": ").append(tunings.get(i)).append('\n');
         r.append("- percentages: of the host pinned bandwidth in the same row\n");
         return r;
+    }
+
+    /**
+     * Where the time of the staged pipeline goes (IPC off), for an 8-byte and a 4 MiB message: a
+     * ping-pong with every native call timed ({@link Calls}), per rank and per round trip (one send
+     * and one receive on each rank): time inside cuCtxSynchronize, the device-to-host and
+     * host-to-device copy calls (a synchronous cuMemcpy includes its transfer; an asynchronous one
+     * only its issue), event record/query/synchronize, MPI posts and tests (tests include the
+     * waiting for data), the staging pool, and the rest (protocol, bookkeeping, the polling loop),
+     * with the number of calls of each kind per round trip.
+     */
+    private StringBuilder breakdown(Buffers b, StagedCommunicator pipe, StagedRuntime rt) {
+        StringBuilder mine = new StringBuilder();
+        for (long n : new long[] {8, 4L << 20}) {
+            if (n > max) continue;
+            int reps = n <= 8 ? (quick ? 100 : 1000) : (quick ? 10 : 50);
+            Exchange x = new Exchange() {
+                public void send(long m) { pipe.send(b.send, m, DataType.BYTE, peer, 7); }
+                public void recv(long m) { pipe.recv(b.recv, m, DataType.BYTE, peer, 7); }
+            };
+            for (int i = 0; i < 5; i++) { // warm up: pools, streams, events
+                if (rank == 0) { x.send(n); x.recv(n); } else { x.recv(n); x.send(n); }
+            }
+            world.barrier();
+            rt.calls.timing(true);
+            Calls.Snapshot before = rt.calls.snapshot();
+            long t0 = System.nanoTime();
+            for (int i = 0; i < reps; i++) {
+                if (rank == 0) { x.send(n); x.recv(n); } else { x.recv(n); x.send(n); }
+            }
+            long wall = System.nanoTime() - t0;
+            Calls.Snapshot d = rt.calls.snapshot().since(before);
+            rt.calls.timing(false);
+            world.barrier();
+            mine.append(phaseRow(n, reps, wall, d));
+        }
+        // rank 1's rows travel to rank 0 as text
+        String text = mine.toString();
+        String other = "";
+        try (HostBuffer t = HostBuffer.allocate(8192)) {
+            if (rank == 1) {
+                byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                int len = Math.min(bytes.length, 8188);
+                t.segment().set(ValueLayout.JAVA_INT, 0, len);
+                MemorySegment.copy(MemorySegment.ofArray(bytes), 0, t.segment(), 4, len);
+                world.send(t, 8192, DataType.BYTE, 0, 8);
+            } else {
+                world.recv(t, 8192, DataType.BYTE, 1, 8);
+                int len = t.segment().get(ValueLayout.JAVA_INT, 0);
+                byte[] bytes = new byte[len];
+                MemorySegment.copy(t.segment(), 4, MemorySegment.ofArray(bytes), 0, len);
+                other = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+            }
+        }
+        StringBuilder r = new StringBuilder("\n## Where the staged time goes (pipeline, IPC off; per round trip = one send + one receive on the rank)\n\n");
+        r.append("| rank | bytes | one-way us | round trip us | ctx sync | D2H copy | H2D copy | events (record/query/sync) | MPI post | MPI test/wait | pool | other (protocol, loop) | of it idle polls | calls per round trip |\n");
+        r.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n");
+        if (rank == 0) {
+            r.append(text.replace("| R |", "| 0 |")).append(other.replace("| R |", "| 1 |"));
+        }
+        r.append("\n- times in us per round trip, summed over the calls of that kind (timing adds two System.nanoTime() per call);"
+                + " a synchronous cuMemcpy counts its whole transfer, an asynchronous one only its issue; MPI test time includes waiting for the peer's data\n");
+        return r;
+    }
+
+    private static String phaseRow(long n, int reps, long wallNanos, Calls.Snapshot d) {
+        double per = reps;
+        double wall = wallNanos / 1e3 / per;
+        Calls.Kind[][] groups = {
+                {Calls.Kind.CTX_SYNC},
+                {Calls.Kind.D2H_ASYNC, Calls.Kind.D2H_SYNC},
+                {Calls.Kind.H2D_ASYNC, Calls.Kind.H2D_SYNC},
+                {Calls.Kind.EVENT_RECORD, Calls.Kind.EVENT_QUERY, Calls.Kind.EVENT_SYNC, Calls.Kind.EVENT_CREATE, Calls.Kind.STREAM_CREATE},
+                {Calls.Kind.MPI_POST},
+                {Calls.Kind.MPI_TEST},
+                {Calls.Kind.POOL}};
+        StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| R | %d | %.1f | %.1f |", n, wall / 2, wall));
+        double sum = 0;
+        for (Calls.Kind[] g : groups) {
+            double us = 0;
+            for (Calls.Kind k : g) us += d.nanos(k) / 1e3 / per;
+            sum += us;
+            row.append(String.format(Locale.ROOT, " %.1f |", us));
+        }
+        row.append(String.format(Locale.ROOT, " %.1f | %.1f |", wall - sum, d.nanos(Calls.Kind.IDLE) / 1e3 / per));
+        StringBuilder counts = new StringBuilder();
+        for (Map.Entry<Calls.Kind, Long> e : d.nonZero().entrySet()) {
+            if (counts.length() > 0) counts.append(", ");
+            counts.append(e.getKey().label).append(' ').append(String.format(Locale.ROOT, "%.1f", e.getValue() / per));
+        }
+        row.append(' ').append(counts).append(" |\n");
+        return row.toString();
     }
 
     private int broadcastCode(int code) {

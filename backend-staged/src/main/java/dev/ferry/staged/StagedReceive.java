@@ -88,15 +88,32 @@ final class StagedReceive extends Progress.Op {
             engine.awaitPriorWork(buffer);
         }
         long piece = Wire.firstPiece(rt.settings.eager());
+        long t = rt.calls.start();
         slot = rt.slots.acquire(rt.slots.maxBytes(), true);
-        first = comm.user().irecv(slot.slice(0, piece), piece, DataType.BYTE, source, tag);
+        rt.calls.end(Calls.Kind.POOL, t);
+        first = irecv(comm.user(), slot.slice(0, piece), piece, source, tag);
+    }
+
+    private Request irecv(dev.ferry.Communicator c, Buffer b, long n, int src, int t) {
+        long t0 = rt.calls.start();
+        Request r = c.irecv(b, n, DataType.BYTE, src, t);
+        rt.calls.end(Calls.Kind.MPI_POST, t0);
+        return r;
+    }
+
+    /** MPI_Test, counted; the status when complete. */
+    private Optional<Status> test(Request r) {
+        long t0 = rt.calls.start();
+        Optional<Status> s = r.test();
+        rt.calls.end(Calls.Kind.MPI_TEST, t0);
+        return s;
     }
 
     @Override
     boolean advance() {
         boolean moved = false;
         if (first != null) {
-            Optional<Status> s = first.test();
+            Optional<Status> s = test(first);
             if (s.isEmpty()) {
                 return false;
             }
@@ -121,7 +138,7 @@ final class StagedReceive extends Progress.Op {
                 moved = true;
             }
         }
-        if (reply != null && reply.test().isPresent()) {
+        if (reply != null && test(reply).isPresent()) {
             reply = null;
             moved = true;
         }
@@ -139,7 +156,12 @@ final class StagedReceive extends Progress.Op {
         long eager = rt.settings.eager();
         if (s.byteCount() <= eager) {
             total = s.byteCount();
-            copyOut(slot, 0, 0, Math.min(total, capacity));
+            long n = Math.min(total, capacity);
+            if (engine != null && n > 0) {
+                engine.fromStagingNow(buffer, 0, slot, 0, n); // one synchronous small copy (cuMemcpy from the pinned slot)
+            } else {
+                copyOut(slot, 0, 0, n);
+            }
             return;
         }
         header = Wire.Header.read(slot.segment(), from);
@@ -154,8 +176,10 @@ final class StagedReceive extends Progress.Op {
             answer(code);
             startChunks(0);
         } else {
-            copyOut(slot, Wire.HEADER, 0, Math.min(header.inline(), capacity));
+            // post the chunks' receives first, then copy the inline bytes (only host senders send any)
             startChunks(header.inline());
+            pump();
+            copyOut(slot, Wire.HEADER, 0, Math.min(header.inline(), capacity));
         }
     }
 
@@ -168,7 +192,9 @@ final class StagedReceive extends Progress.Op {
     private void answer(int code) {
         long at = Wire.scratch(rt.settings.eager());
         slot.segment().set(ValueLayout.JAVA_INT_UNALIGNED, at, code);
+        long t0 = rt.calls.start();
         reply = comm.bulk().isend(slot.slice(at, Wire.REPLY), Wire.REPLY, DataType.BYTE, from, Wire.replyTag(header.transferTag()));
+        rt.calls.end(Calls.Kind.MPI_POST, t0);
     }
 
     /** Copies {@code n} staged bytes at {@code at} into the user's buffer at {@code to}. */
@@ -199,23 +225,27 @@ final class StagedReceive extends Progress.Op {
 
     private boolean pump() {
         boolean moved = false;
+        boolean starved = false; // the pool had no staging buffer for the next chunk
         int dataTag = Wire.dataTag(header.transferTag());
         while (nextPost < chunks) {
             long off = offset(nextPost), len = length(nextPost);
             if (engine == null && off + len <= capacity) {
-                Request r = comm.bulk().irecv(buffer.slice(off, len), len, DataType.BYTE, from, dataTag);
+                Request r = irecv(comm.bulk(), buffer.slice(off, len), len, from, dataTag);
                 inFlight.add(new InFlight(nextPost, null, r));
             } else {
                 if (held >= comm.tuning().depth()) {
                     break;
                 }
+                long t0 = rt.calls.start();
                 HostBuffer staging = rt.chunks.acquire(len, held == 0);
+                rt.calls.end(Calls.Kind.POOL, t0);
                 if (staging == null) {
+                    starved = true;
                     break;
                 }
                 Request r;
                 try {
-                    r = comm.bulk().irecv(staging.slice(0, len), len, DataType.BYTE, from, dataTag);
+                    r = irecv(comm.bulk(), staging.slice(0, len), len, from, dataTag);
                 } catch (RuntimeException e) {
                     rt.chunks.release(staging);
                     throw e;
@@ -226,41 +256,58 @@ final class StagedReceive extends Progress.Op {
             nextPost++;
             moved = true;
         }
-        for (Iterator<InFlight> it = inFlight.iterator(); it.hasNext(); ) {
-            InFlight f = it.next();
-            if (f.copied == null) {
-                Optional<Status> s = f.received.test();
-                if (s.isEmpty()) {
-                    continue;
-                }
-                moved = true;
-                long off = offset(f.k), len = length(f.k);
-                if (s.get().byteCount() != len) {
-                    throw new FerryException(describe() + ": chunk " + f.k + " from rank " + from + " has " + s.get().byteCount()
-                            + " bytes, expected " + len + " (protocol error)");
-                }
-                if (f.staging == null) {
-                    rt.stats.straightChunksIn.increment();
+        // Chunks arrive in order (one source, one tag: MPI does not reorder them), so test the
+        // oldest receive only and stop at the first still in flight; a landed chunk's copy to the
+        // device is issued at once.
+        boolean waiting = false; // a posted chunk has not arrived yet
+        for (InFlight f : inFlight) {
+            if (f.copied != null) {
+                continue;
+            }
+            Optional<Status> s = test(f.received);
+            if (s.isEmpty()) {
+                waiting = true;
+                break;
+            }
+            moved = true;
+            long off = offset(f.k), len = length(f.k);
+            if (s.get().byteCount() != len) {
+                throw new FerryException(describe() + ": chunk " + f.k + " from rank " + from + " has " + s.get().byteCount()
+                        + " bytes, expected " + len + " (protocol error)");
+            }
+            if (f.staging == null) {
+                rt.stats.straightChunksIn.increment();
+                f.copied = CopyEngine.Fence.DONE;
+            } else {
+                rt.stats.stagedChunksIn.increment();
+                long n = Math.max(0, Math.min(len, capacity - off)); // the excess of a truncated message is dropped
+                if (n == 0) {
                     f.copied = CopyEngine.Fence.DONE;
+                } else if (engine != null) {
+                    f.copied = engine.fromStaging(buffer, off, f.staging, 0, n);
                 } else {
-                    rt.stats.stagedChunksIn.increment();
-                    long n = Math.max(0, Math.min(len, capacity - off)); // the excess of a truncated message is dropped
-                    if (n == 0) {
-                        f.copied = CopyEngine.Fence.DONE;
-                    } else if (engine != null) {
-                        f.copied = engine.fromStaging(buffer, off, f.staging, 0, n);
-                    } else {
-                        MemorySegment.copy(f.staging.segment(), 0, ((HostBuffer) buffer).segment(), off, n);
-                        f.copied = CopyEngine.Fence.DONE;
-                    }
+                    MemorySegment.copy(f.staging.segment(), 0, ((HostBuffer) buffer).segment(), off, n);
+                    f.copied = CopyEngine.Fence.DONE;
                 }
             }
-            if (f.copied.isDone()) {
+        }
+        // Copies to the device complete in the order they were issued (one stream): ask about the
+        // oldest only, and only when its staging buffer is wanted (the pipeline is full) or when
+        // there is nothing else to wait for, so that polling does not query every event each round.
+        boolean wanted = nextPost < chunks && (held >= comm.tuning().depth() || starved);
+        if (wanted || !waiting) {
+            while (!inFlight.isEmpty()) {
+                InFlight f = inFlight.get(0);
+                if (f.copied == null || !f.copied.isDone()) {
+                    break;
+                }
                 if (f.staging != null) {
+                    long t0 = rt.calls.start();
                     rt.chunks.release(f.staging);
+                    rt.calls.end(Calls.Kind.POOL, t0);
                     held--;
                 }
-                it.remove();
+                inFlight.remove(0);
                 moved = true;
             }
         }

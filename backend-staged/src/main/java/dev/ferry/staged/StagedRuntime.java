@@ -25,8 +25,10 @@ final class StagedRuntime {
     final MemcpyCopyEngine memcpy;   // null unless host buffers are staged (test mode)
     final IpcExports exports;        // null without IPC
     final CudaIpcCache ipcCache;     // null without IPC
-    final Progress progress = new Progress();
     final Stats stats = new Stats();
+    /** Native calls (CUDA driver, inner MPI) by kind, and their time when the check asks. */
+    final Calls calls = new Calls();
+    final Progress progress = new Progress(calls);
     private int refs;
     private boolean closed;
 
@@ -37,8 +39,8 @@ final class StagedRuntime {
         LongFunction<HostBuffer> alloc = gpu ? Cuda::allocatePinned : HostBuffer::allocate;
         this.chunks = new PinnedPool(Math.min(s.chunk(), 64 * 1024), s.chunk(), s.chunk() * s.poolChunks(), alloc);
         this.slots = new PinnedPool(Wire.slot(s.eager()), 64, alloc);
-        this.cuda = gpu ? new CudaCopyEngine(s.contextSync()) : null;
-        this.memcpy = s.stageHostBuffers() ? new MemcpyCopyEngine(s.memcpyThreads() > 0) : null;
+        this.cuda = gpu ? new CudaCopyEngine(s.contextSync(), calls) : null;
+        this.memcpy = s.stageHostBuffers() ? new MemcpyCopyEngine(s.memcpyThreads() > 0, calls) : null;
         boolean ipc = gpu && s.ipc();
         this.exports = ipc ? new IpcExports() : null;
         this.ipcCache = ipc ? new CudaIpcCache(new CudaIpcCache.Mapper() {

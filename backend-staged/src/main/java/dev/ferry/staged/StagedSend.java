@@ -81,17 +81,18 @@ final class StagedSend extends Progress.Op {
         if (bytes <= s.eager()) {
             rt.stats.eagerSends.increment();
             if (engine == null) {
-                first = comm.user().isend(buffer, bytes, DataType.BYTE, dest, tag);
+                first = isend(comm.user(), buffer, bytes, tag);
             } else {
-                slot = rt.slots.acquire(rt.slots.maxBytes(), true);
-                engine.toStaging(slot, 0, buffer, 0, bytes).await();
-                first = comm.user().isend(slot, bytes, DataType.BYTE, dest, tag);
+                // one synchronous small copy (cuMemcpy) into a cached slot: cheaper than copy + event + wait
+                slot = acquireSlot();
+                engine.toStagingNow(slot, 0, buffer, 0, bytes);
+                first = isend(comm.user(), slot, bytes, tag);
             }
             return;
         }
         rt.stats.framedSends.increment();
         transfer = comm.nextTransfer(dest);
-        slot = rt.slots.acquire(rt.slots.maxBytes(), true);
+        slot = acquireSlot();
         MemorySegment seg = slot.segment();
         Wire.IpcOffer o = comm.mayOfferIpc(buffer, dest) ? comm.ipcOffer(buffer) : null; // null also when exporting failed
         if (o != null) {
@@ -100,22 +101,49 @@ final class StagedSend extends Progress.Op {
             new Wire.Header(Wire.FLAG_IPC_OFFER, bytes, 0, chunk, transfer).write(seg);
             o.write(seg);
             HostBuffer answer = slot.slice(Wire.scratch(s.eager()), Wire.REPLY);
+            long t = rt.calls.start();
             reply = comm.bulk().irecv(answer, Wire.REPLY, DataType.BYTE, dest, Wire.replyTag(transfer));
+            rt.calls.end(Calls.Kind.MPI_POST, t);
             awaitingReply = true;
         } else {
-            long inline = s.eager();
+            // Staged memory sends no data in the first piece (inline 0): the header goes out at once,
+            // with no small copy before it on either side, and chunk 0's copy starts right after.
+            // Host memory sent straight carries the first eager bytes in it (no copy needed).
+            long inline = engine == null ? s.eager() : 0;
             chunk = bytes <= tuning.threshold() ? bytes - inline : tuning.chunkFor(bytes - inline);
             new Wire.Header(0, bytes, inline, chunk, transfer).write(seg);
             copyIn(slot, Wire.HEADER, 0, inline);
             startChunks(inline);
         }
-        first = comm.user().isend(slot.slice(0, Wire.firstPiece(s.eager())), Wire.firstPiece(s.eager()), DataType.BYTE, dest, tag);
+        first = isend(comm.user(), slot.slice(0, Wire.firstPiece(s.eager())), Wire.firstPiece(s.eager()), tag);
+    }
+
+    private Request isend(dev.ferry.Communicator c, Buffer b, long n, int t) {
+        long t0 = rt.calls.start();
+        Request r = c.isend(b, n, DataType.BYTE, dest, t);
+        rt.calls.end(Calls.Kind.MPI_POST, t0);
+        return r;
+    }
+
+    /** MPI_Test, counted. */
+    private boolean done(Request r) {
+        long t0 = rt.calls.start();
+        boolean d = r.test().isPresent();
+        rt.calls.end(Calls.Kind.MPI_TEST, t0);
+        return d;
+    }
+
+    private HostBuffer acquireSlot() {
+        long t0 = rt.calls.start();
+        HostBuffer h = rt.slots.acquire(rt.slots.maxBytes(), true);
+        rt.calls.end(Calls.Kind.POOL, t0);
+        return h;
     }
 
     /** Copies user bytes into a slot, synchronously. */
     private void copyIn(HostBuffer into, long at, long from, long n) {
         if (engine != null) {
-            engine.toStaging(into, at, buffer, from, n).await();
+            engine.toStagingNow(into, at, buffer, from, n);
         } else {
             MemorySegment.copy(((HostBuffer) buffer).segment(), from, into.segment(), at, n);
         }
@@ -138,11 +166,11 @@ final class StagedSend extends Progress.Op {
     @Override
     boolean advance() {
         boolean moved = false;
-        if (first != null && first.test().isPresent()) {
+        if (first != null && done(first)) {
             first = null;
             moved = true;
         }
-        if (awaitingReply && reply.test().isPresent()) {
+        if (awaitingReply && done(reply)) {
             awaitingReply = false;
             moved = true;
             int code = slot.segment().get(ValueLayout.JAVA_INT_UNALIGNED, Wire.scratch(rt.settings.eager()));
@@ -175,8 +203,7 @@ final class StagedSend extends Progress.Op {
             // host memory: every chunk straight from the buffer, in order
             while (nextSend < chunks) {
                 InFlight f = new InFlight(nextSend, null, CopyEngine.Fence.DONE);
-                f.sent = comm.bulk().isend(buffer.slice(offset(nextSend), length(nextSend)), length(nextSend), DataType.BYTE, dest,
-                        Wire.dataTag(transfer));
+                f.sent = isend(comm.bulk(), buffer.slice(offset(nextSend), length(nextSend)), length(nextSend), Wire.dataTag(transfer));
                 inFlight.addLast(f);
                 rt.stats.straightChunksOut.increment();
                 nextSend++;
@@ -186,7 +213,9 @@ final class StagedSend extends Progress.Op {
         } else {
             // device (or staged host) memory: copies up to depth ahead
             while (nextCopy < chunks && inFlight.size() < tuning.depth()) {
+                long t0 = rt.calls.start();
                 HostBuffer staging = rt.chunks.acquire(length(nextCopy), inFlight.isEmpty());
+                rt.calls.end(Calls.Kind.POOL, t0);
                 if (staging == null) {
                     break;
                 }
@@ -209,19 +238,26 @@ final class StagedSend extends Progress.Op {
                 if (!f.copied.isDone()) {
                     break;
                 }
-                f.sent = comm.bulk().isend(f.staging.slice(0, length(f.k)), length(f.k), DataType.BYTE, dest, Wire.dataTag(transfer));
+                f.sent = isend(comm.bulk(), f.staging.slice(0, length(f.k)), length(f.k), Wire.dataTag(transfer));
                 rt.stats.stagedChunksOut.increment();
                 nextSend++;
                 moved = true;
             }
         }
+        // chunks leave in order: test the oldest sends first and stop at the first still in flight
+        // (one MPI test per round also drives MPI's progress for the others)
         for (Iterator<InFlight> it = inFlight.iterator(); it.hasNext(); ) {
             InFlight f = it.next();
-            if (f.sent != null && f.sent.test().isPresent()) {
-                rt.chunks.release(f.staging);
-                it.remove();
-                moved = true;
+            if (f.sent == null || !done(f.sent)) {
+                break;
             }
+            if (f.staging != null) {
+                long t0 = rt.calls.start();
+                rt.chunks.release(f.staging);
+                rt.calls.end(Calls.Kind.POOL, t0);
+            }
+            it.remove();
+            moved = true;
         }
         return moved;
     }

@@ -12,7 +12,7 @@ import java.util.function.BinaryOperator;
  *
  * @param chunk          {@code ferry.staged.chunk}: bytes per pipelined chunk, and the size of each pooled staging buffer (default 4 MiB)
  * @param minChunk       {@code ferry.staged.minChunk}: smallest chunk of a pipelined message; a message is cut in
- *                       about 2 x depth chunks between this and {@code chunk} (default 256 KiB; equal to chunk: fixed chunks)
+ *                       about 2 x depth chunks between this and {@code chunk} (default 1 MiB, see the README's measured defaults; equal to chunk: fixed chunks)
  * @param depth          {@code ferry.staged.depth}: chunks one transfer keeps in flight (default 4)
  * @param threshold      {@code ferry.staged.threshold}: messages up to this size move as one piece through one
  *                       staging buffer; larger ones are pipelined in chunks (default 1 MiB, at most {@code chunk})
@@ -41,7 +41,7 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
     /** Reads and checks every setting. */
     public static StagedSettings read(BinaryOperator<String> setting) {
         long chunk = size(setting, "ferry.staged.chunk", "4MiB");
-        long minChunk = size(setting, "ferry.staged.minChunk", Long.toString(Math.min(256 * 1024, chunk)));
+        long minChunk = size(setting, "ferry.staged.minChunk", Long.toString(Math.min(1024 * 1024, chunk)));
         int depth = (int) number(setting, "ferry.staged.depth", "4");
         long threshold = size(setting, "ferry.staged.threshold", "1MiB");
         long eager = size(setting, "ferry.staged.eager", Long.toString(Math.max(MIN_EAGER, Math.min(16 * 1024, threshold))));

@@ -59,7 +59,8 @@ class StagedUnitTest {
     @Test
     void adaptiveChunksCutAMessageInAboutTwiceTheDepth() {
         Tuning t = Tuning.of(settings(Map.of()));
-        assertEquals(256 * 1024, t.chunkFor(1_100_000), "small pipelined messages: the smallest chunk");
+        assertEquals(1024 * 1024, t.chunkFor(1_100_000), "small pipelined messages: the smallest chunk");
+        assertEquals(1024 * 1024, t.chunkFor(4 << 20), "4 MiB in 4 chunks of 1 MiB (the smallest chunk)");
         assertEquals(1 << 20, t.chunkFor(8 << 20), "8 MiB in 8 chunks of 1 MiB");
         assertEquals(4 << 20, t.chunkFor(1L << 30), "large messages: the largest chunk");
         assertEquals(0, t.chunkFor(3 << 20) % Tuning.ALIGN);
