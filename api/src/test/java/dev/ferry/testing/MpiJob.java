@@ -43,6 +43,7 @@ public final class MpiJob {
     private final Map<String, String> environment = new LinkedHashMap<>();
     private final List<String> launcherPrefix = new ArrayList<>();
     private final List<String> launcherOptions = new ArrayList<>();
+    private final List<String> jvmArgs = new ArrayList<>();
     private String mainClass = RankRunner.class.getName();
     private List<String> mainArgs;
     private long timeoutSeconds = Long.getLong("ferry.test.timeout", 600);
@@ -85,6 +86,12 @@ public final class MpiJob {
     /** Options for the launcher, put before the rank count (e.g. {@code --hostfile F}, {@code --mca btl tcp,self}). */
     public MpiJob launcherOptions(String... options) {
         launcherOptions.addAll(List.of(options));
+        return this;
+    }
+
+    /** Options for every rank's JVM, after the defaults (so {@code -Xmx} here wins). */
+    public MpiJob jvmArgs(String... args) {
+        jvmArgs.addAll(List.of(args));
         return this;
     }
 
@@ -210,6 +217,7 @@ public final class MpiJob {
         cmd.add("-Xss1m");
         cmd.add("-Xmx" + System.getProperty("ferry.test.rankHeap", "384m"));
         cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.addAll(jvmArgs);
         cmd.add("-cp");
         cmd.add(classPath());
         cmd.add("-Dferry.test.reportDir=" + dir);
