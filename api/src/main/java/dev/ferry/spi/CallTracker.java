@@ -145,9 +145,9 @@ final class CallTracker {
                     s.heldSerial = false;
                     SERIAL_OWNER.setRelease((Thread) null);
                 }
-                throw new ThreadingException(op.label + " on " + c + ": thread \"" + other.getName() + "\" is inside "
-                        + describeThread(other) + " on this communicator; MPI forbids concurrent collectives on one communicator "
-                        + "(their order would differ between ranks): give each thread its own duplicate()");
+                throw new ThreadingException(op.label + " on " + c + " from thread \"" + s.thread.getName() + "\": thread \"" + other.getName()
+                        + "\" is inside " + describeThread(other) + "; MPI forbids concurrent collectives on one communicator "
+                        + "(their order could differ between ranks): give each thread its own duplicate()");
             }
             if (c.collectiveOwner() == s.thread) {
                 s.claimed = c;

@@ -65,6 +65,19 @@ public record Pair(String backend, MpiJob.Family family) {
                 .property("ferry.backend", backend).skipWhenUnavailable();
     }
 
+    /**
+     * The job's per-test results as dynamic tests under this pair's name; a single skipped test with
+     * the reason when the pair cannot run here.
+     */
+    public org.junit.jupiter.api.DynamicNode tests(java.util.function.Supplier<MpiJob> job) {
+        Optional<String> why = unavailable();
+        if (why.isPresent()) {
+            return org.junit.jupiter.api.DynamicContainer.dynamicContainer(id(), Stream.of(
+                    org.junit.jupiter.api.DynamicTest.dynamicTest("unavailable", () -> org.junit.jupiter.api.Assumptions.abort(why.get()))));
+        }
+        return org.junit.jupiter.api.DynamicContainer.dynamicContainer(id(), Stream.of(job.get().asTests()));
+    }
+
     @Override
     public String toString() {
         return id();
