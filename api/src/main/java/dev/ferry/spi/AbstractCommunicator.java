@@ -360,7 +360,7 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     final void releaseCollective() {
-        collectiveOwner = null;
+        COLLECTIVE_OWNER.setRelease(this, (Thread) null); // a release store, as a lock's unlock
     }
 
     /** A backend request with the threading rules, the watchdog and the liveness check around waitFor and test. */

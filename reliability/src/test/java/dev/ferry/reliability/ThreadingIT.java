@@ -1,6 +1,7 @@
 package dev.ferry.reliability;
 
 import dev.ferry.reliability.ranks.ThreadingContract;
+import dev.ferry.reliability.ranks.WaitTimeouts;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.DynamicContainer;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.TestFactory;
  * {@link ThreadingContract} per (backend, launcher) pair, at each thread level Ferry can ask for:
  * MULTIPLE (threads sharing a communicator, collectives on per-thread duplicates, overlapping
  * collectives refused), SERIALIZED and FUNNELED (refusals instead of undefined behaviour).
+ * The MULTIPLE job also runs {@link WaitTimeouts} (Request.waitFor with a timeout).
  */
 class ThreadingIT {
     @TestFactory
@@ -19,7 +21,8 @@ class ThreadingIT {
         for (String level : List.of("MULTIPLE", "SERIALIZED", "FUNNELED")) {
             List<DynamicNode> pairs = new ArrayList<>();
             for (Pair pair : Pair.selected()) {
-                pairs.add(pair.tests(() -> pair.job("threads-" + level.toLowerCase(java.util.Locale.ROOT), 2).classes(ThreadingContract.class)
+                Class<?>[] classes = level.equals("MULTIPLE") ? new Class<?>[] {ThreadingContract.class, WaitTimeouts.class} : new Class<?>[] {ThreadingContract.class};
+                pairs.add(pair.tests(() -> pair.job("threads-" + level.toLowerCase(java.util.Locale.ROOT), 2).classes(classes)
                         .property("ferry.threads", level.toLowerCase(java.util.Locale.ROOT))
                         .property("ferry.test.expectThreads", level)
                         .property("ferry.timeout", "120")));
