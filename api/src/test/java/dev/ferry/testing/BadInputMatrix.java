@@ -37,6 +37,7 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
 import net.jqwik.api.lifecycle.AfterProperty;
 import net.jqwik.api.lifecycle.BeforeProperty;
@@ -199,6 +200,7 @@ public abstract class BadInputMatrix {
     private final Map<String, Integer> byOp = new TreeMap<>();
     private int cases;
     private String property;
+    private boolean failed;
     private HostBuffer agreeIn;
     private HostBuffer agreeOut;
 
@@ -256,7 +258,7 @@ public abstract class BadInputMatrix {
             System.out.println("[ferry-matrix] " + getClass().getSimpleName() + "." + property + " on " + comm.backend() + " with " + size
                     + " ranks: " + cases + " cases on rank 0; by kind: " + seen + (byOp.isEmpty() ? "" : "; by operation: " + byOp));
         }
-        if ("rejectedBeforeAnyNativeCall".equals(property)) {
+        if ("rejectedBeforeAnyNativeCall".equals(property) && !failed) { // coverage, when every case ran
             Set<Fault> all = EnumSet.noneOf(Fault.class);
             for (Operation op : Operation.values()) all.addAll(faults(op));
             for (Operation op : Operation.values()) {
@@ -279,6 +281,7 @@ public abstract class BadInputMatrix {
 
     /** Every rank: was my part right? Fails every rank together, with this rank's reason where it failed. */
     private void agree(String failure, Object what) {
+        if (failure != null) failed = true;
         agreeIn.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, 0, failure == null ? 1 : 0);
         comm.allReduce(agreeIn, agreeOut, 1, DataType.INT, ReduceOp.MIN);
         boolean all = agreeOut.segment().get(java.lang.foreign.ValueLayout.JAVA_INT, 0) == 1;
@@ -286,6 +289,7 @@ public abstract class BadInputMatrix {
             throw new AssertionError("rank " + rank + ": " + failure + " [" + what + "]");
         }
         if (!all) {
+            failed = true;
             throw new AssertionError("another rank failed this case (see its message) [" + what + "]");
         }
     }
@@ -347,14 +351,15 @@ public abstract class BadInputMatrix {
     private Arbitrary<Base> base(Operation op, Fault f) {
         int minCount = f == Fault.BUFFER_TOO_SMALL || f == Fault.OVERLAPPING_BUFFERS ? 1 : 0;
         Arbitrary<DataType> types = Arbitraries.of(DataType.values()).withoutEdgeCases();
-        Arbitrary<Long> counts = Arbitraries.longs().between(minCount, LOCAL_MAX_COUNT);
+        Arbitrary<Long> counts = Arbitraries.frequencyOf(Tuple.of(1, Arbitraries.just((long) minCount)), Tuple.of(1, Arbitraries.just((long) LOCAL_MAX_COUNT)),
+                Tuple.of(6, Arbitraries.longs().between(minCount, LOCAL_MAX_COUNT)));
         boolean recv = op == Operation.RECV || op == Operation.IRECV;
         Arbitrary<Integer> peers = recv ? Arbitraries.oneOf(Arbitraries.integers().between(0, size - 1), Arbitraries.just(Communicator.ANY_SOURCE))
                 : Arbitraries.integers().between(0, size - 1);
         Arbitrary<Integer> sources = Arbitraries.oneOf(Arbitraries.integers().between(0, size - 1), Arbitraries.just(Communicator.ANY_SOURCE));
-        Arbitrary<Integer> tags = recv ? Arbitraries.oneOf(Arbitraries.integers().between(0, comm.maxTag()), Arbitraries.just(Communicator.ANY_TAG))
-                : Arbitraries.integers().between(0, comm.maxTag());
-        Arbitrary<Integer> recvTags = Arbitraries.oneOf(Arbitraries.integers().between(0, comm.maxTag()), Arbitraries.just(Communicator.ANY_TAG));
+        Arbitrary<Integer> validTags = Arbitraries.oneOf(Arbitraries.of(0, comm.maxTag()), Arbitraries.integers().between(0, comm.maxTag()));
+        Arbitrary<Integer> tags = recv ? Arbitraries.oneOf(validTags, Arbitraries.just(Communicator.ANY_TAG)) : validTags;
+        Arbitrary<Integer> recvTags = Arbitraries.oneOf(validTags, Arbitraries.just(Communicator.ANY_TAG));
         Arbitrary<Object[]> first = Combinators.combine(types, types, counts, counts, bufSpec(), bufSpec())
                 .as((t, t2, c, c2, b0, b1) -> new Object[] {t, t2, c, c2, b0, b1});
         Arbitrary<Object[]> second = Combinators.combine(peers, sources, tags, recvTags, Arbitraries.of(ReduceOp.values()).withoutEdgeCases())
@@ -370,13 +375,15 @@ public abstract class BadInputMatrix {
         int buffers = op.bufferCount();
         Arbitrary<Integer> targets = Arbitraries.integers().between(0, Math.max(0, buffers - 1));
         Arbitrary<Long> bad = switch (f) {
-            case NEGATIVE_COUNT -> Arbitraries.longs().between(Long.MIN_VALUE, -1);
+            case NEGATIVE_COUNT -> Arbitraries.oneOf(Arbitraries.of(-1L, Long.MIN_VALUE), Arbitraries.longs().between(Long.MIN_VALUE, -1));
             case OVERFLOWING_COUNT -> Arbitraries.just(0L); // bound depends on the target's type: see overflowing()
-            case BUFFER_TOO_SMALL -> Arbitraries.longs().between(1, Long.MAX_VALUE); // bytes short, reduced modulo the need
-            case RANK_OUT_OF_RANGE -> Arbitraries.oneOf(Arbitraries.longs().between(Integer.MIN_VALUE, -2), Arbitraries.longs().between(size, Integer.MAX_VALUE),
+            case BUFFER_TOO_SMALL -> Arbitraries.oneOf(Arbitraries.just(0L), Arbitraries.longs().between(1, Long.MAX_VALUE)); // bytes short - 1, modulo the need
+            case RANK_OUT_OF_RANGE -> Arbitraries.oneOf(Arbitraries.of((long) size, -2L, (long) Integer.MIN_VALUE, (long) Integer.MAX_VALUE),
+                    Arbitraries.longs().between(Integer.MIN_VALUE, -2), Arbitraries.longs().between(size, Integer.MAX_VALUE),
                     Arbitraries.just((long) Communicator.ANY_SOURCE));
             case TAG_OUT_OF_RANGE -> comm.maxTag() < Integer.MAX_VALUE
-                    ? Arbitraries.oneOf(Arbitraries.longs().between(Integer.MIN_VALUE, -2), Arbitraries.longs().between(comm.maxTag() + 1L, Integer.MAX_VALUE),
+                    ? Arbitraries.oneOf(Arbitraries.of(comm.maxTag() + 1L, -2L, (long) Integer.MIN_VALUE, (long) Integer.MAX_VALUE),
+                    Arbitraries.longs().between(Integer.MIN_VALUE, -2), Arbitraries.longs().between(comm.maxTag() + 1L, Integer.MAX_VALUE),
                     Arbitraries.just((long) Communicator.ANY_TAG))
                     : Arbitraries.oneOf(Arbitraries.longs().between(Integer.MIN_VALUE, -2), Arbitraries.just((long) Communicator.ANY_TAG));
             case HEAP_MEMORY, FREED_BUFFER -> Arbitraries.longs().between(0, 1); // variant
@@ -450,7 +457,7 @@ public abstract class BadInputMatrix {
                 DataType tt = t == 1 && op == Operation.SEND_RECV ? type2 : type;
                 long n = t == 1 && op == Operation.SEND_RECV ? count2 : count;
                 long need = tt.bytes(n) * op.blocks(t, size);
-                long shortBy = 1 + Math.floorMod(c.bad(), need); // 1..need bytes short
+                long shortBy = 1 + Math.floorMod(c.bad(), need); // 1..need bytes short (0 -> exactly one byte short)
                 bufs[t] = pool.get(Kind.PAGEABLE)[t].slice(0, need - shortBy);
             }
             case NULL_BUFFER -> bufs[t] = null;
@@ -569,7 +576,7 @@ public abstract class BadInputMatrix {
             Arbitrary<DataType> recvTypes = (rel == Relation.PARTIAL_ELEMENT ? Arbitraries.of(DataType.INT, DataType.LONG, DataType.FLOAT, DataType.DOUBLE)
                     : Arbitraries.of(DataType.values())).withoutEdgeCases();
             Arbitrary<Object[]> a = Combinators.combine(Arbitraries.integers().between(0, 1 << 12), Arbitraries.integers().between(0, 1 << 12),
-                    sendTypes, Arbitraries.integers().between(1, 40_000), recvTypes, Arbitraries.integers().between(0, 64))
+                    sendTypes, Arbitraries.oneOf(Arbitraries.of(1, 40_000), Arbitraries.integers().between(1, 40_000)), recvTypes, Arbitraries.integers().between(0, 64))
                     .as((s, r, st, sc, rt, x) -> new Object[] {s, r, st, sc, rt, x});
             Arbitrary<Object[]> b = Combinators.combine(Arbitraries.of(Style.values()).withoutEdgeCases(), Arbitraries.of(Style.values()).withoutEdgeCases(),
                     Arbitraries.of(kinds).withoutEdgeCases(), Arbitraries.of(kinds).withoutEdgeCases(), Arbitraries.integers().between(0, 64), Arbitraries.integers().between(0, 64))
