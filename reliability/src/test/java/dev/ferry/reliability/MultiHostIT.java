@@ -137,10 +137,14 @@ class MultiHostIT {
                 .env("FERRY_NETNS_PREFIX", PREFIX)
                 .launcherPrefix(SCRIPT.toString(), "--prefix", PREFIX, "exec", PREFIX + "-h1");
         if (pair.family() == MpiJob.Family.OPEN_MPI) {
-            job.launcherOptions("--hostfile", hostfile.toString(), "--mca", "plm_rsh_agent", AGENT.toString(),
+            // ob1 with the tcp BTL only: no shared memory and no UCX between the "hosts" (they share one kernel and /dev/shm)
+            job.launcherOptions("--hostfile", hostfile.toString(), "--mca", "plm_rsh_agent", AGENT.toString(), "--mca", "pml", "ob1",
                     "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "fe0", "--mca", "oob_tcp_if_include", "fe0");
         } else {
             job.launcherOptions("-f", hostfile.toString(), "-launcher", "ssh", "-launcher-exec", AGENT.toString(), "-iface", "fe0");
+            // MPICH's netmod between hosts: UCX (Debian's ch4:ucx) or libfabric (ch4:ofi) would otherwise find the other
+            // "host" on this machine's shared memory (they compare boot ids, not host names): TCP on fe0 only
+            job.env("UCX_TLS", "tcp,self").env("UCX_NET_DEVICES", "fe0").env("FI_PROVIDER", "tcp").env("FI_TCP_IFACE", "fe0");
         }
         long[] before = new long[HOSTS + 1];
         for (int h = 1; h <= HOSTS; h++) before[h] = txBytes(h);
