@@ -15,6 +15,22 @@ package dev.ferry;
  * <p>Device buffers are carried only by backends that support them ({@link #supportsDeviceBuffers()});
  * others throw {@link UnsupportedBufferException}. Work on a device buffer starts after all work
  * previously submitted to the current CUDA context has completed.
+ *
+ * <p>Threads ({@link #threadLevel()}): with {@link ThreadLevel#MULTIPLE} (what Ferry asks for, and
+ * what Open MPI and MPICH provide) any thread may call any communicator at any time, e.g. several
+ * threads exchanging point-to-point messages with distinct tags on one communicator. Collectives
+ * (and {@link #split}, {@link #duplicate}) on one communicator must not run from two threads at
+ * once, as in MPI: Ferry refuses an overlapping collective with {@link ThreadingException}; give
+ * each thread its own {@link #duplicate()}. With {@link ThreadLevel#SERIALIZED} a call made while
+ * another thread is inside a call of this process throws {@link ThreadingException}; with
+ * {@link ThreadLevel#FUNNELED} calls from a thread other than the one that opened Ferry throw it.
+ * Ferry's own state is thread-safe; closing a communicator or freeing a buffer while another
+ * thread uses it is the caller's error, as in MPI.
+ *
+ * <p>Watchdog: with {@code -Dferry.timeout=SECONDS}, a blocking call (send, recv, sendRecv, every
+ * collective, split, duplicate, {@link Request#waitFor()}, MPI_Finalize) that takes longer is
+ * reported on stderr (operation, communicator, peer or root, tag) and the job is aborted; see
+ * {@code docs/reliability.md}. {@link Request#waitFor(java.time.Duration)} is the recoverable form.
  */
 public interface Communicator extends AutoCloseable {
     /** Receive from any rank. */
@@ -36,6 +52,11 @@ public interface Communicator extends AutoCloseable {
 
     /** Largest tag allowed (MPI_TAG_UB, at least 32767). */
     int maxTag();
+
+    /** What the MPI library under this communicator allows threads to do (see the class comment). */
+    default ThreadLevel threadLevel() {
+        return ThreadLevel.MULTIPLE;
+    }
 
     // ---- point to point ------------------------------------------------------------------
 

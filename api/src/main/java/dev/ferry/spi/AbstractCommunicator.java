@@ -13,26 +13,60 @@ import dev.ferry.InvalidTagException;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
+import dev.ferry.ThreadLevel;
 import dev.ferry.UnsupportedBufferException;
+import dev.ferry.spi.CallTracker.Op;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Checks every argument of every {@link Communicator} operation, then hands the call to the
  * backend's {@code do*} method. Backends extend this (directly, or through
  * {@link BindingCommunicator}) so that a bad argument is always the same specific exception,
  * thrown before any native call, whatever the backend.
+ *
+ * <p>It also applies the threading contract ({@link Communicator#threadLevel()}) and records each
+ * call in progress for the watchdog ({@code ferry.timeout}) and for the exit path of
+ * {@link MpiLifecycle}; requests returned by {@code doIsend}/{@code doIrecv} are wrapped so that
+ * {@link Request#waitFor()} and {@link Request#test()} are covered too.
  */
 public abstract class AbstractCommunicator implements Communicator {
+    private static final AtomicLong IDS = new AtomicLong();
+    private static final AtomicLong OPEN = new AtomicLong();
+    private static final VarHandle COLLECTIVE_OWNER;
+
+    static {
+        try {
+            COLLECTIVE_OWNER = MethodHandles.lookup().findVarHandle(AbstractCommunicator.class, "collectiveOwner", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final long id = IDS.incrementAndGet();
     private final String backend;
     private final int rank;
     private final int size;
     private final int maxTag;
+    private final ThreadLevel threadLevel;
     private volatile boolean closed;
+    @SuppressWarnings("unused") // through COLLECTIVE_OWNER
+    private volatile Thread collectiveOwner;
 
     protected AbstractCommunicator(String backend, int rank, int size, int maxTag) {
         this.backend = backend;
         this.rank = rank;
         this.size = size;
         this.maxTag = maxTag;
+        this.threadLevel = MpiLifecycle.threadLevel();
+        OPEN.incrementAndGet();
+    }
+
+    /** Communicators of this process created and not yet closed (all backends; for leak checks and reports). */
+    public static long openCount() {
+        return OPEN.get();
     }
 
     @Override
@@ -60,6 +94,16 @@ public abstract class AbstractCommunicator implements Communicator {
         return closed;
     }
 
+    @Override
+    public final ThreadLevel threadLevel() {
+        return threadLevel;
+    }
+
+    /** Process-unique number of this communicator, for messages. */
+    public final long id() {
+        return id;
+    }
+
     /** Why device buffers are refused, for the exception message; only asked when {@link #supportsDeviceBuffers()} is false. */
     protected String deviceBuffersUnsupportedReason() {
         return "backend " + backend + " cannot carry device buffers; use -Dferry.backend=staged";
@@ -73,7 +117,12 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("send", "buffer", buffer, count, type, 1);
         checkPeer("send", "destination", dest, false);
         checkTag("send", tag, false);
-        doSend(buffer, count, type, dest, tag);
+        CallTracker.Slot s = enter(Op.SEND, dest, tag, -2, -2, count, type);
+        try {
+            doSend(buffer, count, type, dest, tag);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -82,7 +131,12 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("recv", "buffer", buffer, count, type, 1);
         checkPeer("recv", "source", source, true);
         checkTag("recv", tag, true);
-        return doRecv(buffer, count, type, source, tag);
+        CallTracker.Slot s = enter(Op.RECV, source, tag, -2, -2, count, type);
+        try {
+            return doRecv(buffer, count, type, source, tag);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -91,7 +145,12 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("isend", "buffer", buffer, count, type, 1);
         checkPeer("isend", "destination", dest, false);
         checkTag("isend", tag, false);
-        return doIsend(buffer, count, type, dest, tag);
+        CallTracker.Slot s = enter(Op.ISEND, dest, tag, -2, -2, count, type);
+        try {
+            return new TrackedRequest(this, doIsend(buffer, count, type, dest, tag), Op.ISEND, dest, tag, count, type);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -100,7 +159,12 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("irecv", "buffer", buffer, count, type, 1);
         checkPeer("irecv", "source", source, true);
         checkTag("irecv", tag, true);
-        return doIrecv(buffer, count, type, source, tag);
+        CallTracker.Slot s = enter(Op.IRECV, source, tag, -2, -2, count, type);
+        try {
+            return new TrackedRequest(this, doIrecv(buffer, count, type, source, tag), Op.IRECV, source, tag, count, type);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -114,7 +178,12 @@ public abstract class AbstractCommunicator implements Communicator {
         checkTag("sendRecv", sendTag, false);
         checkTag("sendRecv", recvTag, true);
         checkDisjoint("sendRecv", sendBuffer, sendType.bytes(sendCount), recvBuffer, recvType.bytes(recvCount));
-        return doSendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);
+        CallTracker.Slot s = enter(Op.SEND_RECV, dest, sendTag, source, recvTag, recvCount, recvType);
+        try {
+            return doSendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     // ---- collectives ---------------------------------------------------------------------
@@ -122,7 +191,12 @@ public abstract class AbstractCommunicator implements Communicator {
     @Override
     public final void barrier() {
         ensureOpen("barrier");
-        doBarrier();
+        CallTracker.Slot s = enter(Op.BARRIER, -2, -2, -2, -2, -1, null);
+        try {
+            doBarrier();
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -130,7 +204,12 @@ public abstract class AbstractCommunicator implements Communicator {
         ensureOpen("broadcast");
         checkData("broadcast", "buffer", buffer, count, type, 1);
         checkPeer("broadcast", "root", root, false);
-        doBroadcast(buffer, count, type, root);
+        CallTracker.Slot s = enter(Op.BROADCAST, root, -2, -2, -2, count, type);
+        try {
+            doBroadcast(buffer, count, type, root);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -142,7 +221,12 @@ public abstract class AbstractCommunicator implements Communicator {
             checkData("scatter", "send buffer (at root)", sendBuffer, count, type, size);
             checkDisjoint("scatter", sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count));
         }
-        doScatter(rank == root ? sendBuffer : null, recvBuffer, count, type, root);
+        CallTracker.Slot s = enter(Op.SCATTER, root, -2, -2, -2, count, type);
+        try {
+            doScatter(rank == root ? sendBuffer : null, recvBuffer, count, type, root);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -154,7 +238,12 @@ public abstract class AbstractCommunicator implements Communicator {
             checkData("gather", "receive buffer (at root)", recvBuffer, count, type, size);
             checkDisjoint("gather", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
         }
-        doGather(sendBuffer, rank == root ? recvBuffer : null, count, type, root);
+        CallTracker.Slot s = enter(Op.GATHER, root, -2, -2, -2, count, type);
+        try {
+            doGather(sendBuffer, rank == root ? recvBuffer : null, count, type, root);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -163,7 +252,12 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("allGather", "send buffer", sendBuffer, count, type, 1);
         checkData("allGather", "receive buffer", recvBuffer, count, type, size);
         checkDisjoint("allGather", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
-        doAllGather(sendBuffer, recvBuffer, count, type);
+        CallTracker.Slot s = enter(Op.ALL_GATHER, -2, -2, -2, -2, count, type);
+        try {
+            doAllGather(sendBuffer, recvBuffer, count, type);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -176,7 +270,12 @@ public abstract class AbstractCommunicator implements Communicator {
             checkData("reduce", "receive buffer (at root)", recvBuffer, count, type, 1);
             checkDisjoint("reduce", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
         }
-        doReduce(sendBuffer, rank == root ? recvBuffer : null, count, type, op, root);
+        CallTracker.Slot s = enter(Op.REDUCE, root, -2, -2, -2, count, type);
+        try {
+            doReduce(sendBuffer, rank == root ? recvBuffer : null, count, type, op, root);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -186,7 +285,12 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("allReduce", "send buffer", sendBuffer, count, type, 1);
         checkData("allReduce", "receive buffer", recvBuffer, count, type, 1);
         checkDisjoint("allReduce", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
-        doAllReduce(sendBuffer, recvBuffer, count, type, op);
+        CallTracker.Slot s = enter(Op.ALL_REDUCE, -2, -2, -2, -2, count, type);
+        try {
+            doAllReduce(sendBuffer, recvBuffer, count, type, op);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
@@ -195,32 +299,122 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("allToAll", "send buffer", sendBuffer, count, type, size);
         checkData("allToAll", "receive buffer", recvBuffer, count, type, size);
         checkDisjoint("allToAll", sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count) * size);
-        doAllToAll(sendBuffer, recvBuffer, count, type);
+        CallTracker.Slot s = enter(Op.ALL_TO_ALL, -2, -2, -2, -2, count, type);
+        try {
+            doAllToAll(sendBuffer, recvBuffer, count, type);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
     public final Communicator split(int color, int key) {
         ensureOpen("split");
-        return doSplit(color < 0 ? -1 : color, key);
+        CallTracker.Slot s = enter(Op.SPLIT, color, key, -2, -2, -1, null);
+        try {
+            return doSplit(color < 0 ? -1 : color, key);
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
     public final Communicator duplicate() {
         ensureOpen("duplicate");
-        return doDuplicate();
+        CallTracker.Slot s = enter(Op.DUPLICATE, -2, -2, -2, -2, -1, null);
+        try {
+            return doDuplicate();
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     @Override
     public final void close() {
         if (!closed) {
             closed = true;
+            OPEN.decrementAndGet();
             doClose();
         }
     }
 
     @Override
     public String toString() {
-        return getClass().getSimpleName() + "[" + backend + ", rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";
+        return getClass().getSimpleName() + "#" + id + "[" + backend + ", rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";
+    }
+
+    // ---- threads and the watchdog --------------------------------------------------------
+
+    private CallTracker.Slot enter(Op op, int peer, int tag, int peer2, int tag2, long count, DataType type) {
+        return CallTracker.enter(this, threadLevel, op, this, peer, tag, peer2, tag2, count, type);
+    }
+
+    /** Claims this communicator's collectives for {@code me}; null when claimed, else the thread that holds them. */
+    final Thread claimCollective(Thread me) {
+        Thread other = (Thread) COLLECTIVE_OWNER.compareAndExchange(this, (Thread) null, me);
+        return other == null || other == me ? null : other;
+    }
+
+    final Thread collectiveOwner() {
+        return collectiveOwner;
+    }
+
+    final void releaseCollective() {
+        COLLECTIVE_OWNER.setRelease(this, (Thread) null); // a release store, as a lock's unlock
+    }
+
+    /** A backend request with the threading rules, the watchdog and the liveness check around waitFor and test. */
+    private static final class TrackedRequest implements Request {
+        private final AbstractCommunicator comm;
+        private final Request inner;
+        private final Op op;
+        private final int peer;
+        private final int tag;
+        private final long count;
+        private final DataType type;
+
+        TrackedRequest(AbstractCommunicator comm, Request inner, Op op, int peer, int tag, long count, DataType type) {
+            this.comm = comm;
+            this.inner = inner;
+            this.op = op;
+            this.peer = peer;
+            this.tag = tag;
+            this.count = count;
+            this.type = type;
+        }
+
+        private void ensureMpi(String what) {
+            if (MpiLifecycle.isFinalized()) {
+                throw new CommunicatorClosedException(what + " of " + this + ": MPI was finalized (Ferry.shutdown or exit)");
+            }
+        }
+
+        @Override
+        public Status waitFor() {
+            ensureMpi("waitFor");
+            CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.WAIT, this, -2, -2, -2, -2, -1, null);
+            try {
+                return inner.waitFor();
+            } finally {
+                CallTracker.exit(s);
+            }
+        }
+
+        @Override
+        public Optional<Status> test() {
+            ensureMpi("test");
+            CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.TEST, this, -2, -2, -2, -2, -1, null);
+            try {
+                return inner.test();
+            } finally {
+                CallTracker.exit(s);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "request " + CallTracker.format(op, comm, peer, tag, -2, -2, count, type);
+        }
     }
 
     // ---- checks --------------------------------------------------------------------------
@@ -228,6 +422,9 @@ public abstract class AbstractCommunicator implements Communicator {
     protected final void ensureOpen(String op) {
         if (closed) {
             throw new CommunicatorClosedException(op + ": the communicator was closed");
+        }
+        if (MpiLifecycle.isFinalized()) {
+            throw new CommunicatorClosedException(op + ": MPI was finalized (Ferry.shutdown() or JVM exit); no communicator can be used afterwards");
         }
     }
 

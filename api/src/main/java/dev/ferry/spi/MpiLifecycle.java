@@ -1,6 +1,7 @@
 package dev.ferry.spi;
 
 import dev.ferry.Ferry;
+import dev.ferry.ThreadLevel;
 
 /**
  * The end of an MPI process, done the same way by every binding: MPI_Finalize at JVM exit (or at
@@ -9,6 +10,12 @@ import dev.ferry.Ferry;
  * <p>Why abort: a rank that dies with an exception while its peers wait in a receive or a
  * collective would otherwise leave them waiting forever, and MPI_Finalize itself would wait for
  * them. MPI_Abort ends the whole job at once with the rank's message.
+ *
+ * <p>Exit while a call is in progress: when the JVM exits (System.exit, a signal from the
+ * launcher) while another thread is inside a Ferry call, MPI_Finalize is not called, because it
+ * would wait for the other ranks while they wait for this one: the process ends without it, and
+ * the launcher ends the job and names the rank. With {@code ferry.timeout} set, MPI_Finalize
+ * itself is watched like any blocking call.
  */
 public final class MpiLifecycle {
     /** What a binding must provide. */
@@ -24,11 +31,18 @@ public final class MpiLifecycle {
 
         /** MPI_Abort(MPI_COMM_WORLD, code). */
         void abort(int code);
+
+        /** The thread level MPI_Init_thread provided. */
+        default ThreadLevel threadLevel() {
+            return ThreadLevel.MULTIPLE;
+        }
     }
 
-    private static Binding binding;
+    private static volatile Binding binding;
     private static volatile boolean aborting;
-    private static boolean finalized;
+    private static volatile boolean finalized;
+    private static volatile ThreadLevel threadLevel = ThreadLevel.MULTIPLE;
+    private static volatile Thread initThread;
 
     private MpiLifecycle() {
     }
@@ -39,6 +53,8 @@ public final class MpiLifecycle {
             throw new IllegalStateException("MPI already initialized by " + binding.name() + "; cannot also use " + b.name());
         }
         binding = b;
+        threadLevel = b.threadLevel();
+        initThread = Thread.currentThread();
         Runtime.getRuntime().addShutdownHook(new Thread(MpiLifecycle::finalizeAtExit, "ferry-mpi-finalize"));
         if (Boolean.parseBoolean(Ferry.setting("ferry.abortOnUncaught", "true"))) {
             Thread.UncaughtExceptionHandler previous = Thread.getDefaultUncaughtExceptionHandler();
@@ -52,6 +68,48 @@ public final class MpiLifecycle {
                 abortJob(t, e);
             });
         }
+    }
+
+    /** The thread level of the registered MPI; MULTIPLE when none is registered (the application owns MPI). */
+    public static ThreadLevel threadLevel() {
+        return threadLevel;
+    }
+
+    /** The thread that initialized MPI (that registered it), or null. */
+    public static Thread initThread() {
+        return initThread;
+    }
+
+    /** World rank for messages, or -1 before MPI is registered. */
+    public static int worldRank() {
+        Binding b = binding;
+        return b == null ? -1 : b.worldRank();
+    }
+
+    /**
+     * Ends the whole job now with exit code {@code code} (MPI_Abort on MPI_COMM_WORLD), after the
+     * caller printed why. Without a registered MPI the process halts. Does not return; if
+     * MPI_Abort itself has not ended the process within 10 s, the process halts.
+     */
+    public static void abort(int code) {
+        // no lock: a stuck MPI_Finalize holds this class's monitor
+        Binding b = finalized ? null : binding;
+        aborting = true;
+        Thread backstop = new Thread(() -> {
+            try {
+                Thread.sleep(10_000);
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.err.println("ferry: MPI_Abort did not end this process within 10 s: halting it");
+            Runtime.getRuntime().halt(code);
+        }, "ferry-abort-backstop");
+        backstop.setDaemon(true);
+        backstop.start();
+        if (b != null) {
+            b.abort(code);
+        }
+        Runtime.getRuntime().halt(code);
     }
 
     private static void abortJob(Thread t, Throwable e) {
@@ -74,20 +132,32 @@ public final class MpiLifecycle {
         return binding == null ? null : binding.name();
     }
 
-    /** True once MPI_Finalize ran. */
-    public static synchronized boolean isFinalized() {
+    /** True once MPI_Finalize ran (or started). */
+    public static boolean isFinalized() {
         return finalized;
     }
 
-    /** MPI_Finalize now, if it has not run. */
+    /** MPI_Finalize now, if it has not run. Watched by {@code ferry.timeout} like any blocking call. */
     public static synchronized void finalizeNow() {
         if (binding != null && !finalized && !aborting) {
             finalized = true;
-            binding.finalizeMpi();
+            CallTracker.Slot s = CallTracker.enterUnchecked(CallTracker.Op.FINALIZE, binding.name());
+            try {
+                binding.finalizeMpi();
+            } finally {
+                CallTracker.exit(s);
+            }
         }
     }
 
     private static void finalizeAtExit() {
+        String busy = CallTracker.inFlightElsewhere();
+        if (busy != null && binding != null && !finalized && !aborting) {
+            System.err.println("ferry: rank " + worldRank() + ": the JVM is exiting while " + busy + "; not calling MPI_Finalize, which "
+                    + "would wait for ranks that wait for this one: the launcher ends the job");
+            System.err.flush();
+            return;
+        }
         try {
             finalizeNow();
         } catch (RuntimeException | Error e) {

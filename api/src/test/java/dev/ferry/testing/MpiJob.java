@@ -41,6 +41,9 @@ public final class MpiJob {
     private final List<String> classes = new ArrayList<>();
     private final Map<String, String> properties = new LinkedHashMap<>();
     private final Map<String, String> environment = new LinkedHashMap<>();
+    private final List<String> launcherPrefix = new ArrayList<>();
+    private final List<String> launcherOptions = new ArrayList<>();
+    private final List<String> jvmArgs = new ArrayList<>();
     private String mainClass = RankRunner.class.getName();
     private List<String> mainArgs;
     private long timeoutSeconds = Long.getLong("ferry.test.timeout", 600);
@@ -74,6 +77,29 @@ public final class MpiJob {
         return this;
     }
 
+    /** Words put before the launcher, e.g. {@code ip netns exec NS ...} to start it inside a network namespace. */
+    public MpiJob launcherPrefix(String... words) {
+        launcherPrefix.addAll(List.of(words));
+        return this;
+    }
+
+    /** Options for the launcher, put before the rank count (e.g. {@code --hostfile F}, {@code --mca btl tcp,self}). */
+    public MpiJob launcherOptions(String... options) {
+        launcherOptions.addAll(List.of(options));
+        return this;
+    }
+
+    /** Options for every rank's JVM, after the defaults (so {@code -Xmx} here wins). */
+    public MpiJob jvmArgs(String... args) {
+        jvmArgs.addAll(List.of(args));
+        return this;
+    }
+
+    /** Skip (with the reason, as one skipped test) instead of failing when the backend is unavailable in the ranks. */
+    public MpiJob skipWhenUnavailable() {
+        return property("ferry.test.skipUnavailable", "true");
+    }
+
     /** Runs {@code main} with {@code args} instead of the test runner (for tools and failure cases). */
     public MpiJob main(String main, String... args) {
         this.mainClass = main;
@@ -92,8 +118,8 @@ public final class MpiJob {
                 .filter(s -> !s.isEmpty()).mapToInt(Integer::parseInt).toArray();
     }
 
-    /** The result of a finished job: exit code, combined output, per-rank results. */
-    public record Result(int exitCode, boolean timedOut, String output, Path dir, Map<Integer, List<String[]>> ranks) {
+    /** The result of a finished job: exit code, combined output, per-rank results, wall time. */
+    public record Result(int exitCode, boolean timedOut, String output, Path dir, Map<Integer, List<String[]>> ranks, double seconds) {
         /** The last lines of the output, for failure messages. */
         public String tail(int lines) {
             List<String> all = output.lines().toList();
@@ -125,8 +151,10 @@ public final class MpiJob {
             pb.environment().putIfAbsent("PRTE_MCA_rmaps_default_mapping_policy", ":oversubscribe");
         }
         System.out.println("[ferry-test] " + String.join(" ", cmd).replaceAll("-cp \\S+", "-cp <test class path>") + "  (log: " + log + ")");
+        long t0 = System.nanoTime();
         Process p = pb.start();
         boolean done = p.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+        double seconds = (System.nanoTime() - t0) / 1e9;
         if (!done) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
@@ -144,23 +172,40 @@ public final class MpiJob {
             }
             ranks.put(r, rows);
         }
-        return new Result(done ? p.exitValue() : -1, !done, output, dir, ranks);
+        System.out.printf(Locale.ROOT, "[ferry-test] %s np=%d: exit %s after %.1f s%n", name, np, done ? Integer.toString(p.exitValue()) : "none (timed out)", seconds);
+        return new Result(done ? p.exitValue() : -1, !done, output, dir, ranks, seconds);
     }
 
     private List<String> launcher() {
-        List<String> cmd = new ArrayList<>();
+        List<String> cmd = new ArrayList<>(launcherPrefix);
         boolean root = "root".equals(System.getProperty("user.name"));
         if (family == Family.OPEN_MPI) {
-            cmd.add(System.getProperty("ferry.test.ompi.launcher", findOnPath("mpirun.openmpi", "mpirun")));
+            cmd.add(launcherPath(family));
             if (root) cmd.add("--allow-run-as-root");
             if (Boolean.parseBoolean(System.getProperty("ferry.test.oversubscribe", "true"))) cmd.add("--oversubscribe");
+            cmd.addAll(launcherOptions);
             cmd.add("-np");
         } else {
-            cmd.add(System.getProperty("ferry.test.mpich.launcher", findOnPath("mpiexec.mpich", "mpiexec.hydra", "mpiexec")));
+            cmd.add(launcherPath(family));
+            cmd.addAll(launcherOptions);
             cmd.add("-n");
         }
         cmd.add(Integer.toString(np));
         return cmd;
+    }
+
+    /** The launcher of {@code family} this test JVM uses ({@code ferry.test.ompi.launcher}, {@code ferry.test.mpich.launcher}, else PATH). */
+    public static String launcherPath(Family family) {
+        return family == Family.OPEN_MPI
+                ? System.getProperty("ferry.test.ompi.launcher", findOnPath("mpirun.openmpi", "mpirun"))
+                : System.getProperty("ferry.test.mpich.launcher", findOnPath("mpiexec.mpich", "mpiexec.hydra", "mpiexec"));
+    }
+
+    /** Whether the launcher of {@code family} is installed (an executable file). */
+    public static boolean launcherInstalled(Family family) {
+        String l = launcherPath(family);
+        Path p = Path.of(l.contains("/") ? l : findOnPath(l));
+        return p.isAbsolute() && Files.isExecutable(p);
     }
 
     private List<String> javaCommand(Path dir) {
@@ -172,10 +217,11 @@ public final class MpiJob {
         cmd.add("-Xss1m");
         cmd.add("-Xmx" + System.getProperty("ferry.test.rankHeap", "384m"));
         cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.addAll(jvmArgs);
         cmd.add("-cp");
         cmd.add(classPath());
         cmd.add("-Dferry.test.reportDir=" + dir);
-        for (String key : List.of("ferry.test.perTestTimeout", "ferry.timeout", "ferry.log")) {
+        for (String key : List.of("ferry.test.perTestTimeout", "ferry.timeout", "ferry.log", "ferry.test.seed", "ferry.test.matrix.scale")) {
             if (System.getProperty(key) != null && !properties.containsKey(key)) {
                 cmd.add("-D" + key + "=" + System.getProperty(key));
             }

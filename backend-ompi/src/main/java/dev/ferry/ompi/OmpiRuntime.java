@@ -4,6 +4,7 @@ import dev.ferry.DataType;
 import dev.ferry.FerryException;
 import dev.ferry.MpiException;
 import dev.ferry.ReduceOp;
+import dev.ferry.ThreadLevel;
 import dev.ferry.TruncationException;
 import dev.ferry.spi.LoadedLibraries;
 import dev.ferry.spi.MpiLifecycle;
@@ -36,7 +37,7 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
         boolean owns = true;
         int provided;
         try {
-            provided = MPI.InitThread(new String[0], MPI.THREAD_MULTIPLE);
+            provided = MPI.InitThread(new String[0], mpiLevel(ThreadLevel.requested()));
         } catch (MPIException e) {
             if (e.getMessage() == null || !e.getMessage().contains("already initialized")) {
                 throw e;
@@ -82,10 +83,24 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
     }
 
     String threadLevelName() {
-        if (threadLevel == MPI.THREAD_MULTIPLE) return "MPI_THREAD_MULTIPLE";
-        if (threadLevel == MPI.THREAD_SERIALIZED) return "MPI_THREAD_SERIALIZED";
-        if (threadLevel == MPI.THREAD_FUNNELED) return "MPI_THREAD_FUNNELED";
-        return "MPI_THREAD_SINGLE";
+        return threadLevel().mpiName() + (ThreadLevel.requested() == ThreadLevel.MULTIPLE ? "" : " (asked for " + ThreadLevel.requested().mpiName() + " by ferry.threads)");
+    }
+
+    private static int mpiLevel(ThreadLevel l) {
+        return switch (l) {
+            case MULTIPLE -> MPI.THREAD_MULTIPLE;
+            case SERIALIZED -> MPI.THREAD_SERIALIZED;
+            case FUNNELED -> MPI.THREAD_FUNNELED;
+            case SINGLE -> MPI.THREAD_SINGLE;
+        };
+    }
+
+    @Override
+    public ThreadLevel threadLevel() {
+        if (threadLevel == MPI.THREAD_MULTIPLE) return ThreadLevel.MULTIPLE;
+        if (threadLevel == MPI.THREAD_SERIALIZED) return ThreadLevel.SERIALIZED;
+        if (threadLevel == MPI.THREAD_FUNNELED) return ThreadLevel.FUNNELED;
+        return ThreadLevel.SINGLE;
     }
 
     static Datatype type(DataType t) {

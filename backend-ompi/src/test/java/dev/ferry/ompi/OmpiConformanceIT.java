@@ -29,6 +29,20 @@ class OmpiConformanceIT {
                 .property("ferry.backend", "ompi").property("ferry.maxPieceBytes", "4096").asTests());
     }
 
+    /**
+     * The bad-input matrix (jqwik properties, seed {@code ferry.test.seed}); a hang would end in
+     * the watchdog's message naming the stuck call instead of the per-test timeout.
+     */
+    @TestFactory
+    List<DynamicNode> badInputMatrix() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("ompi-matrix", MpiJob.Family.OPEN_MPI, np).classes(OmpiBadInputMatrix.class).property("ferry.backend", "ompi")
+                    .property("ferry.timeout", "60").property("ferry.test.perTestTimeout", "600").asTests());
+        }
+        return out;
+    }
+
     @Test
     void unknownBackendFailsAtStartupWithTheProviderTable() throws Exception {
         MpiJob.Result r = MpiJob.of("nosuch", MpiJob.Family.OPEN_MPI, 2).property("ferry.backend", "nosuch")

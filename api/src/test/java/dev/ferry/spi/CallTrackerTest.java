@@ -1,0 +1,112 @@
+package dev.ferry.spi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.Buffer;
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import dev.ferry.ThreadingException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The call tracker without MPI: a communicator whose operations do nothing (or wait on a latch). */
+class CallTrackerTest {
+    /** A backend that does nothing; barrier waits for {@code release} once {@code entered} is counted down. */
+    static final class Idle extends AbstractCommunicator {
+        volatile CountDownLatch entered, release;
+
+        Idle() {
+            super("idle", 0, 2, 32767);
+        }
+
+        @Override public boolean supportsDeviceBuffers() { return false; }
+        @Override protected void doSend(Buffer b, long c, DataType t, int d, int g) { }
+        @Override protected Status doRecv(Buffer b, long c, DataType t, int s, int g) { return new Status(s, g, 0); }
+        @Override protected Request doIsend(Buffer b, long c, DataType t, int d, int g) { return null; }
+        @Override protected Request doIrecv(Buffer b, long c, DataType t, int s, int g) { return null; }
+        @Override protected Status doSendRecv(Buffer a, long b, DataType c, int d, int e, Buffer f, long g, DataType h, int i, int j) { return null; }
+        @Override protected void doBarrier() {
+            CountDownLatch e = entered, r = release;
+            if (e != null) {
+                e.countDown();
+                try {
+                    r.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException x) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+        @Override protected void doBroadcast(Buffer b, long c, DataType t, int r) { }
+        @Override protected void doScatter(Buffer a, Buffer b, long c, DataType t, int r) { }
+        @Override protected void doGather(Buffer a, Buffer b, long c, DataType t, int r) { }
+        @Override protected void doAllGather(Buffer a, Buffer b, long c, DataType t) { }
+        @Override protected void doReduce(Buffer a, Buffer b, long c, DataType t, ReduceOp o, int r) { }
+        @Override protected void doAllReduce(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
+        @Override protected void doAllToAll(Buffer a, Buffer b, long c, DataType t) { }
+        @Override protected Communicator doSplit(int color, int key) { return null; }
+        @Override protected Communicator doDuplicate() { return null; }
+        @Override protected void doClose() { }
+    }
+
+    @Test
+    void overlappingCollectivesAreRefusedAndTheFirstIsUndisturbed() throws Exception {
+        Idle c = new Idle();
+        c.entered = new CountDownLatch(1);
+        c.release = new CountDownLatch(1);
+        Thread first = new Thread(c::barrier, "first");
+        first.start();
+        assertTrue(c.entered.await(10, TimeUnit.SECONDS));
+        ThreadingException e = assertThrows(ThreadingException.class, c::barrier);
+        assertTrue(e.getMessage().contains("thread \"first\" is inside barrier()") && e.getMessage().contains("duplicate()"), e.getMessage());
+        assertTrue(CallTracker.inFlightElsewhere().contains("\"first\" is inside barrier() on Idle#"), CallTracker.inFlightElsewhere());
+        c.release.countDown();
+        first.join();
+        c.entered = null;
+        c.barrier(); // free again
+        assertEquals(null, CallTracker.inFlightElsewhere());
+    }
+
+    @Test
+    void descriptionsNameOperationPeerAndTag() {
+        assertEquals("recv(source any, tag 7, 4 x INT) on X", CallTracker.format(CallTracker.Op.RECV, "X", Communicator.ANY_SOURCE, 7, -2, -2, 4, DataType.INT));
+        assertEquals("sendRecv(destination 1, send tag 2, source 3, receive tag any, 5 x BYTE) on X",
+                CallTracker.format(CallTracker.Op.SEND_RECV, "X", 1, 2, 3, Communicator.ANY_TAG, 5, DataType.BYTE));
+        assertEquals("broadcast(root 2, 9 x LONG) on X", CallTracker.format(CallTracker.Op.BROADCAST, "X", 2, -2, -2, -2, 9, DataType.LONG));
+        assertEquals("barrier() on X", CallTracker.format(CallTracker.Op.BARRIER, "X", -2, -2, -2, -2, -1, null));
+        assertEquals(3_000_000_000L, CallTracker.parseTimeout("3"));
+        assertEquals(500_000_000L, CallTracker.parseTimeout("0.5"));
+        assertEquals(0, CallTracker.parseTimeout("soon"));
+    }
+
+    /** What tracking costs per call (printed; bounded loosely so that a slow CI machine does not fail it). */
+    @Test
+    void trackingCostsNanosecondsPerCall() {
+        Idle c = new Idle();
+        for (int i = 0; i < 2_000_000; i++) c.barrier(); // warm up
+        int n = 10_000_000;
+        long t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) c.barrier();
+        double ns = (System.nanoTime() - t0) / (double) n;
+        System.out.printf("[ferry-overhead] barrier() on a no-op backend, with call tracking: %.1f ns per call%n", ns);
+        assertTrue(ns < 1_000, ns + " ns per call");
+        dev.ferry.HostBuffer b = dev.ferry.HostBuffer.allocate(64);
+        for (int i = 0; i < 2_000_000; i++) c.send(b, 8, DataType.BYTE, 1, 3);
+        t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) c.send(b, 8, DataType.BYTE, 1, 3);
+        ns = (System.nanoTime() - t0) / (double) n;
+        System.out.printf("[ferry-overhead] send() on a no-op backend, with argument checks and call tracking: %.1f ns per call%n", ns);
+        t0 = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            CallTracker.Slot s = CallTracker.enter(null, dev.ferry.ThreadLevel.MULTIPLE, CallTracker.Op.SEND, c, 1, 3, -2, -2, 8, DataType.BYTE);
+            CallTracker.exit(s);
+        }
+        ns = (System.nanoTime() - t0) / (double) n;
+        System.out.printf("[ferry-overhead] call tracking alone (enter + exit): %.1f ns per call%n", ns);
+    }
+}

@@ -1,0 +1,7 @@
+package dev.ferry.reliability.ranks;
+
+import dev.ferry.testing.CommunicatorContract;
+
+/** The conformance suite on whichever backend {@code -Dferry.backend} names (for runs across hosts). */
+public class GenericContract extends CommunicatorContract {
+}
