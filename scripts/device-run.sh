@@ -58,7 +58,9 @@ mpi_env() {
             LAUNCH=(/opt/ompi-cuda/bin/mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x PATH)
             MPIJAR=/opt/ompi-cuda/lib/mpi.jar ;;
         mpich)
-            export PATH=/opt/mpich-cuda/bin:$PATH LD_LIBRARY_PATH=/opt/mpich-cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+            # the C reference was linked here against Debian's libmpich.so.12: the same ABI as the kit's libmpi.so.12
+            mkdir -p /tmp/ferry-mpich-abi && ln -sf /opt/mpich-cuda/lib/libmpi.so.12 /tmp/ferry-mpich-abi/libmpich.so.12
+            export PATH=/opt/mpich-cuda/bin:$PATH LD_LIBRARY_PATH=/opt/mpich-cuda/lib:/tmp/ferry-mpich-abi${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
             LAUNCH=(/opt/mpich-cuda/bin/mpiexec -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH")
             MPIJAR="" ;;
     esac

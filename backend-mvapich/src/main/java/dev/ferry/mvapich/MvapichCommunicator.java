@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.ferry.DataType;
 import dev.ferry.FerryException;
+import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
@@ -74,6 +75,10 @@ final class MvapichCommunicator extends BindingCommunicator {
 
     private static int tag(int t) {
         return t == ANY_TAG ? MpichConstants.MPI_ANY_TAG : t;
+    }
+
+    private static Region region(HostBuffer h) {
+        return new Region(h.address(), h.byteSize(), h.kind());
     }
 
     private static long address(Region r) {
@@ -182,6 +187,16 @@ final class MvapichCommunicator extends BindingCommunicator {
 
     @Override
     protected void mpiReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op, int root) {
+        if (runtime.deviceReductionStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
+            try (HostBuffer in = DeviceReductionStaging.toHost(sendBuffer, true);
+                 HostBuffer out = recvBuffer == null ? null : DeviceReductionStaging.toHost(recvBuffer, false)) {
+                mpiReduce(region(in), out == null ? null : region(out), count, type, op, root);
+                if (out != null) {
+                    DeviceReductionStaging.fromHost(out, recvBuffer);
+                }
+            }
+            return;
+        }
         int rc = MpichAbi.reduce(sendBuffer.address(), address(recvBuffer), count, MvapichRuntime.type(type), MvapichRuntime.op(op), root, comm);
         if (rc != 0) {
             throw MvapichRuntime.error("MPI_Reduce (" + op + ") of " + count + " " + type + " to root " + root, rc);
@@ -190,6 +205,13 @@ final class MvapichCommunicator extends BindingCommunicator {
 
     @Override
     protected void mpiAllReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
+        if (runtime.deviceReductionStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
+            try (HostBuffer in = DeviceReductionStaging.toHost(sendBuffer, true); HostBuffer out = DeviceReductionStaging.toHost(recvBuffer, false)) {
+                mpiAllReduce(region(in), region(out), count, type, op);
+                DeviceReductionStaging.fromHost(out, recvBuffer);
+            }
+            return;
+        }
         int rc = MpichAbi.allreduce(sendBuffer.address(), recvBuffer.address(), count, MvapichRuntime.type(type), MvapichRuntime.op(op), comm);
         if (rc != 0) {
             throw MvapichRuntime.error("MPI_Allreduce (" + op + ") of " + count + " " + type, rc);

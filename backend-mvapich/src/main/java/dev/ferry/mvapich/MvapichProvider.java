@@ -74,6 +74,9 @@ public final class MvapichProvider implements TransportProvider {
         details.put("found by", rt.foundBy);
         details.put("cuda-aware", (rt.cuda.cudaAware() ? "yes" : "no") + " (" + rt.cuda.explanation() + ")");
         details.put("threads", rt.threadLevelName());
+        if (rt.deviceReductionStaging != null) {
+            details.put("workarounds", rt.deviceReductionStaging);
+        }
         details.put("mpi family", family.reason());
         details.put("symbols", rt.symbolScope);
         if (!NativeEnvironment.changes().isEmpty()) {

@@ -7,6 +7,7 @@ import dev.ferry.DataType;
 import dev.ferry.FerryException;
 import dev.ferry.MpiException;
 import dev.ferry.ReduceOp;
+import dev.ferry.ThreadLevel;
 import dev.ferry.TruncationException;
 import dev.ferry.spi.MpiLifecycle;
 import java.lang.foreign.Arena;
@@ -35,6 +36,8 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
     final int worldSize;
     final int tagUpperBound;
     final GpuSupport.Answer cuda;
+    /** Why device reductions go through host copies, or null when they go to MPI. */
+    final String deviceReductionStaging;
     /** How the library's symbols are visible to other libraries, and why, for the report. */
     final String symbolScope;
 
@@ -52,9 +55,11 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         check("MPI_Initialized", MpichAbi.initialized(s.int0));
         boolean owns = s.int0() == 0;
         if (owns) {
-            int rc = MpichAbi.initThread(MpichConstants.MPI_THREAD_MULTIPLE, s.int0);
+            // MPICH's MPI_THREAD_* values are ThreadLevel's ordinals (checked against mpi.h by MpichConstantsTest)
+            ThreadLevel wanted = ThreadLevel.requested();
+            int rc = MpichAbi.initThread(wanted.ordinal(), s.int0);
             if (rc != MpichConstants.MPI_SUCCESS) {
-                throw error("MPI_Init_thread(MPI_THREAD_MULTIPLE) of " + version.name() + " at " + library, rc);
+                throw error("MPI_Init_thread(" + wanted.mpiName() + ") of " + version.name() + " at " + library, rc);
             }
         } else {
             check("MPI_Query_thread", MpichAbi.queryThread(s.int0)); // the application initialized MPI itself
@@ -69,6 +74,7 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         this.worldSize = s.int0();
         this.tagUpperBound = tagUpperBound();
         this.cuda = GpuSupport.ask(version, System.getenv());
+        this.deviceReductionStaging = DeviceReductionStaging.decide(version, cuda.cudaAware());
         this.symbolScope = symbolScope(lib);
     }
 
@@ -154,6 +160,11 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         }
         MemorySegment value = s.pointer.get(ADDRESS, 0);
         return value.address() == 0 ? 32767 : value.reinterpret(4).get(JAVA_INT, 0);
+    }
+
+    @Override
+    public ThreadLevel threadLevel() {
+        return ThreadLevel.values()[Math.max(0, Math.min(threadLevel, ThreadLevel.values().length - 1))];
     }
 
     /** One line for reports: "MPI_THREAD_MULTIPLE". */

@@ -26,6 +26,17 @@ class MvapichConformanceIT {
      * Messages split into pieces: the same suite with 4 KiB pieces, so that 1 MiB messages take 257
      * calls; in the same job the library is loaded RTLD_GLOBAL ({@code ferry.mvapich.rtldGlobal=true}).
      */
+    /** The bad-input matrix (jqwik properties, seed {@code ferry.test.seed}), as on ompi. */
+    @TestFactory
+    List<DynamicNode> badInputMatrix() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("mvapich-matrix", MpiJob.Family.MPICH, np).classes(MvapichBadInputMatrix.class).property("ferry.backend", "mvapich")
+                    .property("ferry.timeout", "60").property("ferry.test.perTestTimeout", "600").asTests());
+        }
+        return out;
+    }
+
     @TestFactory
     List<DynamicNode> conformanceWithSmallPiecesAndAGlobalLibrary() {
         return List.of(MpiJob.of("mvapich-pieces", MpiJob.Family.MPICH, 2).classes(MvapichContract.class)

@@ -1,0 +1,92 @@
+package dev.ferry.mvapich;
+
+import dev.ferry.DeviceBuffer;
+import dev.ferry.Ferry;
+import dev.ferry.HostBuffer;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.spi.BindingCommunicator.Region;
+import java.lang.foreign.MemorySegment;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reductions on device buffers done on host copies, for libraries whose own GPU reductions fail.
+ *
+ * <p>MPICH up to 4.0.x creates its yaksa CUDA streams at MPI_Init; with device buffers, MPI_Reduce
+ * and MPI_Allreduce then fail inside yaksa's pack kernels ("CUDA Error ... invalid resource
+ * handle") and the ranks hang (seen with MPICH 4.0.2 built with CUDA on two H200s; fixed upstream
+ * by delaying stream creation, pmodels/mpich#5810). Point-to-point and the other collectives on
+ * device buffers work there. So for those versions the reduction inputs are copied to host memory,
+ * reduced by MPI on the host, and the result copied back: correct, at PCIe cost.
+ *
+ * <p>{@code -Dferry.mvapich.stageDeviceReductions=auto|true|false} (default auto: on for MPICH
+ * versions before 4.1).
+ */
+final class DeviceReductionStaging {
+    private static final Pattern MPICH_VERSION = Pattern.compile("^(\\d+)\\.(\\d+)");
+
+    private DeviceReductionStaging() {
+    }
+
+    /** Whether this library's device reductions go through host copies, and why (for the probe). */
+    static String decide(LibraryVersion version, boolean cudaAware) {
+        String setting = Ferry.setting("ferry.mvapich.stageDeviceReductions", "auto").toLowerCase(Locale.ROOT);
+        if (!cudaAware || setting.equals("false")) {
+            return null;
+        }
+        if (setting.equals("true")) {
+            return "device reductions through host copies (-Dferry.mvapich.stageDeviceReductions=true)";
+        }
+        if (version.flavor() == LibraryVersion.Flavor.MPICH && isBefore41(version.name())) {
+            return "device reductions through host copies: " + version.name()
+                    + "'s GPU reductions fail in yaksa (pmodels/mpich#5810); -Dferry.mvapich.stageDeviceReductions=false to use them";
+        }
+        return null;
+    }
+
+    static boolean isBefore41(String name) {
+        Matcher m = MPICH_VERSION.matcher(name.replaceAll("^[^0-9]*", ""));
+        if (!m.find()) {
+            return false;
+        }
+        int major = Integer.parseInt(m.group(1)), minor = Integer.parseInt(m.group(2));
+        return major < 4 || (major == 4 && minor < 1);
+    }
+
+    /** True when any of the regions is device memory. */
+    static boolean involvesDevice(Region... regions) {
+        for (Region r : regions) {
+            if (r != null && r.kind().needsCuda()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A host copy of {@code r} (its bytes when {@code copyIn}). */
+    static HostBuffer toHost(Region r, boolean copyIn) {
+        HostBuffer h = HostBuffer.allocate(r.bytes());
+        if (copyIn) {
+            if (r.kind().needsCuda()) {
+                Cuda.copy(h, device(r), r.bytes());
+            } else {
+                h.segment().copyFrom(MemorySegment.ofAddress(r.address()).reinterpret(r.bytes()));
+            }
+        }
+        return h;
+    }
+
+    /** Copies {@code h} back into {@code r}. */
+    static void fromHost(HostBuffer h, Region r) {
+        if (r.kind().needsCuda()) {
+            Cuda.copy(device(r), h, r.bytes());
+        } else {
+            MemorySegment.ofAddress(r.address()).reinterpret(r.bytes()).copyFrom(h.segment());
+        }
+    }
+
+    private static DeviceBuffer device(Region r) {
+        return DeviceBuffer.wrap(Cuda.deviceOf(r.address()), r.address(), r.bytes());
+    }
+}

@@ -1,0 +1,7 @@
+package dev.ferry.mvapich;
+
+import dev.ferry.testing.BadInputMatrix;
+
+/** The bad-input matrix on backend mvapich (run by {@link MvapichConformanceIT#badInputMatrix()}). */
+public class MvapichBadInputMatrix extends BadInputMatrix {
+}
