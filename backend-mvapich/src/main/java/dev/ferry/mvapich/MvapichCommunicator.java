@@ -77,6 +77,16 @@ final class MvapichCommunicator extends BindingCommunicator {
         return t == ANY_TAG ? MpichConstants.MPI_ANY_TAG : t;
     }
 
+    /**
+     * Point-to-point messages travel as MPI_BYTE: Ferry itself checks that a receive got whole
+     * elements (BindingCommunicator), and MPICH 4.0's GPU unpack asserts (aborting the job)
+     * instead of returning an error when a device receive gets a partial element. Regions are
+     * at most maxPieceBytes (below 2 GiB), so the byte count fits in an int.
+     */
+    private static int bytes(Region r) {
+        return Math.toIntExact(r.bytes());
+    }
+
     private static Region region(HostBuffer h) {
         return new Region(h.address(), h.byteSize(), h.kind());
     }
@@ -95,7 +105,7 @@ final class MvapichCommunicator extends BindingCommunicator {
 
     @Override
     protected void mpiSend(Region buffer, int count, DataType type, int dest, int tag) {
-        int rc = MpichAbi.send(buffer.address(), count, MvapichRuntime.type(type), dest, tag, comm);
+        int rc = MpichAbi.send(buffer.address(), bytes(buffer), MpichConstants.MPI_BYTE, dest, tag, comm);
         if (rc != 0) {
             throw MvapichRuntime.error("MPI_Send of " + count + " " + type + " to rank " + dest + " tag " + tag, rc);
         }
@@ -104,7 +114,7 @@ final class MvapichCommunicator extends BindingCommunicator {
     @Override
     protected Status mpiRecv(Region buffer, int count, DataType type, int source, int tag) {
         MpichAbi.Scratch s = MpichAbi.scratch();
-        int rc = MpichAbi.recv(buffer.address(), count, MvapichRuntime.type(type), source(source), tag(tag), comm, s.status);
+        int rc = MpichAbi.recv(buffer.address(), bytes(buffer), MpichConstants.MPI_BYTE, source(source), tag(tag), comm, s.status);
         if (rc != 0) {
             throw MvapichRuntime.error("MPI_Recv of " + count + " " + type + " from rank " + source + " tag " + tag, rc);
         }
@@ -114,7 +124,7 @@ final class MvapichCommunicator extends BindingCommunicator {
     @Override
     protected Request mpiIsend(Region buffer, int count, DataType type, int dest, int tag) {
         MpichAbi.Scratch s = MpichAbi.scratch();
-        int rc = MpichAbi.isend(buffer.address(), count, MvapichRuntime.type(type), dest, tag, comm, s.request);
+        int rc = MpichAbi.isend(buffer.address(), bytes(buffer), MpichConstants.MPI_BYTE, dest, tag, comm, s.request);
         if (rc != 0) {
             throw MvapichRuntime.error("MPI_Isend of " + count + " " + type + " to rank " + dest + " tag " + tag, rc);
         }
@@ -124,7 +134,7 @@ final class MvapichCommunicator extends BindingCommunicator {
     @Override
     protected Request mpiIrecv(Region buffer, int count, DataType type, int source, int tag) {
         MpichAbi.Scratch s = MpichAbi.scratch();
-        int rc = MpichAbi.irecv(buffer.address(), count, MvapichRuntime.type(type), source(source), tag(tag), comm, s.request);
+        int rc = MpichAbi.irecv(buffer.address(), bytes(buffer), MpichConstants.MPI_BYTE, source(source), tag(tag), comm, s.request);
         if (rc != 0) {
             throw MvapichRuntime.error("MPI_Irecv of " + count + " " + type + " from rank " + source + " tag " + tag, rc);
         }
@@ -135,8 +145,8 @@ final class MvapichCommunicator extends BindingCommunicator {
     protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
                                  Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
         MpichAbi.Scratch s = MpichAbi.scratch();
-        int rc = MpichAbi.sendrecv(sendBuffer.address(), sendCount, MvapichRuntime.type(sendType), dest, sendTag,
-                recvBuffer.address(), recvCount, MvapichRuntime.type(recvType), source(source), tag(recvTag), comm, s.status);
+        int rc = MpichAbi.sendrecv(sendBuffer.address(), bytes(sendBuffer), MpichConstants.MPI_BYTE, dest, sendTag,
+                recvBuffer.address(), bytes(recvBuffer), MpichConstants.MPI_BYTE, source(source), tag(recvTag), comm, s.status);
         if (rc != 0) {
             throw MvapichRuntime.error("MPI_Sendrecv to rank " + dest + " tag " + sendTag + ", from rank " + source + " tag " + recvTag, rc);
         }

@@ -1,6 +1,7 @@
 package dev.ferry.staged;
 
 import dev.ferry.InvalidArgumentException;
+import dev.ferry.spi.BindingCommunicator;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -44,7 +45,14 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         long minChunk = size(setting, "ferry.staged.minChunk", Long.toString(Math.min(1024 * 1024, chunk)));
         int depth = (int) number(setting, "ferry.staged.depth", "4");
         long threshold = size(setting, "ferry.staged.threshold", "1MiB");
-        long eager = size(setting, "ferry.staged.eager", Long.toString(Math.max(MIN_EAGER, Math.min(16 * 1024, threshold))));
+        // the first piece (header + eager bytes) is received before its length is known: it must fit in
+        // one piece of the inner binding, or the inner receive would wait for pieces that never come
+        long firstPieceRoom = BindingCommunicator.configuredMaxPieceBytes() - Wire.HEADER;
+        long eager = size(setting, "ferry.staged.eager", Long.toString(Math.max(MIN_EAGER, Math.min(Math.min(16 * 1024, threshold), firstPieceRoom))));
+        if (eager > firstPieceRoom) {
+            throw new InvalidArgumentException("ferry.staged.eager=" + eager + ": the first piece (" + Wire.HEADER + " + eager bytes) must fit in one piece of "
+                    + "ferry.maxPieceBytes=" + BindingCommunicator.configuredMaxPieceBytes() + ": lower ferry.staged.eager or raise ferry.maxPieceBytes");
+        }
         int pool = (int) number(setting, "ferry.staged.pool", Integer.toString(2 * Math.max(depth, 1)));
         boolean ipc = bool(setting, "ferry.staged.ipc", "true");
         int cache = (int) number(setting, "ferry.staged.ipcCacheSize", "64");
