@@ -144,6 +144,16 @@ public final class RankRunner {
         for (String cls : args) {
             request.selectors(selectClass(Class.forName(cls)));
         }
+        // -Dferry.test.include=REGEX: only the test methods whose name matches (to narrow a failure down)
+        String include = System.getProperty("ferry.test.include");
+        if (include != null && !include.isBlank()) {
+            java.util.regex.Pattern p = java.util.regex.Pattern.compile(include);
+            request.filters((org.junit.platform.launcher.PostDiscoveryFilter) d ->
+                    d.getSource().filter(src -> src instanceof org.junit.platform.engine.support.descriptor.MethodSource m
+                            && !p.matcher(m.getMethodName()).find()).isPresent()
+                            ? org.junit.platform.engine.FilterResult.excluded("not matched by ferry.test.include=" + include)
+                            : org.junit.platform.engine.FilterResult.included("ferry.test.include"));
+        }
         LauncherDiscoveryRequest req = request.build();
         Launcher launcher = LauncherFactory.create();
         launcher.execute(req, listener);
@@ -152,8 +162,23 @@ public final class RankRunner {
         System.out.println("rank " + rank + ": " + counts[0] + " passed, " + counts[1] + " failed, " + counts[2] + " skipped");
         world.barrier();
         world.close();
-        Ferry.shutdown();
-        System.exit(counts[1] == 0 ? 0 : 1);
+        int exit = counts[1] == 0 ? 0 : 1;
+        // Every result is on disk now. MPI_Finalize can hang inside the library (seen with MPICH 4.0.2
+        // over UCX's TCP transport between network-namespace hosts: one rank spins flushing an endpoint
+        // while the others wait in the PMI barrier); a bounded wait keeps such a hang from turning
+        // finished tests into a job timeout, and says so.
+        long finalizeSeconds = Long.parseLong(System.getProperty("ferry.test.finalizeTimeout", "30"));
+        Thread finalizer = new Thread(Ferry::shutdown, "ferry-test-finalize");
+        finalizer.setDaemon(true);
+        finalizer.start();
+        finalizer.join(finalizeSeconds * 1000);
+        if (finalizer.isAlive()) {
+            System.err.println("rank " + rank + ": MPI_Finalize did not return within " + finalizeSeconds
+                    + " s (the MPI library hangs in its shutdown; every test result was already recorded); exiting with " + exit);
+            System.err.flush();
+            Runtime.getRuntime().halt(exit);
+        }
+        System.exit(exit);
     }
 
     static String name(TestIdentifier id) {

@@ -340,8 +340,13 @@ public final class Report {
             if (!any.isNative()) {
                 Measurement cl = lat.stream().filter(m -> m.isNative() && m.memory() == any.memory() && m.tag().equals(any.tag())
                         && m.size() == minSize).findFirst().orElse(null);
-                Measurement cb = bw.stream().filter(m -> m.isNative() && m.memory() == any.memory() && m.tag().equals(any.tag()))
-                        .max(Comparator.comparingDouble(m -> m.shown().median())).orElse(null);
+                // C's best over the sizes both sides measured: a C run stopped early by its time limit
+                // must not be compared at sizes it never reached
+                java.util.Set<Long> javaSizes = b.stream().map(Measurement::size).collect(java.util.stream.Collectors.toSet());
+                List<Measurement> cAll = bw.stream().filter(m -> m.isNative() && m.memory() == any.memory() && m.tag().equals(any.tag())).toList();
+                Measurement cb = cAll.stream().max(Comparator.comparingDouble(Measurement::size)).map(Measurement::size).orElse(-1L)
+                        < b.stream().mapToLong(Measurement::size).max().orElse(0) ? null
+                        : cAll.stream().filter(m -> javaSizes.contains(m.size())).max(Comparator.comparingDouble(m -> m.shown().median())).orElse(null);
                 if (l != null && cl != null) latRatio = ratio(l.shown().median() / cl.shown().median());
                 if (best != null && cb != null) bwRatio = ratio(best.shown().median() / cb.shown().median());
             }
