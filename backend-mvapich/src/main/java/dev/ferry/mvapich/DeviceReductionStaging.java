@@ -7,6 +7,7 @@ import dev.ferry.cuda.Cuda;
 import dev.ferry.spi.BindingCommunicator.Region;
 import java.lang.foreign.MemorySegment;
 import java.util.Locale;
+import java.util.function.BiConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -64,8 +65,25 @@ final class DeviceReductionStaging {
         return false;
     }
 
+    /**
+     * Runs {@code reduction} on host copies: {@code send} copied in, the result copied back into
+     * {@code recv} ({@code recv} may be null: a non-root rank of a reduce).
+     */
+    static void onHost(Region send, Region recv, BiConsumer<Region, Region> reduction) {
+        try (HostBuffer in = toHost(send, true); HostBuffer out = recv == null ? null : toHost(recv, false)) {
+            reduction.accept(region(in), out == null ? null : region(out));
+            if (out != null) {
+                fromHost(out, recv);
+            }
+        }
+    }
+
+    private static Region region(HostBuffer h) {
+        return new Region(h.address(), h.byteSize(), h.kind());
+    }
+
     /** A host copy of {@code r} (its bytes when {@code copyIn}). */
-    static HostBuffer toHost(Region r, boolean copyIn) {
+    private static HostBuffer toHost(Region r, boolean copyIn) {
         HostBuffer h = HostBuffer.allocate(r.bytes());
         if (copyIn) {
             if (r.kind().needsCuda()) {
@@ -78,7 +96,7 @@ final class DeviceReductionStaging {
     }
 
     /** Copies {@code h} back into {@code r}. */
-    static void fromHost(HostBuffer h, Region r) {
+    private static void fromHost(HostBuffer h, Region r) {
         if (r.kind().needsCuda()) {
             Cuda.copy(device(r), h, r.bytes());
         } else {

@@ -4,7 +4,6 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.ferry.DataType;
 import dev.ferry.FerryException;
-import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
@@ -85,10 +84,6 @@ final class MvapichCommunicator extends BindingCommunicator {
      */
     private static int bytes(Region r) {
         return Math.toIntExact(r.bytes());
-    }
-
-    private static Region region(HostBuffer h) {
-        return new Region(h.address(), h.byteSize(), h.kind());
     }
 
     private static long address(Region r) {
@@ -198,13 +193,7 @@ final class MvapichCommunicator extends BindingCommunicator {
     @Override
     protected void mpiReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op, int root) {
         if (runtime.deviceReductionStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
-            try (HostBuffer in = DeviceReductionStaging.toHost(sendBuffer, true);
-                 HostBuffer out = recvBuffer == null ? null : DeviceReductionStaging.toHost(recvBuffer, false)) {
-                mpiReduce(region(in), out == null ? null : region(out), count, type, op, root);
-                if (out != null) {
-                    DeviceReductionStaging.fromHost(out, recvBuffer);
-                }
-            }
+            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> mpiReduce(in, out, count, type, op, root));
             return;
         }
         int rc = MpichAbi.reduce(sendBuffer.address(), address(recvBuffer), count, MvapichRuntime.type(type), MvapichRuntime.op(op), root, comm);
@@ -216,10 +205,7 @@ final class MvapichCommunicator extends BindingCommunicator {
     @Override
     protected void mpiAllReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
         if (runtime.deviceReductionStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
-            try (HostBuffer in = DeviceReductionStaging.toHost(sendBuffer, true); HostBuffer out = DeviceReductionStaging.toHost(recvBuffer, false)) {
-                mpiAllReduce(region(in), region(out), count, type, op);
-                DeviceReductionStaging.fromHost(out, recvBuffer);
-            }
+            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> mpiAllReduce(in, out, count, type, op));
             return;
         }
         int rc = MpichAbi.allreduce(sendBuffer.address(), recvBuffer.address(), count, MvapichRuntime.type(type), MvapichRuntime.op(op), comm);

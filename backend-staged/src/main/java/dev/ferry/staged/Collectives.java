@@ -9,6 +9,7 @@ import dev.ferry.Request;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntFunction;
 
 /**
  * Collectives of a staged communicator. Every rank must make the same inner calls whatever memory
@@ -254,17 +255,7 @@ final class Collectives {
             once(send, block, recv, all, (i, o) -> user().allGather(i, o, count, type));
             return;
         }
-        StagedCommunicator c = comm.internal();
-        rt.stats.collectivesByMessages.increment();
-        List<Request> reqs = new ArrayList<>();
-        for (int r = 0; r < comm.size(); r++) {
-            reqs.add(c.irecv(recv.slice(block * r, block), count, type, r, 0));
-        }
-        for (int k = 0; k < comm.size(); k++) {
-            int r = (comm.rank() + k) % comm.size(); // start with different peers on every rank
-            reqs.add(c.isend(send, count, type, r, 0));
-        }
-        Request.waitAll(reqs);
+        exchange(recv, block, count, type, r -> send);
     }
 
     void allToAll(Buffer send, Buffer recv, long count, DataType type) {
@@ -273,6 +264,14 @@ final class Collectives {
             once(send, all, recv, all, (i, o) -> user().allToAll(i, o, count, type));
             return;
         }
+        exchange(recv, block, count, type, r -> send.slice(block * r, block));
+    }
+
+    /**
+     * Every rank's block {@code i} of {@code recv} from rank {@code i}, and {@code sendTo(r)} to
+     * every rank {@code r}: staged point-to-point messages on the private communicator.
+     */
+    private void exchange(Buffer recv, long block, long count, DataType type, IntFunction<Buffer> sendTo) {
         StagedCommunicator c = comm.internal();
         rt.stats.collectivesByMessages.increment();
         List<Request> reqs = new ArrayList<>();
@@ -280,8 +279,8 @@ final class Collectives {
             reqs.add(c.irecv(recv.slice(block * r, block), count, type, r, 0));
         }
         for (int k = 0; k < comm.size(); k++) {
-            int r = (comm.rank() + k) % comm.size();
-            reqs.add(c.isend(send.slice(block * r, block), count, type, r, 0));
+            int r = (comm.rank() + k) % comm.size(); // start with different peers on every rank
+            reqs.add(c.isend(sendTo.apply(r), count, type, r, 0));
         }
         Request.waitAll(reqs);
     }
