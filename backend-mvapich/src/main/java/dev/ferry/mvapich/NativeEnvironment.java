@@ -22,11 +22,24 @@ import java.util.List;
  * division), so a JVM with UCX's handlers dies at its first NullPointerException ("Caught signal 11
  * (Segmentation fault)" from libucs). Setting {@code UCX_ERROR_SIGNALS} to the empty list before
  * the library is loaded keeps the JVM's handlers; a value the user set is left alone.
+ *
+ * <p>MPICH's ch4 GPU IPC path caches, on the sender, which device allocations it has already
+ * exported to a peer (keyed by base address and length), and trusts the cache until its hook on
+ * {@code cuMemFree}/{@code cudaFree} says the allocation is gone. That hook works by symbol
+ * interposition: libmpi defines {@code cuMemFree} itself. In a JVM, libmpi is loaded by FFM and
+ * CUDA is called through JCuda's own native library, bound straight to libcuda, so the hook never
+ * runs: a buffer freed and allocated again at the same address and length is announced to the
+ * receiver as "handle still valid", and the receiver copies from its stale mapping of the freed
+ * memory (wrong bytes, no error; seen on MPICH 4.0.2 with CUDA). {@code
+ * MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0} makes MPICH export and map afresh for every message; again
+ * a value the user set is left alone. Libraries that do not know the variable ignore it.
  */
 @SuppressWarnings("restricted") // native access is what this backend is for (run with --enable-native-access)
 final class NativeEnvironment {
     /** What was changed, for the probe report; empty when nothing. */
     private static final List<String> CHANGES = new ArrayList<>();
+    /** MPICH ch4's switch for its sender-side cache of exported GPU IPC handles. */
+    static final String IPC_HANDLE_CACHE = "MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE";
 
     private NativeEnvironment() {
     }
@@ -35,6 +48,10 @@ final class NativeEnvironment {
     static synchronized void prepareForJvm() {
         if (System.getenv("UCX_ERROR_SIGNALS") == null && setenv("UCX_ERROR_SIGNALS", "")) {
             CHANGES.add("UCX_ERROR_SIGNALS= (keeps the JVM's SIGSEGV/SIGBUS handlers)");
+        }
+        if (System.getenv(IPC_HANDLE_CACHE) == null && setenv(IPC_HANDLE_CACHE, "0")) {
+            CHANGES.add(IPC_HANDLE_CACHE + "=0 (MPICH's GPU IPC handle cache misses frees made through JCuda and then"
+                    + " delivers stale device data)");
         }
     }
 

@@ -3,6 +3,7 @@ package dev.ferry.staged;
 import dev.ferry.HostBuffer;
 import java.util.ArrayDeque;
 import java.util.function.LongFunction;
+import java.util.function.LongSupplier;
 
 /**
  * Staging buffers (pinned host memory with CUDA), reused across transfers, in power-of-two size
@@ -14,8 +15,14 @@ import java.util.function.LongFunction;
  * every transfer in flight can make progress whatever the others hold (two ranks that both send
  * large messages before receiving would otherwise each wait for a buffer the other's transfer
  * keeps). Further buffers of a transfer (its pipeline depth) come only from within the bound.
- * At most {@code capacityBytes} are kept: a buffer returned above that is freed at once. Pinned
- * allocation is slow (about a millisecond per megabyte), so steady traffic reuses the same buffers.
+ *
+ * <p>Pinned allocation is slow (about a millisecond per megabyte), so steady traffic must reuse
+ * the same buffers, bursts included: a window of 64 non-blocking 1 MiB sends holds 64 guaranteed
+ * buffers at once, and freeing them on return only to allocate them again for the next window
+ * would cost more than the transfers. So buffers beyond the bound are kept while the pool is
+ * under pressure (more bytes lent than the bound) and for {@code trimAfterNanos} after the last
+ * such moment; the first acquire or release after that frees kept buffers down to
+ * {@code capacityBytes}. Outside bursts at most {@code capacityBytes} stay allocated.
  */
 final class PinnedPool implements AutoCloseable {
     private final long minBytes;
@@ -23,7 +30,12 @@ final class PinnedPool implements AutoCloseable {
     private final long capacityBytes;
     private final LongFunction<HostBuffer> allocator;
     private final java.util.List<ArrayDeque<HostBuffer>> free = new java.util.ArrayList<>();
+    private final long trimAfterNanos;
+    private final LongSupplier clock;
     private long allocatedBytes;  // alive: kept and lent
+    private long lentBytes;       // lent and not returned
+    private long lastPressure;    // clock when lent bytes last exceeded the bound
+    private boolean pressured;    // ever (so that a fresh pool does not trim at time 0)
     private int outstanding;      // lent and not returned
     private long allocations;     // ever
     private int peak;
@@ -35,6 +47,16 @@ final class PinnedPool implements AutoCloseable {
     }
 
     PinnedPool(long minBytes, long maxBytes, long capacityBytes, LongFunction<HostBuffer> allocator) {
+        this(minBytes, maxBytes, capacityBytes, allocator, DEFAULT_TRIM_AFTER_NANOS, System::nanoTime);
+    }
+
+    /** Buffers beyond the bound are kept this long after the last moment of pressure: one second. */
+    static final long DEFAULT_TRIM_AFTER_NANOS = 1_000_000_000L;
+
+    PinnedPool(long minBytes, long maxBytes, long capacityBytes, LongFunction<HostBuffer> allocator, long trimAfterNanos,
+               LongSupplier clock) {
+        this.trimAfterNanos = trimAfterNanos;
+        this.clock = clock;
         if (minBytes <= 0 || maxBytes < minBytes) {
             throw new IllegalArgumentException("size classes [" + minBytes + ", " + maxBytes + "]");
         }
@@ -73,39 +95,70 @@ final class PinnedPool implements AutoCloseable {
         }
         int c = classOf(bytes);
         long size = sizeOf(c);
+        java.util.List<HostBuffer> trimmed;
+        HostBuffer kept;
+        boolean allocate = false;
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException("the staging pool was closed (Ferry.shutdown?)");
             }
-            HostBuffer b = free.get(c).pollFirst();
-            if (b != null) {
-                lent();
-                return b;
+            trimmed = trimIfCalm();
+            kept = free.get(c).pollFirst();
+            if (kept != null) {
+                lent(kept.byteSize());
+            } else if (allocatedBytes + size <= capacityBytes || guaranteed || dropFreeFor(size)) {
+                // within the bound (after making room from other classes kept free), or guaranteed beyond it
+                allocatedBytes += size;
+                allocations++;
+                lent(size);
+                allocate = true;
             }
-            if (allocatedBytes + size > capacityBytes && !guaranteed) {
-                // at the bound: make room from buffers of other classes kept free, else refuse
-                if (!dropFreeFor(size)) {
-                    return null;
-                }
-            }
-            allocatedBytes += size;
-            allocations++;
-            lent();
+        }
+        trimmed.forEach(HostBuffer::close);
+        if (!allocate) {
+            return kept; // null: at the bound
         }
         try {
             return allocator.apply(size);
         } catch (RuntimeException | Error e) {
             synchronized (this) {
                 allocatedBytes -= size;
+                lentBytes -= size;
                 outstanding--;
             }
             throw e;
         }
     }
 
-    private void lent() {
+    private void lent(long size) {
         outstanding++;
+        lentBytes += size;
         peak = Math.max(peak, outstanding);
+        if (lentBytes > capacityBytes) {
+            lastPressure = clock.getAsLong();
+            pressured = true;
+        }
+    }
+
+    /** True while buffers beyond the bound are still worth keeping (a burst is on or just ended). */
+    private boolean underPressure() {
+        return lentBytes > capacityBytes || (pressured && clock.getAsLong() - lastPressure < trimAfterNanos);
+    }
+
+    /** When the last burst is over: takes kept buffers off the free lists down to the bound; the caller frees them outside the lock. */
+    private java.util.List<HostBuffer> trimIfCalm() {
+        if (allocatedBytes <= capacityBytes || underPressure()) {
+            return java.util.List.of();
+        }
+        java.util.List<HostBuffer> drop = new java.util.ArrayList<>();
+        for (int c = free.size() - 1; c >= 0 && allocatedBytes > capacityBytes; c--) {
+            HostBuffer b;
+            while (allocatedBytes > capacityBytes && (b = free.get(c).pollFirst()) != null) {
+                allocatedBytes -= b.byteSize();
+                drop.add(b);
+            }
+        }
+        return drop;
     }
 
     /** Frees kept buffers (largest classes first) until {@code size} more fits in the bound. */
@@ -120,17 +173,20 @@ final class PinnedPool implements AutoCloseable {
         return allocatedBytes + size <= capacityBytes;
     }
 
-    /** Returns a buffer: kept for reuse within the bound, freed above it or after {@link #close()}. */
+    /** Returns a buffer: kept for reuse within the bound or during a burst, freed above it otherwise or after {@link #close()}. */
     void release(HostBuffer b) {
         if (b == null) {
             return;
         }
         boolean keep;
+        java.util.List<HostBuffer> trimmed = java.util.List.of();
         synchronized (this) {
             outstanding--;
-            keep = !closed && allocatedBytes <= capacityBytes;
+            lentBytes -= b.byteSize();
+            keep = !closed && (allocatedBytes <= capacityBytes || underPressure());
             if (keep) {
                 free.get(classOf(b.byteSize())).addFirst(b); // most recently used first: warm in caches and TLBs
+                trimmed = trimIfCalm();
             } else {
                 allocatedBytes -= b.byteSize();
             }
@@ -138,6 +194,7 @@ final class PinnedPool implements AutoCloseable {
         if (!keep) {
             b.close();
         }
+        trimmed.forEach(HostBuffer::close);
     }
 
     /** Buffers lent and not returned. */

@@ -15,12 +15,40 @@ import org.junit.jupiter.api.Test;
 class PinnedPoolTest {
     private final List<HostBuffer> made = new ArrayList<>();
 
+    private long now; // the pools' clock, in nanoseconds
+
+    /** A pool that trims beyond-bound buffers as soon as a burst is over. */
     private PinnedPool pool(long min, long max, long capacity) {
+        return pool(min, max, capacity, 0);
+    }
+
+    private PinnedPool pool(long min, long max, long capacity, long trimAfterNanos) {
         return new PinnedPool(min, max, capacity, n -> {
             HostBuffer b = HostBuffer.allocate(n);
             made.add(b);
             return b;
-        });
+        }, trimAfterNanos, () -> now);
+    }
+
+    @Test
+    void buffersBeyondTheBoundAreKeptThroughABurstAndTrimmedAfterIt() {
+        PinnedPool p = pool(4096, 4096, 8192, 1_000_000);
+        List<HostBuffer> window = new ArrayList<>();
+        for (int round = 0; round < 3; round++) { // three windows of six transfers, each holding one guaranteed buffer
+            for (int i = 0; i < 6; i++) window.add(p.acquire(4096, true));
+            window.forEach(p::release);
+            window.clear();
+            now += 10_000; // the next window comes soon
+        }
+        assertEquals(6, p.allocations(), "the second and third windows reuse the first one's buffers");
+        assertEquals(6 * 4096, p.allocatedBytes(), "kept during the burst");
+        now += 2_000_000; // the burst is over
+        HostBuffer a = p.acquire(4096, false);
+        assertEquals(8192, p.allocatedBytes(), "trimmed to the bound at the next use");
+        assertEquals(6, p.allocations(), "and served from what was kept");
+        p.release(a);
+        assertEquals(4, made.stream().filter(b -> !b.isAlive()).count());
+        p.close();
     }
 
     @Test
