@@ -106,8 +106,14 @@ final class PinnedPool implements AutoCloseable {
             kept = free.get(c).pollFirst();
             if (kept != null) {
                 lent(kept.byteSize());
-            } else if (allocatedBytes + size <= capacityBytes || guaranteed || dropFreeFor(size)) {
-                // within the bound (after making room from other classes kept free), or guaranteed beyond it
+            } else if (allocatedBytes + size <= capacityBytes || ((guaranteed || !underPressure()) && dropFreeFor(size)) || guaranteed) {
+                // within the bound, after making room from buffers of other classes kept free (colder than
+                // this request; but a refusable request in a burst drops nothing: the burst wants them
+                // back), or guaranteed beyond it; so a burst holds at most the bound or what it lends
+                if (allocatedBytes + size > capacityBytes) {
+                    lastPressure = clock.getAsLong(); // a burst: what it allocates is worth keeping a while
+                    pressured = true;
+                }
                 allocatedBytes += size;
                 allocations++;
                 lent(size);
@@ -147,15 +153,25 @@ final class PinnedPool implements AutoCloseable {
 
     /** When the last burst is over: takes kept buffers off the free lists down to the bound; the caller frees them outside the lock. */
     private java.util.List<HostBuffer> trimIfCalm() {
+        return trimIfCalm(-1);
+    }
+
+    /** As {@link #trimIfCalm()}, taking buffers of class {@code hot} (just returned, warm) last. */
+    private java.util.List<HostBuffer> trimIfCalm(int hot) {
         if (allocatedBytes <= capacityBytes || underPressure()) {
             return java.util.List.of();
         }
         java.util.List<HostBuffer> drop = new java.util.ArrayList<>();
-        for (int c = free.size() - 1; c >= 0 && allocatedBytes > capacityBytes; c--) {
-            HostBuffer b;
-            while (allocatedBytes > capacityBytes && (b = free.get(c).pollFirst()) != null) {
-                allocatedBytes -= b.byteSize();
-                drop.add(b);
+        for (int pass = 0; pass < 2; pass++) {
+            for (int c = free.size() - 1; c >= 0 && allocatedBytes > capacityBytes; c--) {
+                if ((c == hot) == (pass == 0)) {
+                    continue;
+                }
+                HostBuffer b;
+                while (allocatedBytes > capacityBytes && (b = free.get(c).pollLast()) != null) { // the least recently used first
+                    allocatedBytes -= b.byteSize();
+                    drop.add(b);
+                }
             }
         }
         return drop;
@@ -183,10 +199,11 @@ final class PinnedPool implements AutoCloseable {
         synchronized (this) {
             outstanding--;
             lentBytes -= b.byteSize();
-            keep = !closed && (allocatedBytes <= capacityBytes || underPressure());
+            keep = !closed;
             if (keep) {
-                free.get(classOf(b.byteSize())).addFirst(b); // most recently used first: warm in caches and TLBs
-                trimmed = trimIfCalm();
+                int c = classOf(b.byteSize());
+                free.get(c).addFirst(b); // most recently used first: warm in caches and TLBs
+                trimmed = trimIfCalm(c); // above the bound after a burst: colder buffers go first, this one last
             } else {
                 allocatedBytes -= b.byteSize();
             }
@@ -195,6 +212,15 @@ final class PinnedPool implements AutoCloseable {
             b.close();
         }
         trimmed.forEach(HostBuffer::close);
+    }
+
+    /** Frees kept buffers beyond the bound if the last burst is over (otherwise the next acquire or release does it). */
+    void trim() {
+        java.util.List<HostBuffer> drop;
+        synchronized (this) {
+            drop = trimIfCalm();
+        }
+        drop.forEach(HostBuffer::close);
     }
 
     /** Buffers lent and not returned. */

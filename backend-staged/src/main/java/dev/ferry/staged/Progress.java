@@ -60,6 +60,23 @@ final class Progress {
         /** What the op is, for messages. */
         abstract String describe();
 
+        /**
+         * While the op can do nothing but wait for an event that comes in order for all ops with an
+         * equal key (the first piece of a receive: MPI matches receives of one source, tag and
+         * communicator in the order they were posted; a staging copy: copies on one stream finish in
+         * the order they were issued), that key; otherwise null. When an older op with the key
+         * could not move, {@link #poll} skips the younger ones: they could not have moved either,
+         * and a window of 64 non-blocking transfers would otherwise cost 64 rounds of native calls
+         * per poll. Skipping only delays an op: the older op is polled every round and, once it
+         * moves, the younger ones are polled again; and every {@value #FULL_SWEEP}th poll advances
+         * every op whatever its key, so that an order that does not hold (MPI may complete sends to
+         * one rank out of order when the receiver takes messages out of order) costs time, never
+         * progress.
+         */
+        Object waitKey() {
+            return null;
+        }
+
         final void complete(Status s) {
             status = s;
             done = true;
@@ -104,22 +121,38 @@ final class Progress {
         }
     }
 
-    /** Advances every transfer in flight; true when any moved. */
+    /** Keys of ops that could not move in the current poll (see {@link Op#waitKey()}); few, so a list. */
+    private final List<Object> stuck = new ArrayList<>();
+    /** Every this many polls, no op is skipped. */
+    static final int FULL_SWEEP = 16;
+    private long polls;
+
+    /** Advances every transfer in flight (but those waiting behind an older one, see {@link Op#waitKey()}); true when any moved. */
     synchronized boolean poll() {
         boolean moved = false;
+        stuck.clear();
+        boolean sweep = ++polls % FULL_SWEEP == 0;
         for (int i = 0; i < active.size(); i++) {
             Op op = active.get(i);
+            Object key = sweep ? null : op.waitKey();
+            if (key != null && stuck.contains(key)) {
+                continue;
+            }
+            boolean opMoved = false;
             try {
                 while (!op.isDone() && op.advance()) {
-                    moved = true;
+                    opMoved = true;
                 }
             } catch (RuntimeException e) {
                 op.fail(e instanceof FerryException ? e : new FerryException(op.describe() + " failed: " + e, e));
             }
+            moved |= opMoved;
             if (op.isDone()) {
                 active.remove(i--);
                 finish(op, op.failure != null);
                 moved = true;
+            } else if (!sweep && !opMoved && (key = op.waitKey()) != null) {
+                stuck.add(key);
             }
         }
         return moved;

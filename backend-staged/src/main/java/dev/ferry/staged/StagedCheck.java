@@ -608,6 +608,23 @@ public final class StagedCheck {
             world.barrier();
             mine.append(phaseRow(n, reps, wall, d));
         }
+        // and one osu_bw window of 64 x 1 MiB (the row's "round trip" is then one whole window)
+        if ((1L << 20) <= max) {
+            long n = 1L << 20;
+            int windows = quick ? 3 : 8;
+            try (HostBuffer ack = HostBuffer.allocate(8)) {
+                window(pipe, b.send, b.recv, ack, n, window(n), 2);
+                rt.calls.timing(true);
+                Calls.Snapshot before = rt.calls.snapshot();
+                long t0 = System.nanoTime();
+                window(pipe, b.send, b.recv, ack, n, window(n), windows);
+                long wall = System.nanoTime() - t0;
+                Calls.Snapshot d = rt.calls.snapshot().since(before);
+                rt.calls.timing(false);
+                world.barrier();
+                mine.append(phaseRow(n, windows + 2, wall, d).replaceFirst("\\| R \\| " + n + " \\|", "| R | " + n + " x " + window(n) + " (window) |"));
+            }
+        }
         // rank 1's rows travel to rank 0 as text
         String text = mine.toString();
         String other = "";
@@ -633,7 +650,8 @@ public final class StagedCheck {
             r.append(text.replace("| R |", "| 0 |")).append(other.replace("| R |", "| 1 |"));
         }
         r.append("\n- times in us per round trip, summed over the calls of that kind (timing adds two System.nanoTime() per call);"
-                + " a synchronous cuMemcpy counts its whole transfer, an asynchronous one only its issue; MPI test time includes waiting for the peer's data\n");
+                + " a synchronous cuMemcpy counts its whole transfer, an asynchronous one only its issue; MPI test time includes waiting for the peer's data;"
+                + " the window row: per window of osu_bw (64 non-blocking 1 MiB sends on rank 0, receives on rank 1, and the acknowledgement; its one-way column is half a window)\n");
         return r;
     }
 

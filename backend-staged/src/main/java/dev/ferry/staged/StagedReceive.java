@@ -223,6 +223,34 @@ final class StagedReceive extends Progress.Op {
         return Math.min(chunk, total - offset(k));
     }
 
+    /** What this receive's first piece matches, when it waits for nothing else (see {@link Progress.Op#waitKey()}). */
+    private record FirstPiece(dev.ferry.Communicator comm, int source, int tag) {
+    }
+
+    /** The next chunk from a sender, when a receive waits for nothing else. */
+    private record NextChunk(dev.ferry.Communicator bulk, int source) {
+    }
+
+    @Override
+    Object waitKey() {
+        if (first != null) {
+            // wildcards match out of the posting order of exact receives: never skipped
+            return source >= 0 && tag >= 0 ? new FirstPiece(comm.user(), source, tag) : null;
+        }
+        if (!chunking || engine == null || !copies.isEmpty() || reply != null || peerCopy != null) {
+            return null;
+        }
+        if (nextPost < chunks && held < comm.tuning().depth()) {
+            return null; // it may still post receives
+        }
+        for (InFlight f : inFlight) {
+            if (f.copied != null) {
+                return null; // a copy to the device to watch
+            }
+        }
+        return inFlight.isEmpty() ? null : new NextChunk(comm.bulk(), from);
+    }
+
     private boolean pump() {
         boolean moved = false;
         boolean starved = false; // the pool had no staging buffer for the next chunk

@@ -197,6 +197,35 @@ final class StagedSend extends Progress.Op {
         return moved;
     }
 
+    /** The chunks to one rank, when the oldest of them in flight is all this send waits for. */
+    private record ChunkOut(dev.ferry.Communicator bulk, int dest) {
+    }
+
+    /**
+     * See {@link Progress.Op#waitKey()}: the copy engine while the oldest chunk's staging copy is
+     * all this send waits for (copies finish in order), or the chunks to the destination while the
+     * oldest chunk's MPI send is (the receiver takes them in order, as it posted the transfers).
+     */
+    @Override
+    Object waitKey() {
+        if (!chunking || engine == null || awaitingReply || inFlight.isEmpty()) {
+            return null;
+        }
+        if (nextCopy < chunks && inFlight.size() < tuning.depth()) {
+            return null; // it may still issue copies
+        }
+        InFlight oldest = inFlight.peekFirst();
+        if (oldest.sent == null) {
+            return engine;
+        }
+        for (InFlight f : inFlight) {
+            if (f.sent == null && f.copied.isDone()) {
+                return null; // a chunk ready to go
+            }
+        }
+        return new ChunkOut(comm.bulk(), dest);
+    }
+
     private boolean pump() {
         boolean moved = false;
         if (engine == null) {
