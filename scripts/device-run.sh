@@ -167,15 +167,23 @@ JOPTS=""
 # the sizes and window policy of StagedCheck) and then StagedCheck, one after the other on the same
 # MPI and GPUs, so that the check's verdicts compare with C measured in the same run
 staged_check() {
-    local f=$1 sizes=8
+    local f=$1 tag=${2:-} props=${3:-} sizes=8
     for ((n = 256 * 1024; n <= 256 * 1024 * 1024; n *= 2)); do sizes="$sizes,$n"; done
     mpi_env "$f"
     local csv=$OUT/staged-check-$f-native.csv t0=$SECONDS
     timeout 240 "${LAUNCH[@]}" -np 2 "$D/c/ferry-osu" --bench latency,bw --mem pinned --sizes "$sizes" --warmup 2 --iterations 10 \
         --batch-bytes 67108864 --min-reps 1 --max-reps 200 --window-bytes 268435456 --max-window 64 --out "$csv" > "$W/logs/staged-check-$f-native.log" 2>&1
     md "- \`staged-check-$f-native\`: \`mpirun -np 2 ferry-osu --bench latency,bw --mem pinned --sizes $sizes (window policy of the suite)\` ($f MPI): exit $?, $((SECONDS - t0)) s"
-    JOPTS="-Dferry.backend=staged" run_main "staged-check-$f" "$f" 2 dev.ferry.staged.StagedCheck ${STAGED_CHECK_ARGS:-} --native "$csv" "$OUT/staged-check-$f.md"
-    [ -f "$OUT/staged-check-$f.md" ] && { md ""; sed 's/^#/##/' "$OUT/staged-check-$f.md" >> "$SUMMARY"; md ""; }
+    JOPTS="-Dferry.backend=staged $props" run_main "staged-check-$f$tag" "$f" 2 dev.ferry.staged.StagedCheck ${STAGED_CHECK_ARGS:-} --native "$csv" "$OUT/staged-check-$f$tag.md"
+    [ -f "$OUT/staged-check-$f$tag.md" ] && { md ""; sed 's/^#/##/' "$OUT/staged-check-$f$tag.md" >> "$SUMMARY"; md ""; }
+}
+
+step_staged-check-pool() {
+    # the staging pool's bound against the cache: the default (8 chunks) and 4 chunks, over the system Open MPI
+    md "## Staged pipeline by staging pool bound"; md ""
+    staged_check sys -pool8 -Dferry.staged.pool=8
+    staged_check sys -pool4 -Dferry.staged.pool=4
+    md ""
 }
 
 step_staged-check() {

@@ -36,6 +36,9 @@ final class PinnedPool implements AutoCloseable {
     private long lentBytes;       // lent and not returned
     private long lastPressure;    // clock when lent bytes last exceeded the bound
     private boolean pressured;    // ever (so that a fresh pool does not trim at time 0)
+    private boolean exhausted;    // a transfer holding nothing was refused, and no buffer has come back since
+    private long exhaustedSince;
+    private long stallGrants;     // buffers granted beyond the bound after a stall
     private int outstanding;      // lent and not returned
     private long allocations;     // ever
     private int peak;
@@ -48,6 +51,41 @@ final class PinnedPool implements AutoCloseable {
 
     PinnedPool(long minBytes, long maxBytes, long capacityBytes, LongFunction<HostBuffer> allocator) {
         this(minBytes, maxBytes, capacityBytes, allocator, DEFAULT_TRIM_AFTER_NANOS, System::nanoTime);
+    }
+
+    /** How long an exhausted pool waits for a buffer to come back before a transfer holding none gets one beyond the bound: 1 ms. */
+    static final long STALL_NANOS = 1_000_000L;
+
+    /**
+     * A staging buffer for a transfer's pipeline: one within the bound, or null (the caller asks
+     * again at its next progress step). A transfer that holds none ({@code holdsNone}) gets one
+     * beyond the bound only when the pool has been exhausted for {@link #STALL_NANOS} with no
+     * buffer returned, or when none is lent at all. Waiting first keeps a window of 64 transfers
+     * inside the bound, reusing a few cache-warm buffers instead of staging all 64 at once through
+     * 64 cold ones (the copies through MPI run at memory speed, several times slower than from
+     * cache); granting after a stall keeps the guarantee that matters: transfers that hold every
+     * buffer while waiting on the peer (whose transfers wait on theirs) cannot deadlock.
+     */
+    HostBuffer acquireForTransfer(long bytes, boolean holdsNone) {
+        HostBuffer b = acquire(bytes, false);
+        if (b != null || !holdsNone) {
+            return b;
+        }
+        synchronized (this) {
+            long now = clock.getAsLong();
+            if (outstanding > 0) {
+                if (!exhausted) {
+                    exhausted = true;
+                    exhaustedSince = now;
+                    return null;
+                }
+                if (now - exhaustedSince < STALL_NANOS) {
+                    return null;
+                }
+            }
+            stallGrants++;
+        }
+        return acquire(bytes, true);
     }
 
     /** Buffers beyond the bound are kept this long after the last moment of pressure: one second. */
@@ -199,6 +237,7 @@ final class PinnedPool implements AutoCloseable {
         synchronized (this) {
             outstanding--;
             lentBytes -= b.byteSize();
+            exhausted = false;
             keep = !closed;
             if (keep) {
                 int c = classOf(b.byteSize());
@@ -241,6 +280,11 @@ final class PinnedPool implements AutoCloseable {
     /** Allocations ever made. */
     synchronized long allocations() {
         return allocations;
+    }
+
+    /** Buffers granted beyond the bound because the pool stalled (see {@link #acquireForTransfer}). */
+    synchronized long stallGrants() {
+        return stallGrants;
     }
 
     /** Most buffers lent at once. */

@@ -864,7 +864,8 @@ public final class StagedCheck {
         r.append("- ").append(failures.isEmpty() && code == 0 ? "PASS every byte of every path and size was right" : "FAIL wrong data: " + failures).append('\n');
         var cache = rt.ipcCache;
         r.append("\nstaged counters on rank 0: ").append(rt.stats).append(cache == null ? "" : ", ipc cache (opens, hits, stale, evictions, closes) "
-                + Arrays.toString(cache.stats())).append(", staging pool: ").append(rt.chunks.allocations()).append(" allocations\n");
+                + Arrays.toString(cache.stats())).append(", staging pool: ").append(rt.chunks.allocations()).append(" allocations, ").append(rt.chunks.stallGrants())
+                .append(" buffers granted beyond its bound after a stall, ").append(rt.chunks.peak()).append(" lent at most\n");
         return verdict;
     }
 }

@@ -265,7 +265,7 @@ final class StagedReceive extends Progress.Op {
                     break;
                 }
                 long t0 = rt.calls.start();
-                HostBuffer staging = rt.chunks.acquire(len, held == 0);
+                HostBuffer staging = rt.chunks.acquireForTransfer(len, held == 0);
                 rt.calls.end(Calls.Kind.POOL, t0);
                 if (staging == null) {
                     starved = true;

@@ -243,7 +243,7 @@ final class StagedSend extends Progress.Op {
             // device (or staged host) memory: copies up to depth ahead
             while (nextCopy < chunks && inFlight.size() < tuning.depth()) {
                 long t0 = rt.calls.start();
-                HostBuffer staging = rt.chunks.acquire(length(nextCopy), inFlight.isEmpty());
+                HostBuffer staging = rt.chunks.acquireForTransfer(length(nextCopy), inFlight.isEmpty());
                 rt.calls.end(Calls.Kind.POOL, t0);
                 if (staging == null) {
                     break;

@@ -31,6 +31,30 @@ class PinnedPoolTest {
     }
 
     @Test
+    void aTransferHoldingNothingWaitsForAReturnedBufferAndGetsOneBeyondTheBoundAfterAStall() {
+        PinnedPool p = pool(4096, 4096, 8192);
+        HostBuffer a = p.acquireForTransfer(4096, true), b = p.acquireForTransfer(4096, true);
+        assertNotNull(a);
+        assertNotNull(b);
+        assertNull(p.acquireForTransfer(4096, false), "a transfer already holding one waits");
+        assertNull(p.acquireForTransfer(4096, true), "at the bound, a transfer holding none waits too");
+        now += PinnedPool.STALL_NANOS / 2;
+        assertNull(p.acquireForTransfer(4096, true), "not yet a stall");
+        p.release(a);
+        assertSame(a, p.acquireForTransfer(4096, true), "a returned buffer is reused");
+        assertNull(p.acquireForTransfer(4096, true), "exhausted again: the stall clock starts over");
+        now += PinnedPool.STALL_NANOS;
+        HostBuffer c = p.acquireForTransfer(4096, true);
+        assertNotNull(c, "no buffer came back for the stall time: granted beyond the bound (a deadlock cannot form)");
+        assertEquals(1, p.stallGrants());
+        assertNull(p.acquireForTransfer(4096, false), "but never to a transfer that already holds one");
+        p.release(a);
+        p.release(b);
+        p.release(c);
+        p.close();
+    }
+
+    @Test
     void buffersBeyondTheBoundAreKeptThroughABurstAndTrimmedAfterIt() {
         PinnedPool p = pool(4096, 4096, 8192, 1_000_000);
         List<HostBuffer> window = new ArrayList<>();
