@@ -121,6 +121,10 @@ final class Progress {
         }
     }
 
+    /** The wait key of staging copies in one direction on one copy engine (one stream each way: they finish in order). */
+    record Copies(CopyEngine engine, boolean toDevice) {
+    }
+
     /** Keys of ops that could not move in the current poll (see {@link Op#waitKey()}); few, so a list. */
     private final List<Object> stuck = new ArrayList<>();
     /** Every this many polls, no op is skipped. */

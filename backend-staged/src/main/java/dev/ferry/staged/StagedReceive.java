@@ -243,12 +243,24 @@ final class StagedReceive extends Progress.Op {
         if (nextPost < chunks && held < comm.tuning().depth()) {
             return null; // it may still post receives
         }
+        if (inFlight.isEmpty()) {
+            return null;
+        }
+        InFlight oldest = inFlight.get(0);
+        if (oldest.copied == null) {
+            for (InFlight f : inFlight) {
+                if (f.copied != null) {
+                    return null; // a copy to the device to watch
+                }
+            }
+            return new NextChunk(comm.bulk(), from);
+        }
         for (InFlight f : inFlight) {
-            if (f.copied != null) {
-                return null; // a copy to the device to watch
+            if (f.copied == null) {
+                return null; // a chunk to watch arrive
             }
         }
-        return inFlight.isEmpty() ? null : new NextChunk(comm.bulk(), from);
+        return new Progress.Copies(engine, true); // only copies to the device left: they finish in the order issued
     }
 
     private boolean pump() {

@@ -216,7 +216,7 @@ final class StagedSend extends Progress.Op {
         }
         InFlight oldest = inFlight.peekFirst();
         if (oldest.sent == null) {
-            return engine;
+            return new Progress.Copies(engine, false);
         }
         for (InFlight f : inFlight) {
             if (f.sent == null && f.copied.isDone()) {
