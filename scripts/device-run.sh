@@ -146,7 +146,9 @@ step_mvapich-1gpu() {
     CUDA_VISIBLE_DEVICES=0 suite mvapich-1gpu-visible0 mpich 2 dev.ferry.mvapich.MvapichContract -Dferry.backend=mvapich "$t"
     CUDA_VISIBLE_DEVICES=0 suite staged-mpich-1gpu-visible0 mpich 2 dev.ferry.staged.StagedContract -Dferry.backend=staged "$t"
     md ""
-    md "(\`-device0\`: both ranks told \`-Dferry.device=0\` with both GPUs visible; \`-visible0\`: \`CUDA_VISIBLE_DEVICES=0\` for both ranks; \`-cache-on\`: \`MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=1\`)"
+    MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0 suite mvapich-1gpu-device0-allowed mpich 2 dev.ferry.mvapich.MvapichContract -Dferry.backend=mvapich -Dferry.device=0 -Dferry.mvapich.sharedGpu=allow "$inc" "$t"
+    md ""
+    md "(\`-device0\`: both ranks told \`-Dferry.device=0\` with both GPUs visible; \`-visible0\`: \`CUDA_VISIBLE_DEVICES=0\` for both ranks; \`-cache-on\`: \`MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=1\`. Ferry refuses device buffers on \`mvapich\` when ranks share a GPU under MPICH < 4.1 (\`SharedGpuCheck\`), so there the device cases skip with that reason; \`-allowed\` lifts the refusal with \`-Dferry.mvapich.sharedGpu=allow\` to show the MPICH fault it guards against)"
     md ""
 }
 

@@ -55,13 +55,16 @@ final class MvapichCommunicator extends BindingCommunicator {
 
     @Override
     public boolean supportsDeviceBuffers() {
-        return runtime.cuda.cudaAware() && Cuda.isAvailable();
+        return runtime.takesDeviceBuffers();
     }
 
     @Override
     protected String deviceBuffersUnsupportedReason() {
         if (!Cuda.isAvailable()) {
             return "CUDA is unavailable in this process (" + Cuda.unavailabilityCause().getMessage() + ")";
+        }
+        if (runtime.sharedGpu != null) {
+            return runtime.sharedGpu;
         }
         return runtime.version.name() + " is not CUDA-aware (" + runtime.cuda.explanation() + "), so mvapich never hands it device memory; "
                 + "use -Dferry.backend=staged (auto picks it), or launch with a CUDA-aware MPICH-family MPI "

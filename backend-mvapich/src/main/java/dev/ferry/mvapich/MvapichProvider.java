@@ -83,14 +83,20 @@ public final class MvapichProvider implements TransportProvider {
             details.put("environment", String.join(", ", NativeEnvironment.changes()));
         }
         EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS, Capability.NONBLOCKING, Capability.COLLECTIVES);
-        boolean direct = rt.cuda.cudaAware() && Cuda.isAvailable();
+        if (rt.sharedGpu != null) {
+            details.put("device buffers", "refused: " + rt.sharedGpu);
+        }
+        boolean direct = rt.takesDeviceBuffers();
         if (direct) {
             caps.add(Capability.CUDA_DEVICE_BUFFERS);
             caps.add(Capability.CUDA_AWARE_MPI);
         }
         String reason = rt.version.name() + " (" + rt.version.flavor().label() + ")"
                 + (rt.cuda.cudaAware() ? ", CUDA-aware" : ", not CUDA-aware")
-                + (direct ? ": device buffers go straight to MPI" : rt.cuda.cudaAware() ? " but CUDA is unavailable here: host buffers only" : ": host buffers only");
+                + (direct ? ": device buffers go straight to MPI"
+                        : !rt.cuda.cudaAware() ? ": host buffers only"
+                        : !Cuda.isAvailable() ? " but CUDA is unavailable here: host buffers only"
+                        : " but ranks share a GPU, where it fails: host buffers only");
         return Probe.available(name(), direct ? PRIORITY_CUDA_AWARE : PRIORITY_HOST, caps, reason, details);
     }
 

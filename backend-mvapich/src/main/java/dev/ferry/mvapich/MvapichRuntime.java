@@ -9,6 +9,7 @@ import dev.ferry.MpiException;
 import dev.ferry.ReduceOp;
 import dev.ferry.ThreadLevel;
 import dev.ferry.TruncationException;
+import dev.ferry.cuda.Cuda;
 import dev.ferry.spi.MpiLifecycle;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -40,6 +41,8 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
     final String deviceReductionStaging;
     /** How the library's symbols are visible to other libraries, and why, for the report. */
     final String symbolScope;
+    /** Why device buffers are refused although the library is CUDA-aware ({@link SharedGpuCheck}), or null. */
+    final String sharedGpu;
 
     private MvapichRuntime() {
         MpiLibraryLocator.Located lib = MpichAbi.library();
@@ -76,6 +79,12 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         this.cuda = GpuSupport.ask(version, System.getenv());
         this.deviceReductionStaging = DeviceReductionStaging.decide(version, cuda.cudaAware());
         this.symbolScope = symbolScope(lib);
+        this.sharedGpu = SharedGpuCheck.applies(version, cuda.cudaAware()) ? SharedGpuCheck.run(version, worldRank, worldSize) : null;
+    }
+
+    /** Whether device buffers go straight to this library: it is CUDA-aware, CUDA works here, and no known fault stops it. */
+    boolean takesDeviceBuffers() {
+        return cuda.cudaAware() && Cuda.isAvailable() && sharedGpu == null;
     }
 
     /** CUDA free functions that CUDA-aware MPICH builds define to keep their IPC handle cache right. */
