@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Usage (on the GPU machine, from the repository root, after scripts/device-prepare.sh here):
-#   scripts/device-run.sh STEP...        steps: info conformance mvapich staged-check bench demo
+#   scripts/device-run.sh STEP...        steps: info conformance mvapich mvapich-1gpu staged-check
+#                                        staged-check-pool demo bench bench-mpich (BENCH_LIMIT, BENCH_ARGS)
 #
 # Unpacks .device/ (Java runtime, CUDA-aware MPI kits), then runs each step and leaves in $OUT
 # (default ./device-out): summary.md (what ran: command, device, results), logs.tgz (every log
@@ -145,8 +146,7 @@ step_mvapich-1gpu() {
     MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=1 suite mvapich-1gpu-device0-cache-on mpich 2 dev.ferry.mvapich.MvapichContract -Dferry.backend=mvapich -Dferry.device=0 "$inc" "$t"
     CUDA_VISIBLE_DEVICES=0 suite mvapich-1gpu-visible0 mpich 2 dev.ferry.mvapich.MvapichContract -Dferry.backend=mvapich "$t"
     CUDA_VISIBLE_DEVICES=0 suite staged-mpich-1gpu-visible0 mpich 2 dev.ferry.staged.StagedContract -Dferry.backend=staged "$t"
-    md ""
-    MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0 suite mvapich-1gpu-device0-allowed mpich 2 dev.ferry.mvapich.MvapichContract -Dferry.backend=mvapich -Dferry.device=0 -Dferry.mvapich.sharedGpu=allow "$inc" "$t"
+    suite mvapich-1gpu-device0-allowed mpich 2 dev.ferry.mvapich.MvapichContract -Dferry.backend=mvapich -Dferry.device=0 -Dferry.mvapich.sharedGpu=allow "$inc" "$t"
     md ""
     md "(\`-device0\`: both ranks told \`-Dferry.device=0\` with both GPUs visible; \`-visible0\`: \`CUDA_VISIBLE_DEVICES=0\` for both ranks; \`-cache-on\`: \`MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=1\`. Ferry refuses device buffers on \`mvapich\` when ranks share a GPU under MPICH < 4.1 (\`SharedGpuCheck\`), so there the device cases skip with that reason; \`-allowed\` lifts the refusal with \`-Dferry.mvapich.sharedGpu=allow\` to show the MPICH fault it guards against)"
     md ""
