@@ -181,10 +181,13 @@ staged_check() {
 }
 
 step_staged-check-pool() {
-    # the staging pool's bound against the cache: the default (8 chunks) and 4 chunks, over the system Open MPI
+    # the staging working set against the cache (bench/results/2026-11-23-cpu-window-buffers.md): the
+    # default bound (8 x 4 MiB per side) and tighter ones, over the system Open MPI
     md "## Staged pipeline by staging pool bound"; md ""
     staged_check sys -pool8 -Dferry.staged.pool=8
-    staged_check sys -nosync -Dferry.staged.contextSync=false
+    staged_check sys -chunk1m-pool8 "-Dferry.staged.chunk=1m -Dferry.staged.pool=8"
+    staged_check sys -chunk1m-pool4 "-Dferry.staged.chunk=1m -Dferry.staged.pool=4"
+    staged_check sys -pool2 -Dferry.staged.pool=2
     md ""
 }
 
