@@ -79,7 +79,7 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         this.cuda = GpuSupport.ask(version, System.getenv());
         this.deviceReductionStaging = DeviceReductionStaging.decide(version, cuda.cudaAware());
         this.symbolScope = symbolScope(lib);
-        this.sharedGpu = SharedGpuCheck.applies(version, cuda.cudaAware()) ? SharedGpuCheck.run(version, worldRank, worldSize) : null;
+        this.sharedGpu = SharedGpuCheck.applies(version, cuda.cudaAware()) ? SharedGpuCheck.run(version, worldSize) : null;
     }
 
     /** Whether device buffers go straight to this library: it is CUDA-aware, CUDA works here, and no known fault stops it. */

@@ -46,7 +46,7 @@ final class SharedGpuCheck {
      * Collective over MPI_COMM_WORLD (every rank calls it at start-up): null when no two ranks of a
      * node use the same GPU, else why device buffers are refused.
      */
-    static String run(LibraryVersion version, int worldRank, int worldSize) {
+    static String run(LibraryVersion version, int worldSize) {
         long mine = Cuda.isAvailable() ? key(hostName(), Cuda.defaultDevice()) : 0; // 0: no GPU here, shares nothing
         try (Arena a = Arena.ofConfined()) {
             MemorySegment in = a.allocate(8), all = a.allocate(8L * worldSize);

@@ -133,32 +133,37 @@ final class PinnedPool implements AutoCloseable {
         }
         int c = classOf(bytes);
         long size = sizeOf(c);
-        java.util.List<HostBuffer> trimmed;
+        java.util.List<HostBuffer> dropped = new java.util.ArrayList<>();
         HostBuffer kept;
         boolean allocate = false;
         synchronized (this) {
             if (closed) {
                 throw new IllegalStateException("the staging pool was closed (Ferry.shutdown?)");
             }
-            trimmed = trimIfCalm();
+            trimIfCalm(-1, dropped);
             kept = free.get(c).pollFirst();
             if (kept != null) {
                 lent(kept.byteSize());
-            } else if (allocatedBytes + size <= capacityBytes || ((guaranteed || !underPressure()) && dropFreeFor(size)) || guaranteed) {
+            } else {
                 // within the bound, after making room from buffers of other classes kept free (colder than
                 // this request; but a refusable request in a burst drops nothing: the burst wants them
                 // back), or guaranteed beyond it; so a burst holds at most the bound or what it lends
-                if (allocatedBytes + size > capacityBytes) {
-                    lastPressure = clock.getAsLong(); // a burst: what it allocates is worth keeping a while
-                    pressured = true;
+                boolean fits = allocatedBytes + size <= capacityBytes;
+                if (!fits && (guaranteed || !underPressure())) {
+                    fits = takeFree(capacityBytes - size, -1, dropped);
                 }
-                allocatedBytes += size;
-                allocations++;
-                lent(size);
-                allocate = true;
+                if (fits || guaranteed) {
+                    if (!fits) {
+                        pressure(); // a burst: what it allocates is worth keeping a while
+                    }
+                    allocatedBytes += size;
+                    allocations++;
+                    lent(size);
+                    allocate = true;
+                }
             }
         }
-        trimmed.forEach(HostBuffer::close);
+        dropped.forEach(HostBuffer::close);
         if (!allocate) {
             return kept; // null: at the bound
         }
@@ -179,9 +184,13 @@ final class PinnedPool implements AutoCloseable {
         lentBytes += size;
         peak = Math.max(peak, outstanding);
         if (lentBytes > capacityBytes) {
-            lastPressure = clock.getAsLong();
-            pressured = true;
+            pressure();
         }
+    }
+
+    private void pressure() {
+        lastPressure = clock.getAsLong();
+        pressured = true;
     }
 
     /** True while buffers beyond the bound are still worth keeping (a burst is on or just ended). */
@@ -189,42 +198,35 @@ final class PinnedPool implements AutoCloseable {
         return lentBytes > capacityBytes || (pressured && clock.getAsLong() - lastPressure < trimAfterNanos);
     }
 
-    /** When the last burst is over: takes kept buffers off the free lists down to the bound; the caller frees them outside the lock. */
-    private java.util.List<HostBuffer> trimIfCalm() {
-        return trimIfCalm(-1);
+    /**
+     * When the last burst is over: takes kept buffers off the free lists, into {@code dropped},
+     * down to the bound, class {@code hot} (just returned, warm) last; the caller frees them outside the lock.
+     */
+    private void trimIfCalm(int hot, java.util.List<HostBuffer> dropped) {
+        if (allocatedBytes > capacityBytes && !underPressure()) {
+            takeFree(capacityBytes, hot, dropped);
+        }
     }
 
-    /** As {@link #trimIfCalm()}, taking buffers of class {@code hot} (just returned, warm) last. */
-    private java.util.List<HostBuffer> trimIfCalm(int hot) {
-        if (allocatedBytes <= capacityBytes || underPressure()) {
-            return java.util.List.of();
-        }
-        java.util.List<HostBuffer> drop = new java.util.ArrayList<>();
+    /**
+     * Takes kept buffers off the free lists, into {@code dropped}, until at most {@code limit}
+     * bytes are allocated: largest classes first, class {@code hot} last, the least recently used
+     * of a class first. True when the limit was reached.
+     */
+    private boolean takeFree(long limit, int hot, java.util.List<HostBuffer> dropped) {
         for (int pass = 0; pass < 2; pass++) {
-            for (int c = free.size() - 1; c >= 0 && allocatedBytes > capacityBytes; c--) {
+            for (int c = free.size() - 1; c >= 0 && allocatedBytes > limit; c--) {
                 if ((c == hot) == (pass == 0)) {
                     continue;
                 }
                 HostBuffer b;
-                while (allocatedBytes > capacityBytes && (b = free.get(c).pollLast()) != null) { // the least recently used first
+                while (allocatedBytes > limit && (b = free.get(c).pollLast()) != null) {
                     allocatedBytes -= b.byteSize();
-                    drop.add(b);
+                    dropped.add(b);
                 }
             }
         }
-        return drop;
-    }
-
-    /** Frees kept buffers (largest classes first) until {@code size} more fits in the bound. */
-    private boolean dropFreeFor(long size) {
-        for (int c = free.size() - 1; c >= 0 && allocatedBytes + size > capacityBytes; c--) {
-            HostBuffer b;
-            while (allocatedBytes + size > capacityBytes && (b = free.get(c).pollFirst()) != null) {
-                allocatedBytes -= b.byteSize();
-                b.close();
-            }
-        }
-        return allocatedBytes + size <= capacityBytes;
+        return allocatedBytes <= limit;
     }
 
     /** Returns a buffer: kept for reuse within the bound or during a burst, freed above it otherwise or after {@link #close()}. */
@@ -232,34 +234,30 @@ final class PinnedPool implements AutoCloseable {
         if (b == null) {
             return;
         }
-        boolean keep;
-        java.util.List<HostBuffer> trimmed = java.util.List.of();
+        java.util.List<HostBuffer> dropped = new java.util.ArrayList<>();
         synchronized (this) {
             outstanding--;
             lentBytes -= b.byteSize();
             exhausted = false;
-            keep = !closed;
-            if (keep) {
+            if (closed) {
+                allocatedBytes -= b.byteSize();
+                dropped.add(b);
+            } else {
                 int c = classOf(b.byteSize());
                 free.get(c).addFirst(b); // most recently used first: warm in caches and TLBs
-                trimmed = trimIfCalm(c); // above the bound after a burst: colder buffers go first, this one last
-            } else {
-                allocatedBytes -= b.byteSize();
+                trimIfCalm(c, dropped); // above the bound after a burst: colder buffers go first, this one last
             }
         }
-        if (!keep) {
-            b.close();
-        }
-        trimmed.forEach(HostBuffer::close);
+        dropped.forEach(HostBuffer::close);
     }
 
     /** Frees kept buffers beyond the bound if the last burst is over (otherwise the next acquire or release does it). */
     void trim() {
-        java.util.List<HostBuffer> drop;
+        java.util.List<HostBuffer> dropped = new java.util.ArrayList<>();
         synchronized (this) {
-            drop = trimIfCalm();
+            trimIfCalm(-1, dropped);
         }
-        drop.forEach(HostBuffer::close);
+        dropped.forEach(HostBuffer::close);
     }
 
     /** Buffers lent and not returned. */

@@ -596,17 +596,11 @@ public final class StagedCheck {
                 if (rank == 0) { x.send(n); x.recv(n); } else { x.recv(n); x.send(n); }
             }
             world.barrier();
-            rt.calls.timing(true);
-            Calls.Snapshot before = rt.calls.snapshot();
-            long t0 = System.nanoTime();
-            for (int i = 0; i < reps; i++) {
-                if (rank == 0) { x.send(n); x.recv(n); } else { x.recv(n); x.send(n); }
-            }
-            long wall = System.nanoTime() - t0;
-            Calls.Snapshot d = rt.calls.snapshot().since(before);
-            rt.calls.timing(false);
-            world.barrier();
-            mine.append(phaseRow(n, reps, wall, d));
+            mine.append(timedRow(rt, Long.toString(n), reps, () -> {
+                for (int i = 0; i < reps; i++) {
+                    if (rank == 0) { x.send(n); x.recv(n); } else { x.recv(n); x.send(n); }
+                }
+            }));
         }
         // and one osu_bw window of 64 x 1 MiB (the row's "round trip" is then one whole window)
         if ((1L << 20) <= max) {
@@ -614,15 +608,9 @@ public final class StagedCheck {
             int windows = quick ? 3 : 8;
             try (HostBuffer ack = HostBuffer.allocate(8)) {
                 window(pipe, b.send, b.recv, ack, n, window(n), 2);
-                rt.calls.timing(true);
-                Calls.Snapshot before = rt.calls.snapshot();
-                long t0 = System.nanoTime();
-                window(pipe, b.send, b.recv, ack, n, window(n), windows);
-                long wall = System.nanoTime() - t0;
-                Calls.Snapshot d = rt.calls.snapshot().since(before);
-                rt.calls.timing(false);
-                world.barrier();
-                mine.append(phaseRow(n, windows + 2, wall, d).replaceFirst("\\| R \\| " + n + " \\|", "| R | " + n + " x " + window(n) + " (window) |"));
+                // window() adds two warm-up windows of its own: they are timed too
+                mine.append(timedRow(rt, n + " x " + window(n) + " (window)", windows + 2,
+                        () -> window(pipe, b.send, b.recv, ack, n, window(n), windows)));
             }
         }
         // rank 1's rows travel to rank 0 as text
@@ -655,7 +643,20 @@ public final class StagedCheck {
         return r;
     }
 
-    private static String phaseRow(long n, int reps, long wallNanos, Calls.Snapshot d) {
+    /** Runs {@code rounds} (that many round trips) with every native call timed; its breakdown row, then a barrier. */
+    private String timedRow(StagedRuntime rt, String label, int reps, Runnable rounds) {
+        rt.calls.timing(true);
+        Calls.Snapshot before = rt.calls.snapshot();
+        long t0 = System.nanoTime();
+        rounds.run();
+        long wall = System.nanoTime() - t0;
+        Calls.Snapshot d = rt.calls.snapshot().since(before);
+        rt.calls.timing(false);
+        world.barrier();
+        return phaseRow(label, reps, wall, d);
+    }
+
+    private static String phaseRow(String label, int reps, long wallNanos, Calls.Snapshot d) {
         double per = reps;
         double wall = wallNanos / 1e3 / per;
         Calls.Kind[][] groups = {
@@ -666,7 +667,7 @@ public final class StagedCheck {
                 {Calls.Kind.MPI_POST},
                 {Calls.Kind.MPI_TEST},
                 {Calls.Kind.POOL}};
-        StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| R | %d | %.1f | %.1f |", n, wall / 2, wall));
+        StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| R | %s | %.1f | %.1f |", label, wall / 2, wall));
         double sum = 0;
         for (Calls.Kind[] g : groups) {
             double us = 0;
