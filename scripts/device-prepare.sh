@@ -76,6 +76,8 @@ done
 rm -rf "$D/c"; mkdir -p "$D/c"
 sh bench/src/main/c/build.sh "$D/c" mpicc.openmpi ferry-osu >/dev/null
 command -v mpicc.mpich >/dev/null && sh bench/src/main/c/build.sh "$D/c" mpicc.mpich ferry-osu-mpich >/dev/null
+# the staged pipeline in C (bench/experiments/staged-pipeline.c): the native reference for staged's pipeline
+mpicc.openmpi -O2 -Wall -o "$D/c/staged-pipeline" bench/experiments/staged-pipeline.c -ldl
 
 say "contents:"; du -sh "$D"/* >&2
 total=$(du -sm "$D" | cut -f1)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage (on the GPU machine, from the repository root, after scripts/device-prepare.sh here):
 #   scripts/device-run.sh STEP...        steps: info conformance mvapich mvapich-1gpu staged-check
-#                                        staged-check-pool demo bench bench-mpich (BENCH_LIMIT, BENCH_ARGS)
+#                                        staged-check-pool staged-pipeline demo bench bench-mpich
+#                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS)
 #
 # Unpacks .device/ (Java runtime, CUDA-aware MPI kits), then runs each step and leaves in $OUT
 # (default ./device-out): summary.md (what ran: command, device, results), logs.tgz (every log
@@ -38,7 +39,7 @@ if [ ! -f "$SUMMARY" ]; then
     md "# Ferry GPU run $(date -u +%Y-%m-%dT%H:%MZ)"
     md ""
     md "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sort | uniq -c | sed 's/^ *//' | paste -sd';')"
-    md "- host: $(nproc) cores, $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
+    md "- host: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), L3 $(lscpu 2>/dev/null | sed -n 's/^L3 cache: *//p')), $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
     md "- system Open MPI: $(ompi_info --version 2>/dev/null | head -1)"
     md "- command: \`scripts/device-run.sh $*\` (after \`scripts/device-prepare.sh\` on the build machine)"
     md ""
@@ -165,18 +166,23 @@ run_main() {
 }
 JOPTS=""
 
-# staged_check FLAVOUR: the native C reference (ferry-osu: pinned host latency and osu_bw window,
-# the sizes and window policy of StagedCheck) and then StagedCheck, one after the other on the same
+# staged_check FLAVOUR [TAG PROPS CCONFIG]: the native C references (ferry-osu: pinned host latency
+# and osu_bw window, the sizes and window policy of StagedCheck; staged-pipeline: the same pipeline in C
+# with CCONFIG, by default Ferry's default tuning) and then StagedCheck, one after the other on the same
 # MPI and GPUs, so that the check's verdicts compare with C measured in the same run
 staged_check() {
-    local f=$1 tag=${2:-} props=${3:-} sizes=8
+    local f=$1 tag=${2:-} props=${3:-} cconf=${4:-staged:auto:4:8} sizes=8
     for ((n = 256 * 1024; n <= 256 * 1024 * 1024; n *= 2)); do sizes="$sizes,$n"; done
     mpi_env "$f"
     local csv=$OUT/staged-check-$f-native.csv t0=$SECONDS
     timeout 240 "${LAUNCH[@]}" -np 2 "$D/c/ferry-osu" --bench latency,bw --mem pinned --sizes "$sizes" --warmup 2 --iterations 10 \
         --batch-bytes 67108864 --min-reps 1 --max-reps 200 --window-bytes 268435456 --max-window 64 --out "$csv" > "$W/logs/staged-check-$f-native.log" 2>&1
     md "- \`staged-check-$f-native\`: \`mpirun -np 2 ferry-osu --bench latency,bw --mem pinned --sizes $sizes (window policy of the suite)\` ($f MPI): exit $?, $((SECONDS - t0)) s"
-    JOPTS="-Dferry.backend=staged $props" run_main "staged-check-$f$tag" "$f" 2 dev.ferry.staged.StagedCheck ${STAGED_CHECK_ARGS:-} --native "$csv" "$OUT/staged-check-$f$tag.md"
+    local ccsv=$OUT/staged-check-$f$tag-cstaged.csv; t0=$SECONDS
+    timeout 180 "${LAUNCH[@]}" -np 2 "$D/c/staged-pipeline" --sizes 1m,2m,4m,8m,16m,32m,64m,128m,256m "$cconf" > "$ccsv" 2> "$W/logs/staged-check-$f$tag-cstaged.log"
+    md "- \`staged-check-$f$tag-cstaged\`: \`mpirun -np 2 staged-pipeline --sizes 1m..256m $cconf\` ($f MPI): exit $?, $((SECONDS - t0)) s"
+    JOPTS="-Dferry.backend=staged $props" run_main "staged-check-$f$tag" "$f" 2 dev.ferry.staged.StagedCheck ${STAGED_CHECK_ARGS:-} --native "$csv" \
+        --native-staged "$ccsv" "$OUT/staged-check-$f$tag.md"
     [ -f "$OUT/staged-check-$f$tag.md" ] && { md ""; sed 's/^#/##/' "$OUT/staged-check-$f$tag.md" >> "$SUMMARY"; md ""; }
 }
 
@@ -184,11 +190,25 @@ step_staged-check-pool() {
     # the staging working set against the cache (bench/results/2026-11-23-cpu-window-buffers.md): the
     # default bound (8 x 4 MiB per side) and tighter ones, over the system Open MPI
     md "## Staged pipeline by staging pool bound"; md ""
-    staged_check sys -pool8 -Dferry.staged.pool=8
-    staged_check sys -chunk1m-pool8 "-Dferry.staged.chunk=1m -Dferry.staged.pool=8"
-    staged_check sys -chunk1m-pool4 "-Dferry.staged.chunk=1m -Dferry.staged.pool=4"
-    staged_check sys -pool2 -Dferry.staged.pool=2
+    staged_check sys -pool8 -Dferry.staged.pool=8 staged:auto:4:8
+    staged_check sys -chunk1m-pool8 "-Dferry.staged.chunk=1m -Dferry.staged.pool=8" staged:1m:4:8
+    staged_check sys -chunk1m-pool4 "-Dferry.staged.chunk=1m -Dferry.staged.pool=4" staged:1m:4:4
+    staged_check sys -pool2 -Dferry.staged.pool=2 staged:auto:2:2
     md ""
+}
+
+step_staged-pipeline() {
+    # the staged pipeline written in C (bench/experiments/staged-pipeline.c) against plain pinned host
+    # MPI, over the system Open MPI: is staged's gap Java's and the protocol's, or the platform's?
+    # configs MEM:CHUNK:DEPTH:RING (see the program); the first staged one is Ferry's default tuning
+    md "## The staged pipeline in C, by chunk, depth and staging ring (sys MPI)"; md ""
+    mpi_env sys
+    local csv=$OUT/staged-pipeline-sys.csv t0=$SECONDS
+    timeout 300 "${LAUNCH[@]}" -np 2 "$D/c/staged-pipeline" --sizes 1m,2m,4m,8m,16m,32m,64m,128m,256m \
+        host:0:1:1 host:0:1:8 staged:auto:4:8 staged:0:1:1 staged:auto:4:64 staged:4m:4:4 staged:1m:4:4 staged:1m:2:2 \
+        staged:256k:4:4 staged:256k:8:8 staged:64k:8:8 > "$csv" 2> "$W/logs/staged-pipeline.log"
+    md "- \`mpirun -np 2 staged-pipeline --sizes 1m..256m host:0:1:1 host:0:1:8 staged:auto:4:8 staged:0:1:1 staged:auto:4:64 staged:4m:4:4 staged:1m:4:4 staged:1m:2:2 staged:256k:4:4 staged:256k:8:8 staged:64k:8:8\` (sys MPI): exit $?, $((SECONDS - t0)) s"
+    md ""; md '```'; cat "$csv" >> "$SUMMARY"; md '```'; md ""
 }
 
 step_staged-check() {

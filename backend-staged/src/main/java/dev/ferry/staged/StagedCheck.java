@@ -36,9 +36,13 @@ import java.util.Map;
  * <li>peer: cuMemcpyPeer from GPU 0 to GPU 1 inside rank 0 (which opens both), when two GPUs are visible.</li>
  * </ul>
  *
- * and the verdicts: staged at least 90% of host from 1 MiB up, staged 8-byte latency within twice
- * host latency plus an 8-byte device-to-host and host-to-device copy, IPC at least 80% of
- * cuMemcpyPeer from 256 MiB up. Prints a markdown report and writes it to {@code --out FILE}.
+ * and the verdicts: from 1 MiB up, the staged pipeline at least 90% of the native C pinned host
+ * bandwidth ({@code --native}: ferry-osu's CSV from the same MPI), both as ping-pong (osu_latency's
+ * one-way time, the method of the issue's reference figures) and as a window (osu_bw); staged
+ * 8-byte latency within twice native pinned latency plus an 8-byte device-to-host and host-to-device
+ * copy; IPC at least 80% of cuMemcpyPeer from 256 MiB up. With {@code --native-staged} (the CSV of
+ * bench/experiments/staged-pipeline.c) the same pipeline written in C stands next to Ferry's, which
+ * separates Java's and the protocol's cost from the platform's. Prints a markdown report and writes it to {@code --out FILE}.
  * Exits 1 when a byte is wrong, 3 when a verdict fails (0 with {@code --no-verdict-exit}), 0
  * with a printed reason when there is no GPU.
  *
@@ -59,6 +63,9 @@ public final class StagedCheck {
     /** The native C reference's pinned host figures (ferry-osu), when given: GB/s by size, and us by size. */
     private Map<Long, Double> nativeBw = Map.of(), nativeLatency = Map.of();
     private String nativeSource;
+    /** The same pipeline in C (bench/experiments/staged-pipeline.c), when given: GB/s by size, ping-pong and window. */
+    private Map<Long, Double> cStagedPingPong = Map.of(), cStagedWindow = Map.of();
+    private String cStagedSource;
     private final StringBuilder report = new StringBuilder();
     private final List<String> failures = new ArrayList<>();
     private final Memory mem;
@@ -114,7 +121,7 @@ public final class StagedCheck {
         String out = null;
         long max = 1L << 30;
         boolean quick = false, verdictExit = true, cpu = false, sweep = false;
-        Path nativeCsv = null;
+        Path nativeCsv = null, cStagedCsv = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--out" -> out = args[++i];
@@ -124,9 +131,10 @@ public final class StagedCheck {
                 case "--cpu" -> cpu = true;
                 case "--sweep" -> sweep = true;
                 case "--native" -> nativeCsv = Path.of(args[++i]);
+                case "--native-staged" -> cStagedCsv = Path.of(args[++i]);
                 default -> {
                     if (args[i].startsWith("-") || out != null) {
-                        System.err.println("usage: mpirun -np 2 java ... dev.ferry.staged.StagedCheck [[--out] FILE] [--max BYTES] [--quick] [--sweep] [--native FERRY_OSU.csv] [--no-verdict-exit] [--cpu]");
+                        System.err.println("usage: mpirun -np 2 java ... dev.ferry.staged.StagedCheck [[--out] FILE] [--max BYTES] [--quick] [--sweep] [--native FERRY_OSU.csv] [--native-staged STAGED_PIPELINE.csv] [--no-verdict-exit] [--cpu]");
                         System.exit(2);
                     }
                     out = args[i]; // the report file may also be given alone
@@ -156,6 +164,11 @@ public final class StagedCheck {
             c.nativeBw = readNative(nativeCsv, "bw");
             c.nativeLatency = readNative(nativeCsv, "latency");
             c.nativeSource = nativeCsv.getFileName().toString();
+        }
+        if (cStagedCsv != null) {
+            c.cStagedPingPong = readCStaged(cStagedCsv, "pingpong");
+            c.cStagedWindow = readCStaged(cStagedCsv, "window");
+            c.cStagedSource = cStagedCsv.getFileName().toString() + " (" + firstStagedConfig(cStagedCsv) + ")";
         }
         int code = c.run();
         if (world.rank() == 0) {
@@ -515,6 +528,29 @@ public final class StagedCheck {
     }
 
     /**
+     * The C pipeline's figures ({@code --native-staged FILE}, the CSV of bench/experiments/staged-pipeline.c):
+     * GB/s by size for {@code bench} ("pingpong" or "window") of the file's first staged config.
+     */
+    static Map<Long, Double> readCStaged(Path csv, String bench) throws IOException {
+        String config = firstStagedConfig(csv);
+        Map<Long, Double> out = new LinkedHashMap<>();
+        for (String line : Files.readAllLines(csv)) {
+            String[] f = line.split(",");
+            if (f.length < 12 || !f[0].equals(bench) || !f[1].equals(config) || !f[11].equals("ok")) continue;
+            out.put(Long.parseLong(f[6]), Double.parseDouble(f[8]));
+        }
+        return out;
+    }
+
+    static String firstStagedConfig(Path csv) throws IOException {
+        for (String line : Files.readAllLines(csv)) {
+            String[] f = line.split(",");
+            if (f.length >= 12 && f[2].equals("staged")) return f[1];
+        }
+        return "none";
+    }
+
+    /**
      * The staged pipeline under several tunings (chunk sizes, threshold, depth) at sizes around the
      * chunk sizes, every transfer checked, to choose the defaults from one run. Tunings whose chunk
      * exceeds the staging buffers ({@code ferry.staged.chunk}) are left out: run with
@@ -784,22 +820,36 @@ public final class StagedCheck {
         r.append("- CUDA: ").append(mem.describe()).append('\n');
         r.append("- peer access: ").append(mem == CUDA ? StagedProvider.peerAccess() : "n/a").append('\n');
         r.append("- one-way GB/s (1e9 bytes/s) from ping-pong: median (min–max); peer = cuMemcpyPeer GPU 0 -> GPU 1 in one process\n\n");
-        r.append("| bytes | staged | ipc | naive staging | host pinned (").append(inner).append(") | cuMemcpyPeer | staged/host | ipc/peer | bytes checked |\n");
-        r.append("|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n");
+        r.append("- native C pinned: ferry-osu `latency` (osu_latency) at each size, ").append(nativeLatency.isEmpty() ? "not given" : nativeSource)
+                .append("; C staged: the same pipeline in C, ").append(cStagedSource == null ? "not given" : cStagedSource).append("\n\n");
+        r.append("| bytes | staged | ipc | naive staging | host pinned (").append(inner).append(") | native C pinned | C staged | cuMemcpyPeer | staged/host | staged/C pinned | staged/C staged | ipc/peer | bytes checked |\n");
+        r.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n");
         int verdict = 0;
         List<String> verdicts = new ArrayList<>();
-        double worstStaged = Double.MAX_VALUE, worstIpc = Double.MAX_VALUE;
+        double worstStaged = Double.MAX_VALUE, worstIpc = Double.MAX_VALUE, worstVsC = Double.MAX_VALUE, worstVsCStaged = Double.MAX_VALUE;
+        long worstVsCAt = 0;
         for (Row row : rows) {
             Map<String, double[]> t = row.times();
             double[] st = t.get("staged"), ho = t.get("host"), ip = t.get("ipc"), pe = t.get("peer");
+            Double cUs = nativeLatency.get(row.bytes()), cSt = cStagedPingPong.get(row.bytes());
+            double cGb = cUs == null ? Double.NaN : row.bytes() / (cUs * 1e-6) / 1e9, stGb = st == null ? Double.NaN : row.bytes() / st[0] / 1e9;
             String sh = st != null && ho != null ? String.format(Locale.ROOT, "%.0f%%", 100 * ho[0] / st[0]) : "";
             String ipe = ip != null && pe != null ? String.format(Locale.ROOT, "%.0f%%", 100 * pe[0] / ip[0]) : "";
             r.append("| ").append(row.bytes()).append(" | ").append(gbps(row.bytes(), st)).append(" | ").append(gbps(row.bytes(), ip))
                     .append(" | ").append(gbps(row.bytes(), t.get("naive"))).append(" | ").append(gbps(row.bytes(), ho))
-                    .append(" | ").append(gbps(row.bytes(), pe)).append(" | ").append(sh).append(" | ").append(ipe)
-                    .append(" | ").append(row.checked() ? "ok" : "**WRONG**").append(" |\n");
+                    .append(" | ").append(cUs == null ? "" : String.format(Locale.ROOT, "%.2f", cGb))
+                    .append(" | ").append(cSt == null ? "" : String.format(Locale.ROOT, "%.2f", cSt))
+                    .append(" | ").append(gbps(row.bytes(), pe)).append(" | ").append(sh)
+                    .append(" | ").append(cUs == null || st == null ? "" : String.format(Locale.ROOT, "%.0f%%", 100 * stGb / cGb))
+                    .append(" | ").append(cSt == null || st == null ? "" : String.format(Locale.ROOT, "%.0f%%", 100 * stGb / cSt))
+                    .append(" | ").append(ipe).append(" | ").append(row.checked() ? "ok" : "**WRONG**").append(" |\n");
             if (row.bytes() >= (1 << 20) && st != null && ho != null && Long.bitCount(row.bytes()) == 1) {
                 worstStaged = Math.min(worstStaged, ho[0] / st[0]);
+                if (cUs != null && stGb / cGb < worstVsC) {
+                    worstVsC = stGb / cGb;
+                    worstVsCAt = row.bytes();
+                }
+                if (cSt != null) worstVsCStaged = Math.min(worstVsCStaged, stGb / cSt);
             }
             if (row.bytes() >= (256L << 20) && ip != null && pe != null) {
                 worstIpc = Math.min(worstIpc, pe[0] / ip[0]);
@@ -823,18 +873,20 @@ public final class StagedCheck {
         }
         if (!windowRows.isEmpty()) {
             r.append("\n## Bandwidth (window of non-blocking sends, as osu_bw; GB/s, median (min–max))\n\n");
-            r.append("| bytes | window | staged pipeline (device, IPC off) | host pinned (Java, ").append(inner).append(") | native C pinned | staged / C | staged / host | bytes checked |\n");
-            r.append("|---:|---:|---:|---:|---:|---:|---:|:---|\n");
+            r.append("| bytes | window | staged pipeline (device, IPC off) | host pinned (Java, ").append(inner).append(") | native C pinned | C staged | staged / C | staged / C staged | staged / host | bytes checked |\n");
+            r.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n");
             double worst = Double.MAX_VALUE;
             long worstAt = 0;
             String against = nativeBw.isEmpty() ? "host pinned (Java)" : "native C pinned";
             for (WindowRow w : windowRows) {
-                Double c = nativeBw.get(w.bytes());
+                Double c = nativeBw.get(w.bytes()), cs = cStagedWindow.get(w.bytes());
                 double ref = nativeBw.isEmpty() ? w.host()[0] : c == null ? Double.NaN : c;
-                r.append(String.format(Locale.ROOT, "| %d | %d | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) | %s | %s | %.0f%% | %s |%n", w.bytes(), w.window(),
+                r.append(String.format(Locale.ROOT, "| %d | %d | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) | %s | %s | %s | %s | %.0f%% | %s |%n", w.bytes(), w.window(),
                         w.staged()[0], w.staged()[1], w.staged()[2], w.host()[0], w.host()[1], w.host()[2],
                         c == null ? "n/a" : String.format(Locale.ROOT, "%.2f", c),
+                        cs == null ? "n/a" : String.format(Locale.ROOT, "%.2f", cs),
                         c == null ? "" : String.format(Locale.ROOT, "%.0f%%", 100 * w.staged()[0] / c),
+                        cs == null ? "" : String.format(Locale.ROOT, "%.0f%%", 100 * w.staged()[0] / cs),
                         100 * w.staged()[0] / w.host()[0], w.checked() ? "ok" : "**WRONG**"));
                 if (w.bytes() >= (1 << 20) && !Double.isNaN(ref) && w.staged()[0] / ref < worst) {
                     worst = w.staged()[0] / ref;
@@ -842,6 +894,7 @@ public final class StagedCheck {
                 }
             }
             if (!nativeBw.isEmpty()) r.append("\n- native C: ").append(nativeSource).append(" (ferry-osu `bw`, pinned host buffers, same window and sizes, same MPI, same job script)\n");
+            if (cStagedSource != null) r.append("- C staged: ").append(cStagedSource).append(", the same window through the same kind of pipeline in C, no protocol\n");
             if (worst != Double.MAX_VALUE) {
                 boolean pass = worst >= 0.9;
                 verdicts.add(String.format(Locale.ROOT, "%s staged pipeline >= 90%% of %s bandwidth (osu_bw window) from 1 MiB up (worst %.0f%% at %s)",
@@ -849,9 +902,25 @@ public final class StagedCheck {
                 if (!pass) verdict = 3;
             }
         }
-        if (worstStaged != Double.MAX_VALUE) {
-            // a single message's ping-pong pays the pipeline's fill and drain (first copy out, last copy in) every time
-            verdicts.add(String.format(Locale.ROOT, "(info) staged ping-pong one-way bandwidth from 1 MiB up: worst %.0f%% of host pinned ping-pong", 100 * worstStaged));
+        if (worstVsC != Double.MAX_VALUE) {
+            // the reference figures (11 GB/s at 4-16 MiB, 5.8 GB/s at 256 MiB) are ping-pong ones; a single
+            // message's ping-pong pays the pipeline's fill and drain (first copy out, last copy in) every time
+            boolean pass = worstVsC >= 0.9;
+            verdicts.add(String.format(Locale.ROOT, "%s staged ping-pong >= 90%% of native C pinned ping-pong (osu_latency's one-way time) from 1 MiB up (worst %.0f%% at %s)",
+                    pass ? "PASS" : "FAIL", 100 * worstVsC, StagedSettings.bytes(worstVsCAt)));
+            if (!pass) verdict = 3;
+        } else if (worstStaged != Double.MAX_VALUE) {
+            verdicts.add(String.format(Locale.ROOT, "(info) staged ping-pong one-way bandwidth from 1 MiB up: worst %.0f%% of host pinned ping-pong (Java)", 100 * worstStaged));
+        }
+        double worstWindowVsCStaged = Double.MAX_VALUE;
+        for (WindowRow w : windowRows) {
+            Double c = cStagedWindow.get(w.bytes());
+            if (w.bytes() >= (1 << 20) && c != null) worstWindowVsCStaged = Math.min(worstWindowVsCStaged, w.staged()[0] / c);
+        }
+        if (worstVsCStaged != Double.MAX_VALUE || worstWindowVsCStaged != Double.MAX_VALUE) {
+            verdicts.add(String.format(Locale.ROOT, "(info) Java's overhead: staged against the same pipeline in C, from 1 MiB up: worst %s in ping-pong, %s in the window",
+                    worstVsCStaged == Double.MAX_VALUE ? "n/a" : String.format(Locale.ROOT, "%.0f%%", 100 * worstVsCStaged),
+                    worstWindowVsCStaged == Double.MAX_VALUE ? "n/a" : String.format(Locale.ROOT, "%.0f%%", 100 * worstWindowVsCStaged)));
         }
         if (worstIpc != Double.MAX_VALUE) {
             boolean pass = worstIpc >= 0.8;
