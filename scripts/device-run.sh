@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Usage (on the GPU machine, from the repository root, after scripts/device-prepare.sh here):
 #   scripts/device-run.sh STEP...        steps: info conformance mvapich mvapich-1gpu staged-check
-#                                        staged-check-pool staged-pipeline demo bench bench-mpich
-#                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS)
+#                                        staged-check-sys staged-check-pool staged-pipeline demo bench bench-mpich
+#                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS; MPS=1 runs the
+#                                        steps under a CUDA MPS daemon, for ranks that share one GPU)
 #
 # Unpacks .device/ (Java runtime, CUDA-aware MPI kits), then runs each step and leaves in $OUT
 # (default ./device-out): summary.md (what ran: command, device, results), logs.tgz (every log
@@ -187,13 +188,12 @@ staged_check() {
 }
 
 step_staged-check-pool() {
-    # the staging working set against the cache (bench/results/2026-11-23-cpu-window-buffers.md): the
-    # default bound (8 x 4 MiB per side) and tighter ones, over the system Open MPI
-    md "## Staged pipeline by staging pool bound"; md ""
-    staged_check sys -pool8 -Dferry.staged.pool=8 staged:auto:4:8
-    staged_check sys -chunk1m-pool8 "-Dferry.staged.chunk=1m -Dferry.staged.pool=8" staged:1m:4:8
-    staged_check sys -chunk1m-pool4 "-Dferry.staged.chunk=1m -Dferry.staged.pool=4" staged:1m:4:4
-    staged_check sys -pool2 -Dferry.staged.pool=2 staged:auto:2:2
+    # staged's tunables that the staged pipeline's window bandwidth may hang on: the default, the
+    # staging bound at 8 MiB (pool 2 x 4 MiB: 8 buffers of 1 MiB), and no cuCtxSynchronize per transfer
+    md "## Staged pipeline by staging pool bound and context sync"; md ""
+    staged_check sys -default ""
+    staged_check sys -pool2 -Dferry.staged.pool=2
+    staged_check sys -nosync -Dferry.staged.contextSync=false
     md ""
 }
 
@@ -204,11 +204,16 @@ step_staged-pipeline() {
     md "## The staged pipeline in C, by chunk, depth and staging ring (sys MPI)"; md ""
     mpi_env sys
     local csv=$OUT/staged-pipeline-sys.csv t0=$SECONDS
-    timeout 300 "${LAUNCH[@]}" -np 2 "$D/c/staged-pipeline" --sizes 1m,2m,4m,8m,16m,32m,64m,128m,256m \
-        host:0:1:1 host:0:1:8 staged:auto:4:8 staged:0:1:1 staged:auto:4:64 staged:4m:4:4 staged:1m:4:4 staged:1m:2:2 \
-        staged:256k:4:4 staged:256k:8:8 staged:64k:8:8 > "$csv" 2> "$W/logs/staged-pipeline.log"
-    md "- \`mpirun -np 2 staged-pipeline --sizes 1m..256m host:0:1:1 host:0:1:8 staged:auto:4:8 staged:0:1:1 staged:auto:4:64 staged:4m:4:4 staged:1m:4:4 staged:1m:2:2 staged:256k:4:4 staged:256k:8:8 staged:64k:8:8\` (sys MPI): exit $?, $((SECONDS - t0)) s"
+    local configs="host:0:1:1 host:0:1:8 staged:auto:4:8 staged:0:1:1 staged:auto:4:64 staged:4m:4:4 staged:1m:4:4 staged:256k:8:8 staged:auto:4:8:128k staged:4m:4:8:256k"
+    timeout 300 "${LAUNCH[@]}" -np 2 "$D/c/staged-pipeline" --sizes 1m,2m,4m,8m,16m,32m,64m,128m,256m $configs > "$csv" 2> "$W/logs/staged-pipeline.log"
+    md "- \`mpirun -np 2 staged-pipeline --sizes 1m..256m $configs\` (sys MPI): exit $?, $((SECONDS - t0)) s"
     md ""; md '```'; cat "$csv" >> "$SUMMARY"; md '```'; md ""
+}
+
+step_staged-check-sys() {
+    md "## Staged pipeline, CUDA IPC and references over the system Open MPI"; md ""
+    staged_check sys
+    md ""
 }
 
 step_staged-check() {
@@ -252,9 +257,18 @@ step_bench-mpich() {
     md ""
 }
 
+# MPS=1: ranks sharing a GPU run their work concurrently through one MPS server instead of being
+# time-sliced (a user-space daemon: the GPU's settings stay as they are; it is stopped at the end)
+if [ "${MPS:-0}" = 1 ]; then
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/ferry-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/ferry-mps/log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    if nvidia-cuda-mps-control -d 2>"$W/logs/mps.log"; then md "- CUDA MPS: daemon started for these steps"; else md "- CUDA MPS: could not start ($(head -c 200 "$W/logs/mps.log"))"; fi
+    md ""
+fi
 for s in "$@"; do
     if declare -f "step_$s" >/dev/null; then "step_$s"; else say "unknown step $s"; fi
 done
+[ "${MPS:-0}" = 1 ] && { echo quit | nvidia-cuda-mps-control 2>/dev/null; cp -r /tmp/ferry-mps/log "$W/logs/mps" 2>/dev/null; }
 tar czf "$OUT/logs.tgz" -C "$W" logs suites 2>/dev/null
 say "done; summary in $SUMMARY"
 cat "$SUMMARY"

@@ -4,13 +4,14 @@
  * Question: is the gap between Ferry's `staged` pipeline and native pinned host MPI (#3) Java's and
  * Ferry's, or does the same pipeline written in C, with no protocol at all, have it too?
  *
- * A config is MEM:CHUNK:DEPTH:RING
+ * A config is MEM:CHUNK:DEPTH:RING[:RAMP]
  *   host    pinned host buffers straight to MPI (no copies); RING distinct message buffers, cycled
  *           (1 is osu_bw and osu_latency: one buffer); CHUNK and DEPTH ignored
  *   staged  device buffers: the message is cut in CHUNK-byte pieces ("auto": Ferry's rule, 0: one
  *           piece), each copied device-to-host on a stream into one of RING pinned staging buffers
  *           (used in turn) and sent as soon as its copy is done, at most DEPTH pieces in flight; the
- *           receiver receives into its RING buffers and copies each piece to the device as it lands
+ *           receiver receives into its RING buffers and copies each piece to the device as it lands;
+ *           RAMP: the pieces grow from RAMP bytes (doubling) to CHUNK and shrink back at the end
  * Benches: pingpong (one-way GB/s from round trips, as osu_latency) and window (osu_bw: W = clamp(256 MiB
  * / size, 1, 64) messages, then a 1-byte acknowledgement). Every size: 2 batches of warm-up, ITERS
  * batches timed (each about 64 MiB or 200 invocations), then one transfer whose every byte is checked.
@@ -64,7 +65,7 @@ static void cuda_init(void) {
 }
 
 #define MAXRING 64
-struct config { int staged; long chunk; int depth, ring; const char *text; }; /* chunk -1: auto */
+struct config { int staged; long chunk; int depth, ring; long ramp; const char *text; }; /* chunk -1: auto; ramp 0: none */
 static void *stage[MAXRING], *ev_out[MAXRING], *ev_in[MAXRING], *s_out, *s_in;
 static void *host[MAXRING];
 static dptr dsrc, ddst;
@@ -79,13 +80,38 @@ static long chunk_for(const struct config *c, long n) {
     return want < (1L << 20) ? 1L << 20 : want > (4L << 20) ? 4L << 20 : want;
 }
 
+/* The pieces of one message: CHUNK-byte pieces, or with RAMP, pieces that grow from RAMP bytes,
+ * doubling, up to CHUNK and shrink back to RAMP at the end (the first device-to-host copy and the
+ * last host-to-device copy, which nothing overlaps, are then small). */
+#define MAXPIECES 4096
+static long poff[MAXPIECES], plen[MAXPIECES];
+static long plan(const struct config *c, long n) {
+    long ch = chunk_for(c, n), rest = n, up = 0, down = 0, downs[64];
+    for (long s = c->ramp; c->ramp > 0 && s < ch && rest > 0; s *= 2) {
+        long a = s < rest ? s : rest;
+        plen[up++] = a; rest -= a;
+        if (rest == 0) break;
+        a = s < rest ? s : rest;
+        downs[down++] = a; rest -= a;
+    }
+    long k = up;
+    while (rest > 0) {
+        if (k + down >= MAXPIECES) { fprintf(stderr, "staged-pipeline: too many pieces\n"); MPI_Abort(MPI_COMM_WORLD, 2); }
+        long a = ch < rest ? ch : rest;
+        plen[k++] = a; rest -= a;
+    }
+    while (down > 0) plen[k++] = downs[--down];
+    for (long i = 0, off = 0; i < k; off += plen[i], i++) poff[i] = off;
+    return k;
+}
+
 /* Sends `msgs` messages of n bytes from device memory (all from dsrc, as osu reuses its buffer). */
 static void staged_send(const struct config *c, long n, int msgs) {
-    long ch = chunk_for(c, n), per = (n + ch - 1) / ch, total = per * msgs, copy = 0, sent = 0, done = 0;
+    long per = plan(c, n), total = per * msgs, copy = 0, sent = 0, done = 0;
     MPI_Request req[MAXRING];
     while (done < total) {
         while (copy < total && copy - done < c->depth) {
-            long off = (copy % per) * ch, len = n - off < ch ? n - off : ch;
+            long off = poff[copy % per], len = plen[copy % per];
             check(cu.MemcpyDtoHAsync(stage[copy % c->ring], dsrc + off, len, s_out), "cuMemcpyDtoHAsync");
             check(cu.EventRecord(ev_out[copy % c->ring], s_out), "cuEventRecord");
             copy++;
@@ -94,7 +120,7 @@ static void staged_send(const struct config *c, long n, int msgs) {
             int q = cu.EventQuery(ev_out[sent % c->ring]);
             if (q == 600) break; /* CUDA_ERROR_NOT_READY */
             check(q, "cuEventQuery");
-            long off = (sent % per) * ch, len = n - off < ch ? n - off : ch;
+            long len = plen[sent % per];
             MPI_Isend(stage[sent % c->ring], (int)len, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &req[sent % c->ring]);
             sent++;
         }
@@ -108,11 +134,11 @@ static void staged_send(const struct config *c, long n, int msgs) {
 }
 
 static void staged_recv(const struct config *c, long n, int msgs) {
-    long ch = chunk_for(c, n), per = (n + ch - 1) / ch, total = per * msgs, post = 0, land = 0, done = 0;
+    long per = plan(c, n), total = per * msgs, post = 0, land = 0, done = 0;
     MPI_Request req[MAXRING];
     while (done < total) {
         while (post < total && post - done < c->depth) {
-            long off = (post % per) * ch, len = n - off < ch ? n - off : ch;
+            long len = plen[post % per];
             MPI_Irecv(stage[post % c->ring], (int)len, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &req[post % c->ring]);
             post++;
         }
@@ -120,7 +146,7 @@ static void staged_recv(const struct config *c, long n, int msgs) {
             int flag;
             MPI_Test(&req[land % c->ring], &flag, MPI_STATUS_IGNORE);
             if (!flag) break;
-            long off = (land % per) * ch, len = n - off < ch ? n - off : ch;
+            long off = poff[land % per], len = plen[land % per];
             check(cu.MemcpyHtoDAsync(ddst + off, stage[land % c->ring], len, s_in), "cuMemcpyHtoDAsync");
             check(cu.EventRecord(ev_in[land % c->ring], s_in), "cuEventRecord");
             land++;
@@ -187,10 +213,12 @@ int main(int argc, char **argv) {
             struct config *c = &cfg[ncfg++];
             char mem[16], chunk[16]; long mul = 1;
             c->text = argv[i]; c->depth = 4; c->ring = 8;
-            if (sscanf(argv[i], "%15[a-z]:%15[0-9a-z]:%d:%d", mem, chunk, &c->depth, &c->ring) < 1) { if (!rank) fprintf(stderr, "bad config %s\n", argv[i]); MPI_Abort(MPI_COMM_WORLD, 2); }
+            char ramp[16] = "0";
+            if (sscanf(argv[i], "%15[a-z]:%15[0-9a-z]:%d:%d:%15[0-9a-z]", mem, chunk, &c->depth, &c->ring, ramp) < 1) { if (!rank) fprintf(stderr, "bad config %s\n", argv[i]); MPI_Abort(MPI_COMM_WORLD, 2); }
             c->staged = !strcmp(mem, "staged");
             if (!strcmp(chunk, "auto")) c->chunk = -1;
             else { size_t l = strlen(chunk); if (chunk[l - 1] == 'k') mul = 1024; if (chunk[l - 1] == 'm') mul = 1 << 20; c->chunk = atol(chunk) * mul; }
+            { size_t l = strlen(ramp); mul = ramp[l - 1] == 'k' ? 1024 : ramp[l - 1] == 'm' ? 1 << 20 : 1; c->ramp = atol(ramp) * mul; }
             if (c->ring < 1 || c->ring > MAXRING || c->depth < 1 || c->depth > c->ring) { if (!rank) fprintf(stderr, "config %s: need 1 <= depth <= ring <= %d\n", argv[i], MAXRING); MPI_Abort(MPI_COMM_WORLD, 2); }
         }
     }

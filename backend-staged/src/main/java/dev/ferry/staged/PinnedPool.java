@@ -60,7 +60,7 @@ final class PinnedPool implements AutoCloseable {
      * A staging buffer for a transfer's pipeline: one within the bound, or null (the caller asks
      * again at its next progress step). A transfer that holds none ({@code holdsNone}) gets one
      * beyond the bound only when the pool has been exhausted for {@link #STALL_NANOS} with no
-     * buffer returned, or when none is lent at all. Waiting first keeps a window of 64 transfers
+     * buffer returned (one such buffer per stall), or when none is lent at all. Waiting first keeps a window of 64 transfers
      * inside the bound, reusing a few cache-warm buffers instead of staging all 64 at once through
      * 64 cold ones (the copies through MPI run at memory speed, several times slower than from
      * cache); granting after a stall keeps the guarantee that matters: transfers that hold every
@@ -82,6 +82,10 @@ final class PinnedPool implements AutoCloseable {
                 if (now - exhaustedSince < STALL_NANOS) {
                     return null;
                 }
+                // one buffer per stall, and the stall clock starts over: a stall then frees the one
+                // transfer it needs, instead of every waiting transfer of a window getting a buffer
+                // beyond the bound at once (which staged all 64 transfers of a window through 64 buffers)
+                exhaustedSince = now;
             }
             stallGrants++;
         }
@@ -141,15 +145,17 @@ final class PinnedPool implements AutoCloseable {
                 throw new IllegalStateException("the staging pool was closed (Ferry.shutdown?)");
             }
             trimIfCalm(-1, dropped);
-            kept = free.get(c).pollFirst();
+            // the bound is on what is lent, not only on what is allocated: buffers kept from a burst
+            // serve guaranteed requests, but do not let a pipeline's further chunks widen its working set
+            kept = guaranteed || lentBytes + size <= capacityBytes ? free.get(c).pollFirst() : null;
             if (kept != null) {
                 lent(kept.byteSize());
             } else {
                 // within the bound, after making room from buffers of other classes kept free (colder than
                 // this request; but a refusable request in a burst drops nothing: the burst wants them
                 // back), or guaranteed beyond it; so a burst holds at most the bound or what it lends
-                boolean fits = allocatedBytes + size <= capacityBytes;
-                if (!fits && (guaranteed || !underPressure())) {
+                boolean fits = allocatedBytes + size <= capacityBytes; // (lent <= allocated)
+                if (!fits && (guaranteed || !underPressure()) && lentBytes + size <= capacityBytes) {
                     fits = takeFree(capacityBytes - size, -1, dropped);
                 }
                 if (fits || guaranteed) {

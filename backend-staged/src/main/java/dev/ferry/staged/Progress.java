@@ -102,7 +102,7 @@ final class Progress {
         }
     }
 
-    /** Posts {@code op} and adds it to the transfers in flight; throws (with nothing left in flight) if posting fails. */
+    /** Posts {@code op}, adds it to the transfers in flight and advances them all; throws (with {@code op} not in flight) if posting fails. */
     synchronized void start(Op op) {
         try {
             op.post();
@@ -118,6 +118,11 @@ final class Progress {
             finish(op, op.failure != null);
         } else {
             active.add(op);
+        }
+        if (active.size() > (op.isDone() ? 0 : 1)) {
+            // every staged call advances every transfer: in a window of isends, the copies that finished
+            // while the next ones were posted go out now, not only once the caller starts waiting
+            poll();
         }
     }
 

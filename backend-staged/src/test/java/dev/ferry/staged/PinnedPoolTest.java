@@ -48,9 +48,15 @@ class PinnedPoolTest {
         assertNotNull(c, "no buffer came back for the stall time: granted beyond the bound (a deadlock cannot form)");
         assertEquals(1, p.stallGrants());
         assertNull(p.acquireForTransfer(4096, false), "but never to a transfer that already holds one");
+        assertNull(p.acquireForTransfer(4096, true), "one buffer per stall: the next waiting transfer waits for another stall");
+        now += PinnedPool.STALL_NANOS;
+        HostBuffer d = p.acquireForTransfer(4096, true);
+        assertNotNull(d, "a second stall grants a second buffer");
+        assertEquals(2, p.stallGrants());
         p.release(a);
         p.release(b);
         p.release(c);
+        p.release(d);
         p.close();
     }
 
@@ -66,6 +72,15 @@ class PinnedPoolTest {
         }
         assertEquals(6, p.allocations(), "the second and third windows reuse the first one's buffers");
         assertEquals(6 * 4096, p.allocatedBytes(), "kept during the burst");
+        HostBuffer x = p.acquire(4096, false), y = p.acquire(4096, false);
+        assertNotNull(x);
+        assertNotNull(y);
+        assertNull(p.acquire(4096, false), "kept buffers beyond the bound are not lent beyond it to a transfer that may wait");
+        HostBuffer z = p.acquire(4096, true);
+        assertEquals(6, p.allocations(), "but a guaranteed request takes one of them");
+        p.release(x);
+        p.release(y);
+        p.release(z);
         now += 2_000_000; // the burst is over
         HostBuffer a = p.acquire(4096, false);
         assertEquals(8192, p.allocatedBytes(), "trimmed to the bound at the next use");
