@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage (on the GPU machine, from the repository root, after scripts/device-prepare.sh here):
 #   scripts/device-run.sh STEP...        steps: info conformance mvapich mvapich-1gpu staged-check
-#                                        staged-check-sys staged-check-pool staged-pipeline demo bench bench-mpich
+#                                        conformance-staged staged-check-sys staged-check-pool staged-pipeline
+#                                        demo bench bench-mpich
 #                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS; MPS=1 runs the
 #                                        steps under a CUDA MPS daemon, for ranks that share one GPU)
 #
@@ -109,6 +110,18 @@ step_info() {
     done
 }
 
+step_conformance-staged() {
+    # only the staged rows of the conformance step (after a change to backend-staged alone)
+    md "## Conformance suite on GPUs, staged only (pass / fail / skip summed over ranks)"; md ""
+    md "| run | MPI, ranks, settings | pass / fail / skip | job | time |"; md "|---|---|---|---|---|"
+    suite staged-sys-2gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
+    suite staged-sys-1gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0
+    suite staged-cuda-2gpu cuda 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
+    suite staged-sys-2gpu-noipc sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.staged.ipc=false
+    md ""
+    [ -f "$W/failures.md" ] && { md "Failures:"; cat "$W/failures.md" >> "$SUMMARY"; md ""; }
+}
+
 step_conformance() {
     md "## Conformance suite on GPUs (pass / fail / skip summed over ranks)"; md ""
     md "| run | MPI, ranks, settings | pass / fail / skip | job | time |"; md "|---|---|---|---|---|"
@@ -175,10 +188,10 @@ staged_check() {
     local f=$1 tag=${2:-} props=${3:-} cconf=${4:-staged:auto:4:8} sizes=8
     for ((n = 256 * 1024; n <= 256 * 1024 * 1024; n *= 2)); do sizes="$sizes,$n"; done
     mpi_env "$f"
-    local csv=$OUT/staged-check-$f-native.csv t0=$SECONDS
+    local csv=$OUT/staged-check-$f$tag-native.csv t0=$SECONDS
     timeout 240 "${LAUNCH[@]}" -np 2 "$D/c/ferry-osu" --bench latency,bw --mem pinned --sizes "$sizes" --warmup 2 --iterations 10 \
-        --batch-bytes 67108864 --min-reps 1 --max-reps 200 --window-bytes 268435456 --max-window 64 --out "$csv" > "$W/logs/staged-check-$f-native.log" 2>&1
-    md "- \`staged-check-$f-native\`: \`mpirun -np 2 ferry-osu --bench latency,bw --mem pinned --sizes $sizes (window policy of the suite)\` ($f MPI): exit $?, $((SECONDS - t0)) s"
+        --batch-bytes 67108864 --min-reps 1 --max-reps 200 --window-bytes 268435456 --max-window 64 --out "$csv" > "$W/logs/staged-check-$f$tag-native.log" 2>&1
+    md "- \`staged-check-$f$tag-native\`: \`mpirun -np 2 ferry-osu --bench latency,bw --mem pinned --sizes $sizes (window policy of the suite)\` ($f MPI): exit $?, $((SECONDS - t0)) s"
     local ccsv=$OUT/staged-check-$f$tag-cstaged.csv; t0=$SECONDS
     timeout 180 "${LAUNCH[@]}" -np 2 "$D/c/staged-pipeline" --sizes 1m,2m,4m,8m,16m,32m,64m,128m,256m "$cconf" > "$ccsv" 2> "$W/logs/staged-check-$f$tag-cstaged.log"
     md "- \`staged-check-$f$tag-cstaged\`: \`mpirun -np 2 staged-pipeline --sizes 1m..256m $cconf\` ($f MPI): exit $?, $((SECONDS - t0)) s"
