@@ -110,32 +110,32 @@ step_info() {
     done
 }
 
-step_conformance-staged() {
-    # only the staged rows of the conformance step (after a change to backend-staged alone)
-    md "## Conformance suite on GPUs, staged only (pass / fail / skip summed over ranks)"; md ""
+# conformance_table TITLE ROWS...: one table of conformance rows (each a function that runs suites)
+conformance_table() {
+    md "## $1 (pass / fail / skip summed over ranks)"; md ""; shift
     md "| run | MPI, ranks, settings | pass / fail / skip | job | time |"; md "|---|---|---|---|---|"
-    suite staged-sys-2gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
-    suite staged-sys-1gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0
-    suite staged-cuda-2gpu cuda 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
-    suite staged-sys-2gpu-noipc sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.staged.ipc=false
+    for rows in "$@"; do "$rows"; done
     md ""
     [ -f "$W/failures.md" ] && { md "Failures:"; cat "$W/failures.md" >> "$SUMMARY"; md ""; }
 }
 
-step_conformance() {
-    md "## Conformance suite on GPUs (pass / fail / skip summed over ranks)"; md ""
-    md "| run | MPI, ranks, settings | pass / fail / skip | job | time |"; md "|---|---|---|---|---|"
+ompi_rows() {
     suite ompi-cuda-2gpu cuda 2 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi
     suite ompi-cuda-1gpu cuda 2 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0
-    if ls "$D"/lib/ferry-backend-staged-testclasses.jar >/dev/null 2>&1; then
-        suite staged-sys-2gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
-        suite staged-sys-1gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0
-        suite staged-cuda-2gpu cuda 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
-        suite staged-sys-2gpu-noipc sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.staged.ipc=false
-    fi
-    md ""
-    [ -f "$W/failures.md" ] && { md "Failures:"; cat "$W/failures.md" >> "$SUMMARY"; md ""; }
 }
+
+staged_rows() {
+    ls "$D"/lib/ferry-backend-staged-testclasses.jar >/dev/null 2>&1 || return 0
+    suite staged-sys-2gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
+    suite staged-sys-1gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0
+    suite staged-cuda-2gpu cuda 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
+    suite staged-sys-2gpu-noipc sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.staged.ipc=false
+}
+
+step_conformance() { conformance_table "Conformance suite on GPUs" ompi_rows staged_rows; }
+
+# only the staged rows (after a change to backend-staged alone)
+step_conformance-staged() { conformance_table "Conformance suite on GPUs, staged only" staged_rows; }
 
 step_mvapich() {
     md "## MPICH family (mvapich backend) on GPUs"; md ""
