@@ -58,7 +58,11 @@ if [ ! -f "$D/jdk.tar.xz" ] || [ "$D/jdk.tar.xz" -ot "$REPO/scripts/device-prepa
     (cd "$D" && tar cf - jdk | xz -T0 -6 > jdk.tar.xz && rm -rf jdk)
 fi
 
-for k in "$REPO/../shared/device-kit/ompi-5.0.7-cuda-x86_64.tgz" "$REPO"/.ferry/kits/*-cuda-x86_64.tgz; do
+# the CUDA-aware MPI kits: this checkout's own builds (scripts/build-cuda-ompi.sh, build-cuda-mpich.sh),
+# else for Open MPI the shared reference kit
+own_ompi=$(ls "$REPO"/.ferry/kits/ompi-*-cuda-x86_64.tgz 2>/dev/null | head -1)
+if [ -n "$own_ompi" ]; then say "Open MPI kit: $own_ompi (built here)"; rm -f "$D"/kits/ompi-*; fi
+for k in ${own_ompi:-"$REPO/../shared/device-kit/ompi-5.0.7-cuda-x86_64.tgz"} "$REPO"/.ferry/kits/mpich-*-cuda-x86_64.tgz; do
     [ -f "$k" ] || continue
     b=$(basename "$k" .tgz)
     if [ "$(stat -c %s "$k")" -gt 16000000 ]; then
