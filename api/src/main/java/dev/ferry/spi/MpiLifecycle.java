@@ -59,13 +59,16 @@ public final class MpiLifecycle {
         if (Boolean.parseBoolean(Ferry.setting("ferry.abortOnUncaught", "true"))) {
             Thread.UncaughtExceptionHandler previous = Thread.getDefaultUncaughtExceptionHandler();
             Thread.setDefaultUncaughtExceptionHandler((t, e) -> {
+                Binding aborts = claimAbort(t, e); // the reason first: a launcher may cut the trace short
                 if (previous != null) {
                     previous.uncaughtException(t, e);
                 } else {
                     System.err.print("Exception in thread \"" + t.getName() + "\" ");
                     e.printStackTrace();
                 }
-                abortJob(t, e);
+                if (aborts != null) {
+                    abortJob(aborts);
+                }
             });
         }
     }
@@ -112,18 +115,35 @@ public final class MpiLifecycle {
         Runtime.getRuntime().halt(code);
     }
 
-    private static void abortJob(Thread t, Throwable e) {
+    /** The binding to abort after an uncaught exception, having printed why; null when this process does not abort (no MPI, finalized, already aborting). */
+    private static Binding claimAbort(Thread t, Throwable e) {
         Binding b;
         synchronized (MpiLifecycle.class) {
             b = binding;
             if (b == null || finalized || aborting) {
-                return;
+                return null;
             }
             aborting = true;
         }
         System.err.println("ferry: rank " + b.worldRank() + ": uncaught " + e.getClass().getName() + " in thread \"" + t.getName()
                 + "\"; aborting the MPI job so that the other ranks do not wait for this one (-Dferry.abortOnUncaught=false to keep running)");
         System.err.flush();
+        return b;
+    }
+
+    /** How long the output gets to reach the launcher before MPI_Abort tears the job down. */
+    private static final long FORWARD_OUTPUT_MILLIS = 200;
+
+    private static void abortJob(Binding b) {
+        System.out.flush();
+        System.err.flush();
+        try {
+            // MPI_Abort makes the launcher kill every rank; output still in its pipes from this rank
+            // (the stack trace) was seen lost under MPICH's Hydra, so give it a moment to be forwarded
+            Thread.sleep(FORWARD_OUTPUT_MILLIS);
+        } catch (InterruptedException ignored) {
+            Thread.currentThread().interrupt();
+        }
         b.abort(1);
     }
 
