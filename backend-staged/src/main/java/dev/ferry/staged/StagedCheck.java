@@ -166,9 +166,10 @@ public final class StagedCheck {
             c.nativeSource = nativeCsv.getFileName().toString();
         }
         if (cStagedCsv != null) {
-            c.cStagedPingPong = readCStaged(cStagedCsv, "pingpong");
-            c.cStagedWindow = readCStaged(cStagedCsv, "window");
-            c.cStagedSource = cStagedCsv.getFileName().toString() + " (" + firstStagedConfig(cStagedCsv) + ")";
+            CStaged cs = readCStaged(cStagedCsv);
+            c.cStagedPingPong = cs.pingPong();
+            c.cStagedWindow = cs.window();
+            c.cStagedSource = cStagedCsv.getFileName().toString() + " (" + cs.config() + ")";
         }
         int code = c.run();
         if (world.rank() == 0) {
@@ -527,27 +528,28 @@ public final class StagedCheck {
         return out;
     }
 
-    /**
-     * The C pipeline's figures ({@code --native-staged FILE}, the CSV of bench/experiments/staged-pipeline.c):
-     * GB/s by size for {@code bench} ("pingpong" or "window") of the file's first staged config.
-     */
-    static Map<Long, Double> readCStaged(Path csv, String bench) throws IOException {
-        String config = firstStagedConfig(csv);
-        Map<Long, Double> out = new LinkedHashMap<>();
-        for (String line : Files.readAllLines(csv)) {
-            String[] f = line.split(",");
-            if (f.length < 12 || !f[0].equals(bench) || !f[1].equals(config) || !f[11].equals("ok")) continue;
-            out.put(Long.parseLong(f[6]), Double.parseDouble(f[8]));
-        }
-        return out;
+    /** The C pipeline's figures: its first staged config, and GB/s by size of its ping-pong and window. */
+    record CStaged(String config, Map<Long, Double> pingPong, Map<Long, Double> window) {
     }
 
-    static String firstStagedConfig(Path csv) throws IOException {
+    /**
+     * The C pipeline's figures ({@code --native-staged FILE}, the CSV of bench/experiments/staged-pipeline.c)
+     * for the file's first staged config; rows whose check failed are left out.
+     */
+    static CStaged readCStaged(Path csv) throws IOException {
+        List<String[]> rows = new ArrayList<>();
         for (String line : Files.readAllLines(csv)) {
             String[] f = line.split(",");
-            if (f.length >= 12 && f[2].equals("staged")) return f[1];
+            if (f.length >= 12 && f[2].equals("staged")) rows.add(f);
         }
-        return "none";
+        String config = rows.isEmpty() ? "none" : rows.get(0)[1];
+        Map<Long, Double> pingPong = new LinkedHashMap<>(), window = new LinkedHashMap<>();
+        for (String[] f : rows) {
+            Map<Long, Double> into = f[0].equals("window") ? window : f[0].equals("pingpong") ? pingPong : null;
+            if (into == null || !f[1].equals(config) || !f[11].equals("ok")) continue;
+            into.put(Long.parseLong(f[6]), Double.parseDouble(f[8]));
+        }
+        return new CStaged(config, pingPong, window);
     }
 
     /**
