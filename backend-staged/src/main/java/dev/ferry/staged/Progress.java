@@ -114,16 +114,16 @@ final class Progress {
             finish(op, true);
             throw e;
         }
-        if (!active.isEmpty()) {
-            // every staged call advances every transfer: in a window of isends, the copies that finished
-            // while the next ones were posted go out now, not only once the caller starts waiting
-            // (before op joins them: it was just advanced as far as it goes)
-            poll();
-        }
         if (op.isDone()) {
             finish(op, op.failure != null);
         } else {
             active.add(op);
+        }
+        if (active.size() > (op.isDone() ? 0 : 1)) {
+            // every staged call advances every transfer: in a window of isends, the copies that finished
+            // while the next ones were posted go out now, not only once the caller starts waiting
+            // (op gets another turn after the older ones, as in any poll)
+            poll();
         }
     }
 
