@@ -62,6 +62,7 @@ public final class Cuda {
         int version = 0;
         try {
             findDriver();
+            JCudaNatives.prepare(); // before JCuda's loader: ranks starting together must not race on its files
             JCudaDriver.setExceptionsEnabled(false);
             int r = cuInit(0);
             if (r == CUresult.CUDA_ERROR_NO_DEVICE) {
