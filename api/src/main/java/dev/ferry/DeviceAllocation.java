@@ -21,6 +21,7 @@ public final class DeviceAllocation {
     private final Runnable free; // null when borrowed
     private final AtomicBoolean alive = new AtomicBoolean(true);
     private final List<Runnable> releaseListeners = new CopyOnWriteArrayList<>();
+    private volatile Object runtimeData;
 
     DeviceAllocation(int device, long base, long size, MemoryKind kind, Runnable free) {
         this.device = device;
@@ -58,6 +59,19 @@ public final class DeviceAllocation {
 
     public boolean isAlive() {
         return alive.get();
+    }
+
+    /**
+     * What the device runtime keeps of this allocation (the context that owns it, e.g.), computed
+     * by {@code compute} on first use and kept for the allocation's life.
+     */
+    public Object runtimeData(java.util.function.Function<DeviceAllocation, Object> compute) {
+        Object d = runtimeData;
+        if (d == null) {
+            d = compute.apply(this);
+            runtimeData = d;
+        }
+        return d;
     }
 
     /** Runs {@code listener} just before the memory is freed (once). */

@@ -4,7 +4,7 @@ import dev.ferry.BackendUnavailableException;
 import dev.ferry.Communicator;
 import dev.ferry.Ferry;
 import dev.ferry.SelectionReport;
-import dev.ferry.cuda.Cuda;
+import dev.ferry.spi.DeviceSupport;
 
 /**
  * {@code ferry doctor}: what Ferry sees on this machine. Prints the provider table (every backend,
@@ -18,16 +18,9 @@ public final class Doctor {
 
     public static void main(String[] args) {
         boolean open = args.length > 0 && args[0].equals("--open");
-        System.out.println("CUDA: " + Cuda.describe());
-        if (Cuda.isAvailable() && Cuda.deviceCount() > 1) {
-            StringBuilder sb = new StringBuilder("peer access (row can map column):\n       ");
-            for (int j = 0; j < Cuda.deviceCount(); j++) sb.append(String.format("GPU%-3d", j));
-            for (int i = 0; i < Cuda.deviceCount(); i++) {
-                sb.append(String.format("%n  GPU%-2d", i));
-                for (int j = 0; j < Cuda.deviceCount(); j++) sb.append(String.format("%-6s", i == j ? "-" : Cuda.canAccessPeer(i, j) ? "yes" : "no"));
-            }
-            System.out.println(sb);
-        }
+        DeviceSupport devices = DeviceSupport.get();
+        System.out.println("CUDA: " + devices.describe());
+        devices.details().forEach(System.out::println);
         if (open) {
             try (Communicator c = Ferry.open()) {
                 System.out.println(Ferry.lastReport().table());

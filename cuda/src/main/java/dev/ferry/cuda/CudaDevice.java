@@ -16,14 +16,13 @@ import jcuda.driver.CUdevice;
  * runtime API in the process). Obtain with {@link Cuda#device(int)}.
  */
 public final class CudaDevice {
-    private static final ThreadLocal<CudaDevice> CURRENT = new ThreadLocal<>();
-
     private final int ordinal;
     private final CUdevice handle = new CUdevice();
     private final String name;
     private final long totalMemory;
     private final String pciBusId;
     private volatile CUcontext context;
+    private volatile long contextHandle;
 
     CudaDevice(int ordinal) {
         this.ordinal = ordinal;
@@ -69,6 +68,7 @@ public final class CudaDevice {
                 if (context == null) {
                     CUcontext ctx = new CUcontext();
                     check(cuDevicePrimaryCtxRetain(ctx, handle), "cuDevicePrimaryCtxRetain(device " + ordinal + ")");
+                    contextHandle = JCudaPointers.handle(ctx);
                     context = ctx;
                 }
                 c = context;
@@ -77,11 +77,21 @@ public final class CudaDevice {
         return c;
     }
 
-    /** Makes this device's primary context current on the calling thread (cheap when it already is). */
+    /** The primary context's raw handle. */
+    long contextHandle() {
+        context();
+        return contextHandle;
+    }
+
+    /**
+     * Makes this device's primary context current on the calling thread (cheap when it already
+     * is). The driver is asked what is current, not a cache: the application may have made a
+     * context of its own current since Ferry's last call.
+     */
     public void makeCurrent() {
-        if (CURRENT.get() != this) {
-            check(cuCtxSetCurrent(context()), "cuCtxSetCurrent(device " + ordinal + ")");
-            CURRENT.set(this);
+        long primary = contextHandle();
+        if (DriverContexts.current() != primary) {
+            check(cuCtxSetCurrent(context), "cuCtxSetCurrent(device " + ordinal + ")");
         }
     }
 

@@ -33,6 +33,15 @@ final class JCudaPointers {
         return new CUdeviceptr().withByteOffset(address);
     }
 
+    /** The raw handle a JCuda object (a context, a stream) wraps. */
+    static long handle(NativePointerObject o) {
+        try {
+            return (long) NATIVE_POINTER.invoke(o);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot read the handle of a JCuda object", e);
+        }
+    }
+
     /** The raw address a JCuda pointer stands for. */
     static long address(Pointer p) {
         try {

@@ -1,0 +1,85 @@
+package dev.ferry.spi;
+
+import dev.ferry.Buffer;
+import java.util.List;
+import java.util.ServiceLoader;
+
+/**
+ * What the API needs of a GPU runtime, found with {@link ServiceLoader} ({@code ferry-cuda}
+ * provides one): the device ordering contract of {@link dev.ferry.Communicator} and the facts
+ * that {@code ferry doctor} prints. Without a provider on the class path (host-only users of
+ * {@code ferry-api}), {@link #get()} answers with a runtime that has no devices.
+ */
+public interface DeviceSupport {
+    /** True when a GPU driver loaded and at least one device is visible. */
+    boolean isAvailable();
+
+    /** One line: driver and devices, or why there are none. */
+    String describe();
+
+    /** Lines for {@code ferry doctor} beyond {@link #describe()} (peer access between devices, e.g.). */
+    default List<String> details() {
+        return List.of();
+    }
+
+    /**
+     * Called by the communicator before it hands device memory to a transport, on the calling
+     * thread: every piece of work the caller submitted before the call (on any stream of the
+     * context current on this thread, of the context that owns the buffer's memory, and of the
+     * device's primary context) has completed when this returns. The returned scope restores the
+     * caller's current context when closed, so that a transport may make its own current.
+     */
+    Scope enter(List<Buffer> deviceBuffers);
+
+    /** Restores what {@link #enter} found (the caller's current context); closing twice is harmless. */
+    interface Scope extends AutoCloseable {
+        /** A scope that does nothing. */
+        Scope NONE = () -> { };
+
+        @Override
+        void close();
+    }
+
+    /** The process's device runtime: the first provider on the class path, else one without devices. */
+    static DeviceSupport get() {
+        return Holder.INSTANCE;
+    }
+
+    /** Loads the provider once. */
+    final class Holder {
+        static final DeviceSupport INSTANCE = load();
+
+        private Holder() {
+        }
+
+        private static DeviceSupport load() {
+            try {
+                for (DeviceSupport d : ServiceLoader.load(DeviceSupport.class, DeviceSupport.class.getClassLoader())) {
+                    return d;
+                }
+            } catch (java.util.ServiceConfigurationError | LinkageError e) {
+                return none("the device runtime on the class path could not be loaded: " + e);
+            }
+            return none("no device runtime on the class path (add ferry-cuda for device buffers)");
+        }
+
+        static DeviceSupport none(String why) {
+            return new DeviceSupport() {
+                @Override
+                public boolean isAvailable() {
+                    return false;
+                }
+
+                @Override
+                public String describe() {
+                    return why;
+                }
+
+                @Override
+                public Scope enter(List<Buffer> deviceBuffers) {
+                    return Scope.NONE;
+                }
+            };
+        }
+    }
+}

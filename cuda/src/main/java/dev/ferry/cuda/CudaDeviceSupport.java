@@ -1,0 +1,101 @@
+package dev.ferry.cuda;
+
+import dev.ferry.Buffer;
+import dev.ferry.CudaException;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.spi.DeviceSupport;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The device runtime of the API ({@link DeviceSupport}) on the CUDA driver: the ordering
+ * contract by context synchronization, and the facts for {@code ferry doctor}.
+ *
+ * <p>Why synchronize contexts and not streams: the caller may have queued the work that writes
+ * a buffer on any stream (the legacy or per-thread default stream, a blocking or non-blocking
+ * stream of its own), and only the context knows them all. Three contexts can hold such work:
+ * the one current on the calling thread (an application that made its own context current), the
+ * one that allocated the buffer's memory, and the primary context of the buffer's device (where
+ * Ferry, the CUDA runtime API and most libraries queue their work). Each distinct one is
+ * synchronized once; with nothing queued a synchronization costs a few microseconds.
+ */
+public final class CudaDeviceSupport implements DeviceSupport {
+    /** No owning context could be read (memory of a stream-ordered pool, e.g.): the primary context stands for it. */
+    private static final Long UNKNOWN = 0L;
+
+    @Override
+    public boolean isAvailable() {
+        return Cuda.isAvailable();
+    }
+
+    @Override
+    public String describe() {
+        return Cuda.describe();
+    }
+
+    @Override
+    public List<String> details() {
+        if (!Cuda.isAvailable() || Cuda.deviceCount() < 2) {
+            return List.of();
+        }
+        List<String> lines = new ArrayList<>();
+        lines.add("peer access (row can map column):");
+        StringBuilder head = new StringBuilder("       ");
+        for (int j = 0; j < Cuda.deviceCount(); j++) head.append(String.format("GPU%-3d", j));
+        lines.add(head.toString());
+        for (int i = 0; i < Cuda.deviceCount(); i++) {
+            StringBuilder row = new StringBuilder(String.format("  GPU%-2d", i));
+            for (int j = 0; j < Cuda.deviceCount(); j++) row.append(String.format("%-6s", i == j ? "-" : Cuda.canAccessPeer(i, j) ? "yes" : "no"));
+            lines.add(row.toString());
+        }
+        return lines;
+    }
+
+    @Override
+    public Scope enter(List<Buffer> deviceBuffers) {
+        if (!Cuda.isAvailable()) {
+            return Scope.NONE;
+        }
+        long caller = DriverContexts.current();
+        long[] done = new long[1 + 2 * deviceBuffers.size()];
+        int n = 0;
+        if (caller != 0) {
+            DriverContexts.synchronize(caller, caller);
+            done[n++] = caller;
+        }
+        for (Buffer b : deviceBuffers) {
+            if (!(b instanceof DeviceBuffer d)) {
+                continue;
+            }
+            long owner = (Long) d.allocation().runtimeData(a -> owningContext(a.baseAddress()));
+            long primary = Cuda.device(d.device()).contextHandle();
+            for (long ctx : new long[] {owner, primary}) {
+                if (ctx == 0 || contains(done, n, ctx)) {
+                    continue;
+                }
+                DriverContexts.synchronize(ctx, caller);
+                done[n++] = ctx;
+            }
+        }
+        return () -> {
+            if (DriverContexts.current() != caller) {
+                DriverContexts.setCurrent(caller);
+            }
+        };
+    }
+
+    private static boolean contains(long[] a, int n, long v) {
+        for (int i = 0; i < n; i++) {
+            if (a[i] == v) return true;
+        }
+        return false;
+    }
+
+    private static Long owningContext(long address) {
+        try {
+            return DriverContexts.contextOf(address);
+        } catch (CudaException e) {
+            return UNKNOWN;
+        }
+    }
+}
