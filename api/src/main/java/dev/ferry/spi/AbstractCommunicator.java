@@ -264,7 +264,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
         ensureOpen("reduce");
         checkPeer("reduce", "root", root, false);
-        checkOp("reduce", op);
+        checkOp("reduce", op, type);
         checkData("reduce", "send buffer", sendBuffer, count, type, 1);
         if (rank == root) {
             checkData("reduce", "receive buffer (at root)", recvBuffer, count, type, 1);
@@ -281,7 +281,7 @@ public abstract class AbstractCommunicator implements Communicator {
     @Override
     public final void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         ensureOpen("allReduce");
-        checkOp("allReduce", op);
+        checkOp("allReduce", op, type);
         checkData("allReduce", "send buffer", sendBuffer, count, type, 1);
         checkData("allReduce", "receive buffer", recvBuffer, count, type, 1);
         checkDisjoint("allReduce", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
@@ -478,9 +478,12 @@ public abstract class AbstractCommunicator implements Communicator {
         }
     }
 
-    private static void checkOp(String op, ReduceOp reduceOp) {
+    private static void checkOp(String op, ReduceOp reduceOp, DataType type) {
         if (reduceOp == null) {
             throw new InvalidArgumentException(op + ": reduce operator is null");
+        }
+        if (type != null) {
+            reduceOp.check(op, type);
         }
     }
 

@@ -33,11 +33,24 @@ final class MpichConstants {
     static final int MPI_INT64_T = 0x4c00083a;
     static final int MPI_FLOAT = 0x4c00040a;
     static final int MPI_DOUBLE = 0x4c00080b;
+    static final int MPI_INT16_T = 0x4c000238;
+    static final int MPI_SHORT_INT = 0x8c000003;
+    static final int MPI_2INT = 0x4c000816;
+    static final int MPI_LONG_INT = 0x8c000002;
+    static final int MPI_FLOAT_INT = 0x8c000000;
+    static final int MPI_DOUBLE_INT = 0x8c000001;
 
     static final int MPI_MAX = 0x58000001;
     static final int MPI_MIN = 0x58000002;
     static final int MPI_SUM = 0x58000003;
     static final int MPI_PROD = 0x58000004;
+    static final int MPI_LAND = 0x58000005;
+    static final int MPI_BAND = 0x58000006;
+    static final int MPI_LOR = 0x58000007;
+    static final int MPI_BOR = 0x58000008;
+    static final int MPI_BXOR = 0x5800000a;
+    static final int MPI_MINLOC = 0x5800000b;
+    static final int MPI_MAXLOC = 0x5800000c;
 
     // ---- plain values ---------------------------------------------------------------------------
     static final int MPI_ANY_SOURCE = -2;

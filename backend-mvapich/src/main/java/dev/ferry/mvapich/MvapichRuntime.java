@@ -202,6 +202,13 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
             case LONG -> MpichConstants.MPI_INT64_T;
             case FLOAT -> MpichConstants.MPI_FLOAT;
             case DOUBLE -> MpichConstants.MPI_DOUBLE;
+            case SHORT -> MpichConstants.MPI_INT16_T;
+            case FLOAT16, BFLOAT16 -> throw new UnsupportedOperationException(t + " has no MPI datatype; Ferry carries and reduces it itself");
+            case SHORT_INT -> MpichConstants.MPI_SHORT_INT;
+            case INT_INT -> MpichConstants.MPI_2INT;
+            case LONG_INT -> MpichConstants.MPI_LONG_INT;
+            case FLOAT_INT -> MpichConstants.MPI_FLOAT_INT;
+            case DOUBLE_INT -> MpichConstants.MPI_DOUBLE_INT;
         };
     }
 
@@ -211,6 +218,13 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
             case MAX -> MpichConstants.MPI_MAX;
             case MIN -> MpichConstants.MPI_MIN;
             case PROD -> MpichConstants.MPI_PROD;
+            case LAND -> MpichConstants.MPI_LAND;
+            case LOR -> MpichConstants.MPI_LOR;
+            case BAND -> MpichConstants.MPI_BAND;
+            case BOR -> MpichConstants.MPI_BOR;
+            case BXOR -> MpichConstants.MPI_BXOR;
+            case MINLOC -> MpichConstants.MPI_MINLOC;
+            case MAXLOC -> MpichConstants.MPI_MAXLOC;
         };
     }
 

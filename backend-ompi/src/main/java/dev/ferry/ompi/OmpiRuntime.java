@@ -110,6 +110,13 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
             case LONG -> MPI.LONG;
             case FLOAT -> MPI.FLOAT;
             case DOUBLE -> MPI.DOUBLE;
+            case SHORT -> MPI.SHORT;
+            case FLOAT16, BFLOAT16 -> throw new UnsupportedOperationException(t + " has no MPI datatype; Ferry carries and reduces it itself");
+            case SHORT_INT -> MPI.SHORT_INT;
+            case INT_INT -> MPI.INT2;
+            case LONG_INT -> MPI.LONG_INT;
+            case FLOAT_INT -> MPI.FLOAT_INT;
+            case DOUBLE_INT -> MPI.DOUBLE_INT;
         };
     }
 
@@ -119,6 +126,13 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
             case MAX -> MPI.MAX;
             case MIN -> MPI.MIN;
             case PROD -> MPI.PROD;
+            case LAND -> MPI.LAND;
+            case LOR -> MPI.LOR;
+            case BAND -> MPI.BAND;
+            case BOR -> MPI.BOR;
+            case BXOR -> MPI.BXOR;
+            case MINLOC -> MPI.MINLOC;
+            case MAXLOC -> MPI.MAXLOC;
         };
     }
 

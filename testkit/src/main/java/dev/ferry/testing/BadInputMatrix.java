@@ -350,7 +350,7 @@ public abstract class BadInputMatrix {
 
     private Arbitrary<Base> base(Operation op, Fault f) {
         int minCount = f == Fault.BUFFER_TOO_SMALL || f == Fault.OVERLAPPING_BUFFERS ? 1 : 0;
-        Arbitrary<DataType> types = Arbitraries.of(DataType.values()).withoutEdgeCases();
+        Arbitrary<DataType> types = Arbitraries.of(Data.CLASSIC_TYPES).withoutEdgeCases();
         Arbitrary<Long> counts = Arbitraries.frequencyOf(Tuple.of(1, Arbitraries.just((long) minCount)), Tuple.of(1, Arbitraries.just((long) LOCAL_MAX_COUNT)),
                 Tuple.of(6, Arbitraries.longs().between(minCount, LOCAL_MAX_COUNT)));
         boolean recv = op == Operation.RECV || op == Operation.IRECV;
@@ -362,7 +362,7 @@ public abstract class BadInputMatrix {
         Arbitrary<Integer> recvTags = Arbitraries.oneOf(validTags, Arbitraries.just(Communicator.ANY_TAG));
         Arbitrary<Object[]> first = Combinators.combine(types, types, counts, counts, bufSpec(), bufSpec())
                 .as((t, t2, c, c2, b0, b1) -> new Object[] {t, t2, c, c2, b0, b1});
-        Arbitrary<Object[]> second = Combinators.combine(peers, sources, tags, recvTags, Arbitraries.of(ReduceOp.values()).withoutEdgeCases())
+        Arbitrary<Object[]> second = Combinators.combine(peers, sources, tags, recvTags, Arbitraries.of(Data.CLASSIC_OPS).withoutEdgeCases())
                 .as((p, p2, tg, tg2, o) -> new Object[] {p, p2, tg, tg2, o});
         return Combinators.combine(first, second).as((a, b) -> new Base(op, (DataType) a[0], (DataType) a[1], (Long) a[2], (Long) a[3],
                 (BufSpec) a[4], (BufSpec) a[5], (Integer) b[0], (Integer) b[1], (Integer) b[2], (Integer) b[3], (ReduceOp) b[4]));
@@ -572,9 +572,9 @@ public abstract class BadInputMatrix {
         Arbitrary<Relation> relations = Arbitraries.of(Relation.values()).withoutEdgeCases();
         return relations.flatMap(rel -> {
             Arbitrary<DataType> sendTypes = (rel == Relation.PARTIAL_ELEMENT ? Arbitraries.of(DataType.BYTE, DataType.INT)
-                    : Arbitraries.of(DataType.values())).withoutEdgeCases();
+                    : Arbitraries.of(Data.CLASSIC_TYPES)).withoutEdgeCases();
             Arbitrary<DataType> recvTypes = (rel == Relation.PARTIAL_ELEMENT ? Arbitraries.of(DataType.INT, DataType.LONG, DataType.FLOAT, DataType.DOUBLE)
-                    : Arbitraries.of(DataType.values())).withoutEdgeCases();
+                    : Arbitraries.of(Data.CLASSIC_TYPES)).withoutEdgeCases();
             Arbitrary<Object[]> a = Combinators.combine(Arbitraries.integers().between(0, 1 << 12), Arbitraries.integers().between(0, 1 << 12),
                     sendTypes, Arbitraries.oneOf(Arbitraries.of(1, 40_000), Arbitraries.integers().between(1, 40_000)), recvTypes, Arbitraries.integers().between(0, 64))
                     .as((s, r, st, sc, rt, x) -> new Object[] {s, r, st, sc, rt, x});

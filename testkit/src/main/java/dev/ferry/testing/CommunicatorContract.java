@@ -196,7 +196,7 @@ public abstract class CommunicatorContract {
     void p2p_everyDatatype(Mem m) {
         m.assume(comm);
         int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-        for (DataType t : DataType.values()) {
+        for (DataType t : Data.CLASSIC_TYPES) {
             for (int count : new int[] {1, 7, 1000}) {
                 HostBuffer host = Data.reductionInput(t, ReduceOp.SUM, rank, count);
                 toClose.add(host);
@@ -413,8 +413,8 @@ public abstract class CommunicatorContract {
     @EnumSource(Mem.class)
     void c_reduceEveryTypeAndOperator(Mem m) {
         m.assume(comm);
-        for (DataType t : DataType.values()) {
-            for (ReduceOp op : ReduceOp.values()) {
+        for (DataType t : Data.CLASSIC_TYPES) {
+            for (ReduceOp op : Data.CLASSIC_OPS) {
                 int root = (t.ordinal() + op.ordinal() + 1) % size; // roots other than 0 too
                 for (int count : new int[] {1, 7, 1001}) {
                     HostBuffer in = Data.reductionInput(t, op, rank, count);
@@ -436,8 +436,8 @@ public abstract class CommunicatorContract {
     @EnumSource(Mem.class)
     void c_allReduceEveryTypeAndOperator(Mem m) {
         m.assume(comm);
-        for (DataType t : DataType.values()) {
-            for (ReduceOp op : ReduceOp.values()) {
+        for (DataType t : Data.CLASSIC_TYPES) {
+            for (ReduceOp op : Data.CLASSIC_OPS) {
                 for (int count : new int[] {1, 7, 1001, t == DataType.INT && op == ReduceOp.SUM ? 262147 : 2}) {
                     HostBuffer in = Data.reductionInput(t, op, rank, count);
                     toClose.add(in);

@@ -20,6 +20,10 @@ public final class Data {
         return b;
     }
 
+    /** The types and operators every backend reduces through its MPI (the rest: see the operation tests). */
+    public static final DataType[] CLASSIC_TYPES = {DataType.BYTE, DataType.INT, DataType.LONG, DataType.FLOAT, DataType.DOUBLE};
+    public static final ReduceOp[] CLASSIC_OPS = {ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD};
+
     /** Element {@code i} of rank {@code rank}'s input to a reduction with {@code op}: small, so that results are exact. */
     public static long value(DataType t, ReduceOp op, int rank, long i) {
         long base = op == ReduceOp.PROD ? 1 + ((rank + i) % 2) : ((rank * 7919L + i * 104729L) % 97) - (t == DataType.BYTE ? 0 : 40);
@@ -38,6 +42,12 @@ public final class Data {
                 case PROD -> acc * v;
                 case MAX -> Math.max(acc, v);
                 case MIN -> Math.min(acc, v);
+                case LAND -> (acc != 0 && v != 0) ? 1 : 0;
+                case LOR -> (acc != 0 || v != 0) ? 1 : 0;
+                case BAND -> acc & v;
+                case BOR -> acc | v;
+                case BXOR -> acc ^ v;
+                case MINLOC, MAXLOC -> throw new IllegalArgumentException(op + " reduces pairs, not " + t);
             };
             if (t == DataType.BYTE) acc &= 0xFF;
             if (t == DataType.INT) acc = (int) acc;
@@ -53,6 +63,10 @@ public final class Data {
             case LONG -> s.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i, (long) v);
             case FLOAT -> s.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, (float) v);
             case DOUBLE -> s.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, v);
+            case SHORT -> s.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) (long) v);
+            case FLOAT16 -> s.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, Float.floatToFloat16((float) v));
+            case BFLOAT16 -> s.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) (Float.floatToRawIntBits((float) v) >>> 16));
+            default -> throw new IllegalArgumentException("a pair type holds two values: " + t);
         }
     }
 
@@ -64,6 +78,10 @@ public final class Data {
             case LONG -> s.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
             case FLOAT -> s.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
             case DOUBLE -> s.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+            case SHORT -> s.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i);
+            case FLOAT16 -> Float.float16ToFloat(s.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
+            case BFLOAT16 -> Float.intBitsToFloat(s.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i) << 16);
+            default -> throw new IllegalArgumentException("a pair type holds two values: " + t);
         };
     }
 
