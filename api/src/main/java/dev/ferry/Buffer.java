@@ -18,8 +18,16 @@ public sealed interface Buffer permits HostBuffer, DeviceBuffer {
     /** CUDA device ordinal for device and managed memory; -1 for host memory. */
     int device();
 
-    /** False once the memory was freed. */
+    /** False once the buffer was closed (its memory freed, or freed when the operations in flight on it end). */
     boolean isAlive();
+
+    /** True for memory that must not be written (a read-only segment or ByteBuffer): never a receive buffer. */
+    default boolean isReadOnly() {
+        return false;
+    }
+
+    /** The life of the memory under this buffer, shared with its slices (see {@link BufferLifetime}). */
+    BufferLifetime lifetime();
 
     /** A view of {@code length} bytes starting at {@code offset}; no copy, same lifetime. */
     Buffer slice(long offset, long length);
@@ -32,7 +40,7 @@ public sealed interface Buffer permits HostBuffer, DeviceBuffer {
     /** Throws {@link BufferFreedException} when the memory was freed. */
     default void checkAlive() {
         if (!isAlive()) {
-            throw new BufferFreedException("buffer " + this + " was freed");
+            throw new BufferFreedException("buffer " + this + " was closed");
         }
     }
 

@@ -2,7 +2,6 @@ package dev.ferry;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -19,7 +18,7 @@ public final class DeviceAllocation {
     private final long size;
     private final MemoryKind kind;
     private final Runnable free; // null when borrowed
-    private final AtomicBoolean alive = new AtomicBoolean(true);
+    private final BufferLifetime lifetime = new BufferLifetime(this::freeNow);
     private final List<Runnable> releaseListeners = new CopyOnWriteArrayList<>();
     private volatile Object runtimeData;
 
@@ -57,8 +56,14 @@ public final class DeviceAllocation {
         return free != null;
     }
 
+    /** False once released (freed, or freed when the operations in flight on it end). */
     public boolean isAlive() {
-        return alive.get();
+        return lifetime.isOpen();
+    }
+
+    /** The life of this allocation, shared by every buffer sliced from it. */
+    public BufferLifetime lifetime() {
+        return lifetime;
     }
 
     /**
@@ -79,29 +84,31 @@ public final class DeviceAllocation {
         releaseListeners.add(listener);
     }
 
-    /** Tells listeners, then frees owned memory. Idempotent. */
+    /** Closes the allocation: tells listeners and frees owned memory now, or when the last operation in flight on it ends. Idempotent. */
     void release() {
-        if (alive.compareAndSet(true, false)) {
-            RuntimeException first = null;
-            for (Runnable r : releaseListeners) {
-                try {
-                    r.run();
-                } catch (RuntimeException e) {
-                    if (first == null) first = e; else first.addSuppressed(e);
-                }
+        lifetime.close();
+    }
+
+    private void freeNow() {
+        RuntimeException first = null;
+        for (Runnable r : releaseListeners) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                if (first == null) first = e; else first.addSuppressed(e);
             }
-            releaseListeners.clear();
-            if (free != null) {
-                free.run();
-            }
-            if (first != null) {
-                throw first;
-            }
+        }
+        releaseListeners.clear();
+        if (free != null) {
+            free.run();
+        }
+        if (first != null) {
+            throw first;
         }
     }
 
     @Override
     public String toString() {
-        return "DeviceAllocation#" + id + "[device " + device + ", " + size + " bytes @0x" + Long.toHexString(base) + (isAlive() ? "" : ", freed") + "]";
+        return "DeviceAllocation#" + id + "[device " + device + ", " + size + " bytes @0x" + Long.toHexString(base) + (isAlive() ? "" : lifetime.isFreed() ? ", freed" : ", closed") + "]";
     }
 }

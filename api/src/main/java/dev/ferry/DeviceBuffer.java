@@ -91,6 +91,11 @@ public final class DeviceBuffer implements Buffer, AutoCloseable {
     }
 
     @Override
+    public BufferLifetime lifetime() {
+        return allocation.lifetime();
+    }
+
+    @Override
     public DeviceBuffer slice(long offset, long length) {
         Buffer.checkSlice(this, offset, length);
         checkAlive();
@@ -104,7 +109,9 @@ public final class DeviceBuffer implements Buffer, AutoCloseable {
 
     /**
      * Frees the allocation if Ferry owns it and this is the buffer it was allocated as; slices
-     * and borrowed memory are left alone. Idempotent.
+     * and borrowed memory are left alone. With operations in flight on the allocation (an isend
+     * or irecv not yet completed), the buffer is closed at once and the memory is freed when the
+     * last of them completes. Idempotent.
      */
     @Override
     public void close() {
@@ -117,6 +124,6 @@ public final class DeviceBuffer implements Buffer, AutoCloseable {
 
     @Override
     public String toString() {
-        return "DeviceBuffer[" + kind() + " on device " + device() + ", " + length + " bytes @0x" + Long.toHexString(address()) + (isAlive() ? "" : ", freed") + "]";
+        return "DeviceBuffer[" + kind() + " on device " + device() + ", " + length + " bytes @0x" + Long.toHexString(address()) + (isAlive() ? "" : allocation.lifetime().isFreed() ? ", freed" : ", closed") + "]";
     }
 }

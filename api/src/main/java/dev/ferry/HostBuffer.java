@@ -12,17 +12,26 @@ import java.util.Objects;
  * {@link #close()}; pinned memory comes from {@code dev.ferry.cuda.Cuda#allocatePinned}.
  * {@link #wrap(MemorySegment)} borrows memory the caller keeps alive. Slices share the memory
  * and its lifetime: once the owner is closed, every slice reports {@link #isAlive()} false and
- * communicators reject it with {@link BufferFreedException}.
+ * communicators reject it with {@link BufferFreedException}. Closing a buffer while a non-blocking
+ * operation uses it is safe: the memory is freed when the operation completes
+ * ({@link BufferLifetime}). A read-only segment or ByteBuffer is never a receive buffer
+ * ({@link BufferReadOnlyException}).
  */
 public final class HostBuffer implements Buffer, AutoCloseable {
     private final MemorySegment segment;
     private final MemoryKind kind;
-    private final Arena owner; // null for wrapped memory and for slices
+    private final boolean owner; // false for wrapped memory and for slices
+    private final BufferLifetime lifetime;
 
     private HostBuffer(MemorySegment segment, MemoryKind kind, Arena owner) {
+        this(segment, kind, owner != null, new BufferLifetime(owner == null ? null : owner::close));
+    }
+
+    private HostBuffer(MemorySegment segment, MemoryKind kind, boolean owner, BufferLifetime lifetime) {
         this.segment = segment;
         this.kind = kind;
         this.owner = owner;
+        this.lifetime = lifetime;
     }
 
     /** Allocates {@code bytes} of zeroed, 64-byte-aligned pageable memory owned by the buffer. */
@@ -106,14 +115,24 @@ public final class HostBuffer implements Buffer, AutoCloseable {
 
     @Override
     public boolean isAlive() {
-        return segment.scope().isAlive();
+        return lifetime.isOpen() && segment.scope().isAlive();
+    }
+
+    @Override
+    public boolean isReadOnly() {
+        return segment.isReadOnly();
+    }
+
+    @Override
+    public BufferLifetime lifetime() {
+        return lifetime;
     }
 
     @Override
     public HostBuffer slice(long offset, long length) {
         Buffer.checkSlice(this, offset, length);
         checkAlive();
-        return new HostBuffer(segment.asSlice(offset, length), kind, null);
+        return new HostBuffer(segment.asSlice(offset, length), kind, false, lifetime);
     }
 
     @Override
@@ -123,22 +142,24 @@ public final class HostBuffer implements Buffer, AutoCloseable {
 
     /** True when this buffer owns its memory and frees it on {@link #close()}. */
     public boolean isOwner() {
-        return owner != null;
+        return owner;
     }
 
     /**
      * Frees the memory if this buffer owns it (slices taken from it become dead); does nothing
-     * for wrapped memory and for slices. Idempotent.
+     * for wrapped memory and for slices. With operations in flight on the memory (an isend or
+     * irecv not yet completed), the buffer is closed at once and the memory is freed when the
+     * last of them completes. Idempotent.
      */
     @Override
     public void close() {
-        if (owner != null && owner.scope().isAlive()) {
-            owner.close();
+        if (owner) {
+            lifetime.close();
         }
     }
 
     @Override
     public String toString() {
-        return "HostBuffer[" + kind + ", " + byteSize() + " bytes @0x" + Long.toHexString(address()) + (isAlive() ? "" : ", freed") + "]";
+        return "HostBuffer[" + kind + ", " + byteSize() + " bytes @0x" + Long.toHexString(address()) + (isReadOnly() ? ", read-only" : "") + (isAlive() ? "" : lifetime.isFreed() || !segment.scope().isAlive() ? ", freed" : ", closed") + "]";
     }
 }

@@ -2,6 +2,7 @@ package dev.ferry.spi;
 
 import dev.ferry.Buffer;
 import dev.ferry.BufferOverlapException;
+import dev.ferry.BufferReadOnlyException;
 import dev.ferry.BufferTooSmallException;
 import dev.ferry.Communicator;
 import dev.ferry.CommunicatorClosedException;
@@ -117,26 +118,20 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("send", "buffer", buffer, count, type, 1);
         checkPeer("send", "destination", dest, false);
         checkTag("send", tag, false);
-        CallTracker.Slot s = enter(Op.SEND, dest, tag, -2, -2, count, type);
-        try {
+        run(Op.SEND, dest, tag, -2, -2, count, type, () -> {
             doSend(buffer, count, type, dest, tag);
-        } finally {
-            CallTracker.exit(s);
-        }
+            return null;
+        }, buffer);
     }
 
     @Override
     public final Status recv(Buffer buffer, long count, DataType type, int source, int tag) {
         ensureOpen("recv");
         checkData("recv", "buffer", buffer, count, type, 1);
+        checkWritable("recv", "buffer", buffer);
         checkPeer("recv", "source", source, true);
         checkTag("recv", tag, true);
-        CallTracker.Slot s = enter(Op.RECV, source, tag, -2, -2, count, type);
-        try {
-            return doRecv(buffer, count, type, source, tag);
-        } finally {
-            CallTracker.exit(s);
-        }
+        return run(Op.RECV, source, tag, -2, -2, count, type, () -> doRecv(buffer, count, type, source, tag), buffer);
     }
 
     @Override
@@ -145,26 +140,17 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("isend", "buffer", buffer, count, type, 1);
         checkPeer("isend", "destination", dest, false);
         checkTag("isend", tag, false);
-        CallTracker.Slot s = enter(Op.ISEND, dest, tag, -2, -2, count, type);
-        try {
-            return new TrackedRequest(this, doIsend(buffer, count, type, dest, tag), Op.ISEND, dest, tag, count, type);
-        } finally {
-            CallTracker.exit(s);
-        }
+        return start(Op.ISEND, dest, tag, count, type, () -> doIsend(buffer, count, type, dest, tag), buffer);
     }
 
     @Override
     public final Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
         ensureOpen("irecv");
         checkData("irecv", "buffer", buffer, count, type, 1);
+        checkWritable("irecv", "buffer", buffer);
         checkPeer("irecv", "source", source, true);
         checkTag("irecv", tag, true);
-        CallTracker.Slot s = enter(Op.IRECV, source, tag, -2, -2, count, type);
-        try {
-            return new TrackedRequest(this, doIrecv(buffer, count, type, source, tag), Op.IRECV, source, tag, count, type);
-        } finally {
-            CallTracker.exit(s);
-        }
+        return start(Op.IRECV, source, tag, count, type, () -> doIrecv(buffer, count, type, source, tag), buffer);
     }
 
     @Override
@@ -173,17 +159,15 @@ public abstract class AbstractCommunicator implements Communicator {
         ensureOpen("sendRecv");
         checkData("sendRecv", "send buffer", sendBuffer, sendCount, sendType, 1);
         checkData("sendRecv", "receive buffer", recvBuffer, recvCount, recvType, 1);
+        checkWritable("sendRecv", "receive buffer", recvBuffer);
         checkPeer("sendRecv", "destination", dest, false);
         checkPeer("sendRecv", "source", source, true);
         checkTag("sendRecv", sendTag, false);
         checkTag("sendRecv", recvTag, true);
         checkDisjoint("sendRecv", sendBuffer, sendType.bytes(sendCount), recvBuffer, recvType.bytes(recvCount));
-        CallTracker.Slot s = enter(Op.SEND_RECV, dest, sendTag, source, recvTag, recvCount, recvType);
-        try {
-            return doSendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);
-        } finally {
-            CallTracker.exit(s);
-        }
+        return run(Op.SEND_RECV, dest, sendTag, source, recvTag, recvCount, recvType,
+                () -> doSendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag),
+                sendBuffer, recvBuffer);
     }
 
     // ---- collectives ---------------------------------------------------------------------
@@ -191,12 +175,10 @@ public abstract class AbstractCommunicator implements Communicator {
     @Override
     public final void barrier() {
         ensureOpen("barrier");
-        CallTracker.Slot s = enter(Op.BARRIER, -2, -2, -2, -2, -1, null);
-        try {
+        run(Op.BARRIER, -2, -2, -2, -2, -1, null, () -> {
             doBarrier();
-        } finally {
-            CallTracker.exit(s);
-        }
+            return null;
+        });
     }
 
     @Override
@@ -204,12 +186,13 @@ public abstract class AbstractCommunicator implements Communicator {
         ensureOpen("broadcast");
         checkData("broadcast", "buffer", buffer, count, type, 1);
         checkPeer("broadcast", "root", root, false);
-        CallTracker.Slot s = enter(Op.BROADCAST, root, -2, -2, -2, count, type);
-        try {
-            doBroadcast(buffer, count, type, root);
-        } finally {
-            CallTracker.exit(s);
+        if (rank != root) {
+            checkWritable("broadcast", "buffer (at a non-root rank)", buffer);
         }
+        run(Op.BROADCAST, root, -2, -2, -2, count, type, () -> {
+            doBroadcast(buffer, count, type, root);
+            return null;
+        }, buffer);
     }
 
     @Override
@@ -217,16 +200,16 @@ public abstract class AbstractCommunicator implements Communicator {
         ensureOpen("scatter");
         checkPeer("scatter", "root", root, false);
         checkData("scatter", "receive buffer", recvBuffer, count, type, 1);
+        checkWritable("scatter", "receive buffer", recvBuffer);
         if (rank == root) {
             checkData("scatter", "send buffer (at root)", sendBuffer, count, type, size);
             checkDisjoint("scatter", sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count));
         }
-        CallTracker.Slot s = enter(Op.SCATTER, root, -2, -2, -2, count, type);
-        try {
-            doScatter(rank == root ? sendBuffer : null, recvBuffer, count, type, root);
-        } finally {
-            CallTracker.exit(s);
-        }
+        Buffer send = rank == root ? sendBuffer : null;
+        run(Op.SCATTER, root, -2, -2, -2, count, type, () -> {
+            doScatter(send, recvBuffer, count, type, root);
+            return null;
+        }, send, recvBuffer);
     }
 
     @Override
@@ -236,14 +219,14 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("gather", "send buffer", sendBuffer, count, type, 1);
         if (rank == root) {
             checkData("gather", "receive buffer (at root)", recvBuffer, count, type, size);
+            checkWritable("gather", "receive buffer (at root)", recvBuffer);
             checkDisjoint("gather", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
         }
-        CallTracker.Slot s = enter(Op.GATHER, root, -2, -2, -2, count, type);
-        try {
-            doGather(sendBuffer, rank == root ? recvBuffer : null, count, type, root);
-        } finally {
-            CallTracker.exit(s);
-        }
+        Buffer recv = rank == root ? recvBuffer : null;
+        run(Op.GATHER, root, -2, -2, -2, count, type, () -> {
+            doGather(sendBuffer, recv, count, type, root);
+            return null;
+        }, sendBuffer, recv);
     }
 
     @Override
@@ -251,13 +234,12 @@ public abstract class AbstractCommunicator implements Communicator {
         ensureOpen("allGather");
         checkData("allGather", "send buffer", sendBuffer, count, type, 1);
         checkData("allGather", "receive buffer", recvBuffer, count, type, size);
+        checkWritable("allGather", "receive buffer", recvBuffer);
         checkDisjoint("allGather", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
-        CallTracker.Slot s = enter(Op.ALL_GATHER, -2, -2, -2, -2, count, type);
-        try {
+        run(Op.ALL_GATHER, -2, -2, -2, -2, count, type, () -> {
             doAllGather(sendBuffer, recvBuffer, count, type);
-        } finally {
-            CallTracker.exit(s);
-        }
+            return null;
+        }, sendBuffer, recvBuffer);
     }
 
     @Override
@@ -268,14 +250,14 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("reduce", "send buffer", sendBuffer, count, type, 1);
         if (rank == root) {
             checkData("reduce", "receive buffer (at root)", recvBuffer, count, type, 1);
+            checkWritable("reduce", "receive buffer (at root)", recvBuffer);
             checkDisjoint("reduce", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
         }
-        CallTracker.Slot s = enter(Op.REDUCE, root, -2, -2, -2, count, type);
-        try {
-            doReduce(sendBuffer, rank == root ? recvBuffer : null, count, type, op, root);
-        } finally {
-            CallTracker.exit(s);
-        }
+        Buffer recv = rank == root ? recvBuffer : null;
+        run(Op.REDUCE, root, -2, -2, -2, count, type, () -> {
+            doReduce(sendBuffer, recv, count, type, op, root);
+            return null;
+        }, sendBuffer, recv);
     }
 
     @Override
@@ -284,13 +266,12 @@ public abstract class AbstractCommunicator implements Communicator {
         checkOp("allReduce", op, type);
         checkData("allReduce", "send buffer", sendBuffer, count, type, 1);
         checkData("allReduce", "receive buffer", recvBuffer, count, type, 1);
+        checkWritable("allReduce", "receive buffer", recvBuffer);
         checkDisjoint("allReduce", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
-        CallTracker.Slot s = enter(Op.ALL_REDUCE, -2, -2, -2, -2, count, type);
-        try {
+        run(Op.ALL_REDUCE, -2, -2, -2, -2, count, type, () -> {
             doAllReduce(sendBuffer, recvBuffer, count, type, op);
-        } finally {
-            CallTracker.exit(s);
-        }
+            return null;
+        }, sendBuffer, recvBuffer);
     }
 
     @Override
@@ -298,13 +279,12 @@ public abstract class AbstractCommunicator implements Communicator {
         ensureOpen("allToAll");
         checkData("allToAll", "send buffer", sendBuffer, count, type, size);
         checkData("allToAll", "receive buffer", recvBuffer, count, type, size);
+        checkWritable("allToAll", "receive buffer", recvBuffer);
         checkDisjoint("allToAll", sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count) * size);
-        CallTracker.Slot s = enter(Op.ALL_TO_ALL, -2, -2, -2, -2, count, type);
-        try {
+        run(Op.ALL_TO_ALL, -2, -2, -2, -2, count, type, () -> {
             doAllToAll(sendBuffer, recvBuffer, count, type);
-        } finally {
-            CallTracker.exit(s);
-        }
+            return null;
+        }, sendBuffer, recvBuffer);
     }
 
     @Override
@@ -343,6 +323,33 @@ public abstract class AbstractCommunicator implements Communicator {
         return getClass().getSimpleName() + "#" + id + "[" + backend + ", rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";
     }
 
+    // ---- one call: tracking, buffer pins, device ordering -----------------------------------
+
+    /**
+     * Runs a blocking operation: tracked for the threading rules and the watchdog, its buffers
+     * pinned (so that closing them from another thread cannot free them under the call), and
+     * ordered after the caller's device work when any buffer is device memory.
+     */
+    private <T> T run(Op op, int peer, int tag, int peer2, int tag2, long count, DataType type, java.util.function.Supplier<T> body, Buffer... buffers) {
+        CallTracker.Slot s = enter(op, peer, tag, peer2, tag2, count, type);
+        try (BufferUse use = BufferUse.of(buffers)) {
+            return body.get();
+        } finally {
+            CallTracker.exit(s);
+        }
+    }
+
+    /** Starts a non-blocking operation; its buffers stay pinned until the request completes. */
+    private Request start(Op op, int peer, int tag, long count, DataType type, java.util.function.Supplier<Request> body, Buffer... buffers) {
+        CallTracker.Slot s = enter(op, peer, tag, -2, -2, count, type);
+        try (BufferUse use = BufferUse.of(buffers)) {
+            Request r = body.get();
+            return new TrackedRequest(this, r, op, peer, tag, count, type, use.handOff());
+        } finally {
+            CallTracker.exit(s);
+        }
+    }
+
     // ---- threads and the watchdog --------------------------------------------------------
 
     private CallTracker.Slot enter(Op op, int peer, int tag, int peer2, int tag2, long count, DataType type) {
@@ -372,8 +379,9 @@ public abstract class AbstractCommunicator implements Communicator {
         private final int tag;
         private final long count;
         private final DataType type;
+        private BufferUse.Pins pins; // released once, when the request completes
 
-        TrackedRequest(AbstractCommunicator comm, Request inner, Op op, int peer, int tag, long count, DataType type) {
+        TrackedRequest(AbstractCommunicator comm, Request inner, Op op, int peer, int tag, long count, DataType type, BufferUse.Pins pins) {
             this.comm = comm;
             this.inner = inner;
             this.op = op;
@@ -381,6 +389,15 @@ public abstract class AbstractCommunicator implements Communicator {
             this.tag = tag;
             this.count = count;
             this.type = type;
+            this.pins = pins;
+        }
+
+        private synchronized void completed() {
+            BufferUse.Pins p = pins;
+            pins = null;
+            if (p != null) {
+                p.release();
+            }
         }
 
         private void ensureMpi(String what) {
@@ -393,8 +410,13 @@ public abstract class AbstractCommunicator implements Communicator {
         public Status waitFor() {
             ensureMpi("waitFor");
             CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.WAIT, this, -2, -2, -2, -2, -1, null);
-            try {
-                return inner.waitFor();
+            try (DeviceSupport.Scope ctx = pins != null && pins.device() ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
+                Status st = inner.waitFor();
+                completed();
+                return st;
+            } catch (RuntimeException e) {
+                completed(); // the operation ended (failed): its memory is not in use any more
+                throw e;
             } finally {
                 CallTracker.exit(s);
             }
@@ -404,8 +426,15 @@ public abstract class AbstractCommunicator implements Communicator {
         public Optional<Status> test() {
             ensureMpi("test");
             CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.TEST, this, -2, -2, -2, -2, -1, null);
-            try {
-                return inner.test();
+            try (DeviceSupport.Scope ctx = pins != null && pins.device() ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
+                Optional<Status> st = inner.test();
+                if (st.isPresent()) {
+                    completed();
+                }
+                return st;
+            } catch (RuntimeException e) {
+                completed();
+                throw e;
             } finally {
                 CallTracker.exit(s);
             }
@@ -456,6 +485,13 @@ public abstract class AbstractCommunicator implements Communicator {
         if (needed > buffer.byteSize()) {
             throw new BufferTooSmallException(op + ": " + what + " holds " + buffer.byteSize() + " bytes but "
                     + (blocks == 1 ? "" : blocks + " ranks x ") + count + " " + type + " need " + needed + " bytes");
+        }
+    }
+
+    /** A receive buffer must be writable memory. */
+    protected static void checkWritable(String op, String what, Buffer buffer) {
+        if (buffer != null && buffer.isReadOnly()) {
+            throw new BufferReadOnlyException(op + ": " + what + " " + buffer + " is read-only memory and cannot receive data");
         }
     }
 

@@ -31,6 +31,14 @@ public interface DeviceSupport {
      */
     Scope enter(List<Buffer> deviceBuffers);
 
+    /**
+     * For calls that complete work already started (a wait or test): nothing is synchronized, but
+     * the caller's current context is restored when the scope closes.
+     */
+    default Scope preserveContext() {
+        return Scope.NONE;
+    }
+
     /** Restores what {@link #enter} found (the caller's current context); closing twice is harmless. */
     interface Scope extends AutoCloseable {
         /** A scope that does nothing. */

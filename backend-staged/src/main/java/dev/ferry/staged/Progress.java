@@ -14,15 +14,20 @@ import java.util.Optional;
  * blocking: issue the next staging copy, post the next chunk once its copy is done, return a
  * staging buffer once MPI is done with it.
  *
- * <p>Why not a progress thread: it would need MPI_THREAD_MULTIPLE from the inner library, it
- * would spin a core per rank while transfers are pending (ranks often share cores, on CI four of
- * them on two), and it would add a thread hand-off to every small message. The price of
- * cooperative progress is MPI's own without an asynchronous progress thread: a non-blocking
- * staged transfer advances only while the process is inside a staged call. A chunked isend
- * followed by a long computation sends its first chunks at once and the rest at the next call.
+ * <p>The calling thread does the work: a wait or test polls every transfer, so a small message
+ * costs no thread hand-off. Between staged calls, and while a thread of the application is
+ * blocked in a call that does not poll (an inner collective or barrier, a receive of the inner
+ * MPI), an <em>assistant</em> thread advances the transfers in flight: MPI's progress rule (a
+ * pending send completes while its sender blocks in any other call) then holds for staged
+ * transfers too, and a rank blocked in a barrier after an isend never starves the receiver of
+ * the chunks it waits for. The assistant runs only while transfers are in flight and no
+ * application thread is polling, backs off to a millisecond between idle polls, and needs
+ * MPI_THREAD_MULTIPLE from the inner MPI (it calls MPI while another thread is inside it). With a
+ * lower thread level there is no assistant, and a non-blocking staged transfer advances only
+ * inside staged calls.
  *
  * <p>Everything here runs under one lock per process, which also serializes the calls staged
- * makes into the inner MPI (so MPI_THREAD_SERIALIZED suffices).
+ * makes into the inner MPI.
  */
 final class Progress {
     /** Spins before a waiting thread starts yielding its core between polls. */
@@ -30,6 +35,10 @@ final class Progress {
 
     private final List<Op> active = new ArrayList<>();
     private final Calls calls;
+    /** Application threads inside {@link #await}: while any is, it drives progress and the assistant rests. */
+    private final java.util.concurrent.atomic.AtomicInteger awaiting = new java.util.concurrent.atomic.AtomicInteger();
+    private Thread assistant;
+    private volatile boolean closed;
 
     Progress() {
         this(new Calls());
@@ -118,6 +127,7 @@ final class Progress {
             finish(op, op.failure != null);
         } else {
             active.add(op);
+            wakeAssistant();
         }
         if (active.size() > (op.isDone() ? 0 : 1)) {
             // every staged call advances every transfer: in a window of isends, the copies that finished
@@ -179,8 +189,78 @@ final class Progress {
         }
     }
 
+    /** Starts the assistant (once, when the thread level allows it) or wakes it; under the lock. */
+    private void wakeAssistant() {
+        if (closed) {
+            return;
+        }
+        if (assistant == null) {
+            if (dev.ferry.spi.MpiLifecycle.threadLevel() != dev.ferry.ThreadLevel.MULTIPLE) {
+                return;
+            }
+            assistant = new Thread(this::assist, "ferry-staged-progress");
+            assistant.setDaemon(true);
+            assistant.start();
+            return;
+        }
+        java.util.concurrent.locks.LockSupport.unpark(assistant);
+    }
+
+    /** The assistant's loop: see the class comment. */
+    private void assist() {
+        long pause = 0;
+        while (!closed) {
+            boolean any;
+            synchronized (this) {
+                any = !active.isEmpty();
+            }
+            if (!any) {
+                pause = 0;
+                java.util.concurrent.locks.LockSupport.park(this);
+                continue;
+            }
+            if (awaiting.get() > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(this, 200_000);
+                continue;
+            }
+            boolean moved;
+            try {
+                moved = poll();
+            } catch (RuntimeException e) {
+                moved = false; // a failed transfer is failed by poll itself; its owner sees the exception
+            }
+            if (moved) {
+                pause = 0;
+            } else {
+                pause = pause == 0 ? 2_000 : Math.min(pause * 2, 1_000_000);
+                java.util.concurrent.locks.LockSupport.parkNanos(this, pause);
+            }
+        }
+    }
+
+    /** Stops the assistant (at the end of the runtime). */
+    void close() {
+        Thread a;
+        synchronized (this) {
+            closed = true;
+            a = assistant;
+        }
+        if (a != null) {
+            java.util.concurrent.locks.LockSupport.unpark(a);
+        }
+    }
+
     /** Drives progress until {@code op} is done; its status, or its failure thrown. */
     Status await(Op op) {
+        awaiting.incrementAndGet();
+        try {
+            return awaitPolling(op);
+        } finally {
+            awaiting.decrementAndGet();
+        }
+    }
+
+    private Status awaitPolling(Op op) {
         int idle = 0;
         while (!op.isDone()) {
             long t = calls.start();

@@ -125,6 +125,7 @@ final class StagedRuntime {
                 current = null;
             }
         }
+        progress.close();
         RuntimeException first = null;
         for (AutoCloseable c : new AutoCloseable[] {ipcCache, cuda, memcpy, chunks, slots}) {
             if (c == null) continue;

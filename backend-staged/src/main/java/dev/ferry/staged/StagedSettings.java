@@ -22,8 +22,9 @@ import java.util.function.BinaryOperator;
  * @param poolChunks     {@code ferry.staged.pool}: staging buffers the pool keeps for reuse (default 2 x depth)
  * @param ipc            {@code ferry.staged.ipc}: CUDA IPC between device buffers of one node (default true)
  * @param ipcCacheSize   {@code ferry.staged.ipcCacheSize}: peer mappings kept open, least recently used evicted (default 64)
- * @param contextSync    {@code ferry.staged.contextSync}: cuCtxSynchronize before reading or writing a device
- *                       buffer, so that prior work of its context is complete (default true, as the Communicator contract says)
+ * @param contextSync    {@code ferry.staged.contextSync}: one more cuCtxSynchronize of the device's primary context
+ *                       inside staged before it reads or writes a device buffer (default false: every communicator
+ *                       already orders each call after the caller's device work, see DeviceSupport)
  * @param stageHostBuffers {@code ferry.staged.stageHostBuffers}: for tests without a GPU, send host buffers through the
  *                       whole staging pipeline with host-memory copies (default false)
  * @param memcpyThreads  {@code ferry.staged.memcpyThreads}: with stageHostBuffers, copies run on a worker thread per
@@ -56,7 +57,7 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         int pool = (int) number(setting, "ferry.staged.pool", Integer.toString(2 * Math.max(depth, 1)));
         boolean ipc = bool(setting, "ferry.staged.ipc", "true");
         int cache = (int) number(setting, "ferry.staged.ipcCacheSize", "64");
-        boolean sync = bool(setting, "ferry.staged.contextSync", "true");
+        boolean sync = bool(setting, "ferry.staged.contextSync", "false");
         boolean stageHost = bool(setting, "ferry.staged.stageHostBuffers", "false");
         int threads = (int) number(setting, "ferry.staged.memcpyThreads", "1");
         boolean offer = bool(setting, "ferry.staged.test.offerIpc", "false");

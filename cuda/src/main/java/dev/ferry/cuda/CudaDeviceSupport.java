@@ -77,6 +77,15 @@ public final class CudaDeviceSupport implements DeviceSupport {
                 done[n++] = ctx;
             }
         }
+        return restoring(caller);
+    }
+
+    @Override
+    public Scope preserveContext() {
+        return Cuda.isAvailable() ? restoring(DriverContexts.current()) : Scope.NONE;
+    }
+
+    private static Scope restoring(long caller) {
         return () -> {
             if (DriverContexts.current() != caller) {
                 DriverContexts.setCurrent(caller);

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ferry.Buffer;
 import dev.ferry.BufferFreedException;
 import dev.ferry.BufferOverlapException;
+import dev.ferry.BufferReadOnlyException;
 import dev.ferry.BufferTooSmallException;
 import dev.ferry.Communicator;
 import dev.ferry.CommunicatorClosedException;
@@ -84,6 +85,12 @@ public abstract class CommunicatorContract {
         Buffer b = m.allocate(bytes);
         toClose.add((AutoCloseable) b);
         return b;
+    }
+
+    /** Closes a buffer of any kind now (not after the test). */
+    protected static void close(Buffer b) {
+        if (b instanceof HostBuffer h) h.close();
+        else ((dev.ferry.DeviceBuffer) b).close();
     }
 
     /** A buffer of kind {@code m} holding {@code data}. */
@@ -617,6 +624,190 @@ public abstract class CommunicatorContract {
         Buffer d = alloc(Mem.DEVICE, 16);
         UnsupportedBufferException e = assertThrows(UnsupportedBufferException.class, () -> comm.send(d, 1, DataType.BYTE, (rank + 1) % size, 0));
         assertTrue(e.getMessage().contains("staged"), e.getMessage());
+        assertUsable();
+    }
+
+    // ---- buffer lifetime: close under a pending request, read-only memory ---------------------
+
+    /** Sizes that take every path: eager, pipelined or split, large. */
+    private static final int[] LIFETIME_SIZES = {8, 100_003, 4 << 20};
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void f_closeWhileIsendPendingDefersTheFree(Mem m) {
+        m.assume(comm);
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        for (int n : LIFETIME_SIZES) {
+            byte[] data = Data.bytes(91, rank, n);
+            Buffer send = m.allocate(n);
+            Mem.write(send, data);
+            Buffer recv = poisoned(m, n);
+            Request out = comm.isend(send, n, DataType.BYTE, next, 31);
+            close(send);
+            assertFalse(send.isAlive(), "a closed buffer reports isAlive() false at once");
+            assertThrows(BufferFreedException.class, () -> comm.send(send, 1, DataType.BYTE, next, 32), "a closed buffer is refused");
+            assertFalse(send.lifetime().isFreed(), "the memory under a pending isend is not freed yet");
+            Status st = comm.recv(recv, n, DataType.BYTE, prev, 31);
+            assertEquals(n, st.byteCount());
+            out.waitFor();
+            assertTrue(send.lifetime().isFreed(), "the memory is freed once the isend completed");
+            assertReceived(Data.bytes(91, prev, n), Mem.read(recv), "isend of " + n + " bytes from a buffer closed while pending");
+        }
+        assertUsable();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void f_closeWhileIrecvPendingDefersTheFree(Mem m) {
+        m.assume(comm);
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        for (int n : LIFETIME_SIZES) {
+            Buffer recv = m.allocate(n);
+            Buffer slice = recv.slice(0, n);
+            Request in = comm.irecv(slice, n, DataType.BYTE, prev, 33);
+            close(recv);
+            assertFalse(slice.isAlive(), "a slice of a closed buffer reports isAlive() false");
+            comm.send(filled(m, Data.bytes(17, rank, n)), n, DataType.BYTE, next, 33);
+            assertFalse(recv.lifetime().isFreed(), "the memory under a pending irecv is not freed before it completes");
+            assertEquals(n, in.waitFor().byteCount());
+            assertTrue(recv.lifetime().isFreed(), "the memory is freed once the irecv completed");
+        }
+        assertUsable();
+    }
+
+    @Test
+    void f_wrappedByteBufferStaysReachableWhileInFlight() throws Exception {
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        int n = 1 << 20;
+        HostBuffer recv = (HostBuffer) poisoned(Mem.PAGEABLE, n);
+        Request in = comm.irecv(recv, n, DataType.BYTE, prev, 34);
+        Request out;
+        {
+            java.nio.ByteBuffer bb = java.nio.ByteBuffer.allocateDirect(n);
+            bb.put(Data.bytes(5, rank, n));
+            out = comm.isend(HostBuffer.wrap(bb), n, DataType.BYTE, next, 34);
+        }
+        for (int i = 0; i < 3; i++) {
+            System.gc(); // the ByteBuffer is reachable only through the request now
+            Thread.sleep(20);
+        }
+        Request.waitAll(in, out);
+        assertReceived(Data.bytes(5, prev, n), Mem.read(recv), "isend from a wrapped ByteBuffer the caller dropped");
+    }
+
+    @Test
+    void f_readOnlyMemoryIsNeverAReceiveBuffer() {
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        HostBuffer rw = (HostBuffer) alloc(Mem.PAGEABLE, 64);
+        HostBuffer ro = HostBuffer.wrap(rw.segment().asReadOnly());
+        HostBuffer roBytes = HostBuffer.wrap(java.nio.ByteBuffer.allocateDirect(64).asReadOnlyBuffer());
+        assertTrue(ro.isReadOnly() && roBytes.isReadOnly());
+        for (HostBuffer b : new HostBuffer[] {ro, roBytes}) {
+            assertThrows(BufferReadOnlyException.class, () -> comm.recv(b, 8, DataType.BYTE, prev, 35));
+            assertThrows(BufferReadOnlyException.class, () -> comm.irecv(b, 8, DataType.BYTE, prev, 35));
+            assertThrows(BufferReadOnlyException.class, () -> comm.sendRecv(rw, 8, DataType.BYTE, next, 35, b, 8, DataType.BYTE, prev, 35));
+            assertThrows(BufferReadOnlyException.class, () -> comm.allReduce(rw, b, 2, DataType.INT, ReduceOp.SUM));
+            assertThrows(BufferReadOnlyException.class, () -> comm.allGather(rw.slice(0, 1), b, 1, DataType.BYTE));
+            assertThrows(BufferReadOnlyException.class, () -> comm.allToAll(rw.slice(0, size), b, 1, DataType.BYTE));
+            assertThrows(BufferReadOnlyException.class, () -> comm.scatter(rank == 0 ? rw : null, b, 1, DataType.BYTE, 0));
+            if (rank != 0) {
+                assertThrows(BufferReadOnlyException.class, () -> comm.broadcast(b, 8, DataType.BYTE, 0));
+            }
+        }
+        // read-only memory is fine to send from, and as a broadcast root
+        Mem.write(rw, Data.bytes(3, rank, 64));
+        HostBuffer got = (HostBuffer) poisoned(Mem.PAGEABLE, 64);
+        comm.sendRecv(ro, 64, DataType.BYTE, next, 36, got, 64, DataType.BYTE, prev, 36);
+        assertReceived(Data.bytes(3, prev, 64), Mem.read(got), "sendRecv from read-only memory");
+        assertUsable();
+    }
+
+    // ---- progress: a pending operation moves while its rank blocks in another call ------------
+
+    /** Sizes that take every path: eager, pipelined, several chunks. */
+    private static final int[] PROGRESS_SIZES = {8, 100_003, 4 << 20};
+
+    /** The blocking calls a rank may make while it has an isend pending. */
+    private void blockingCollective(int which, Mem m) {
+        switch (which) {
+            case 0 -> comm.barrier();
+            case 1 -> assertUsable();
+            case 2 -> {
+                Buffer b = alloc(m, 64);
+                comm.broadcast(b, 64, DataType.BYTE, size - 1);
+            }
+            case 3 -> {
+                Buffer in = filled(m, Data.bytes(1, rank, 8)), out = alloc(m, 8L * size);
+                comm.allGather(in, out, 8, DataType.BYTE);
+            }
+            default -> throw new IllegalArgumentException("no blocking call " + which);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void g_pendingIsendMovesWhileTheSenderBlocksInACollective(Mem m) {
+        m.assume(comm);
+        for (int n : PROGRESS_SIZES) {
+            for (int which = 0; which < 4; which++) {
+                // rank 0 starts a send and blocks in a collective; rank 1 can only reach the collective once the message is in
+                if (rank == 0) {
+                    Request r = comm.isend(filled(m, Data.bytes(n + which, 0, n)), n, DataType.BYTE, 1, 41);
+                    blockingCollective(which, m);
+                    r.waitFor();
+                } else if (rank == 1) {
+                    Buffer recv = poisoned(m, n);
+                    comm.recv(recv, n, DataType.BYTE, 0, 41);
+                    assertReceived(Data.bytes(n + which, 0, n), Mem.read(recv), "message of " + n + " bytes sent before a blocking call " + which);
+                    blockingCollective(which, m);
+                } else {
+                    blockingCollective(which, m);
+                }
+            }
+        }
+        assertUsable();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void g_pendingIrecvMovesWhileTheReceiverBlocksInASend(Mem m) {
+        m.assume(comm);
+        for (int n : PROGRESS_SIZES) {
+            if (rank == 0) {
+                Buffer in = poisoned(m, n);
+                Request r = comm.irecv(in, n, DataType.BYTE, 1, 42);
+                comm.send(filled(m, Data.bytes(n, 0, n)), n, DataType.BYTE, 1, 43);
+                r.waitFor();
+                assertReceived(Data.bytes(n, 1, n), Mem.read(in), "irecv of " + n + " bytes pending during a send");
+            } else if (rank == 1) {
+                // rank 1 sends only after it received: rank 0's send must complete while its irecv is pending
+                Buffer got = poisoned(m, n);
+                comm.recv(got, n, DataType.BYTE, 0, 43);
+                comm.send(filled(m, Data.bytes(n, 1, n)), n, DataType.BYTE, 0, 42);
+                assertReceived(Data.bytes(n, 0, n), Mem.read(got), "send of " + n + " bytes while the sender has an irecv pending");
+            }
+        }
+        assertUsable();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void g_pendingIsendCompletesWithoutAnyFurtherCall(Mem m) throws InterruptedException {
+        m.assume(comm);
+        int n = 4 << 20;
+        if (rank == 0) {
+            Request r = comm.isend(filled(m, Data.bytes(2, 0, n)), n, DataType.BYTE, 1, 44);
+            // no Ferry call on this rank until the receiver has the whole message (it says so by a message)
+            HostBuffer flag = (HostBuffer) alloc(Mem.PAGEABLE, 1);
+            Thread.sleep(1);
+            comm.recv(flag, 1, DataType.BYTE, 1, 45);
+            r.waitFor();
+        } else if (rank == 1) {
+            Buffer recv = poisoned(m, n);
+            comm.recv(recv, n, DataType.BYTE, 0, 44);
+            comm.send(alloc(Mem.PAGEABLE, 1), 1, DataType.BYTE, 0, 45);
+            assertReceived(Data.bytes(2, 0, n), Mem.read(recv), "isend that completes while its rank waits for a reply");
+        }
         assertUsable();
     }
 }

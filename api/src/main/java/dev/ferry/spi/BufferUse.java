@@ -1,0 +1,100 @@
+package dev.ferry.spi;
+
+import dev.ferry.Buffer;
+import dev.ferry.BufferLifetime;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The buffers of one call while it uses them: each pinned ({@link BufferLifetime}), so that a
+ * close cannot free memory under the call, and, when any is device memory, the call ordered after
+ * the caller's device work ({@link DeviceSupport#enter}). A non-blocking call hands its pins to
+ * its request ({@link #handOff()}), which releases them when it completes; the buffer objects stay
+ * reachable until then (wrapped ByteBuffers and segments are not collected under MPI).
+ */
+final class BufferUse implements AutoCloseable {
+    private final Pins pins;
+    private final DeviceSupport.Scope scope;
+    private boolean handedOff;
+
+    private BufferUse(Pins pins, DeviceSupport.Scope scope) {
+        this.pins = pins;
+        this.scope = scope;
+    }
+
+    static BufferUse of(Buffer... buffers) {
+        Pins pins = new Pins(buffers);
+        DeviceSupport.Scope scope = DeviceSupport.Scope.NONE;
+        if (pins.device) {
+            try {
+                List<Buffer> device = new ArrayList<>(buffers.length);
+                for (Buffer b : buffers) {
+                    if (b != null && b.kind().needsCuda()) device.add(b);
+                }
+                scope = DeviceSupport.get().enter(device);
+            } catch (RuntimeException | Error e) {
+                pins.release();
+                throw e;
+            }
+        }
+        return new BufferUse(pins, scope);
+    }
+
+    /** The pins, now owned by a request. */
+    Pins handOff() {
+        handedOff = true;
+        return pins;
+    }
+
+    @Override
+    public void close() {
+        try {
+            scope.close();
+        } finally {
+            if (!handedOff) {
+                pins.release();
+            }
+        }
+    }
+
+    /** Pins on the buffers of one call; released once. */
+    static final class Pins {
+        private final Buffer[] buffers; // kept reachable until release
+        private int pinned;
+        private final boolean device;
+
+        Pins(Buffer[] buffers) {
+            this.buffers = buffers;
+            boolean dev = false;
+            try {
+                for (Buffer b : buffers) {
+                    if (b == null) {
+                        pinned++;
+                        continue;
+                    }
+                    b.lifetime().pin(b);
+                    pinned++;
+                    dev |= b.kind().needsCuda();
+                }
+            } catch (RuntimeException e) {
+                release();
+                throw e;
+            }
+            this.device = dev;
+        }
+
+        /** True when a buffer is device memory. */
+        boolean device() {
+            return device;
+        }
+
+        synchronized void release() {
+            for (int i = 0; i < pinned; i++) {
+                if (buffers[i] != null) {
+                    buffers[i].lifetime().unpin();
+                }
+            }
+            pinned = 0;
+        }
+    }
+}
