@@ -47,6 +47,7 @@ if [ ! -f "$SUMMARY" ]; then
     md ""
 fi
 
+EXTRA_LAUNCH=()
 BASE_PATH=$PATH
 BASE_LD=${LD_LIBRARY_PATH:-}
 # mpi_env FLAVOUR: sets LAUNCH (array) and MPIJAR, and the environment of that MPI (only that one's
@@ -73,7 +74,8 @@ mpi_env() {
 # java_line: rank JVM command (plus CP)
 java_line() {
     local cp="$CP_LIB"; [ -n "${MPIJAR:-}" ] && cp="$cp:$MPIJAR"
-    JL=("$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xmx4g -cp "$cp")
+    # every rank requires CUDA: a GPU run where CUDA fails to load fails instead of skipping
+    JL=("$JAVA" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Xmx4g -cp "$cp" -Dferry.test.require=cuda)
 }
 
 # suite NAME FLAVOUR NP TESTCLASS [-Dkey=value...]: the conformance suite of one backend on real ranks
@@ -85,7 +87,7 @@ suite() {
     local np_opt=(-np "$np"); [ "$flavour" = mpich ] && np_opt=(-n "$np")
     say "suite $name: ${LAUNCH[0]} ${np_opt[*]} java ... RankRunner $cls $*"
     local t0=$SECONDS
-    timeout 240 "${LAUNCH[@]}" "${np_opt[@]}" "${JL[@]}" -Dferry.test.reportDir="$dir" -Dferry.test.perTestTimeout=180 "$@" \
+    timeout 240 "${LAUNCH[@]}" ${EXTRA_LAUNCH[@]+"${EXTRA_LAUNCH[@]}"} "${np_opt[@]}" "${JL[@]}" -Dferry.test.reportDir="$dir" -Dferry.test.perTestTimeout=180 "$@" \
         dev.ferry.testing.RankRunner "$cls" > "$W/logs/suite-$name.log" 2>&1
     local rc=$?
     local pass fail skip
@@ -133,6 +135,48 @@ staged_rows() {
 }
 
 step_conformance() { conformance_table "Conformance suite on GPUs" ompi_rows staged_rows; }
+
+# the application-pattern suite (testkit ApplicationPatterns: kernels right before and after Ferry
+# calls, every stream kind, a context of the application's own, allocate/free per call, slices,
+# rejected calls) and the conformance suite, 2 and 4 ranks sharing GPU 0 (run with MPS=1), on both MPIs
+patterns_rows() {
+    local np
+    for np in 2 4; do
+        suite patterns-ompi-cuda-np$np cuda $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi -Dferry.device=0
+        suite patterns-staged-sys-np$np sys $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged -Dferry.device=0
+        suite patterns-staged-sys-noipc-np$np sys $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false
+        suite conformance-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0
+        suite conformance-staged-sys-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0
+        suite conformance-staged-sys-noipc-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false
+    done
+}
+step_patterns() { conformance_table "Application patterns and conformance, ranks sharing GPU 0" patterns_rows; }
+
+# Open MPI's smcuda path with device buffers freed and reallocated around every call and small
+# exchanges after rejected calls, as Open MPI is set up by default and with its CUDA IPC off
+smcuda_rows() {
+    local inc=-Dferry.test.include='d_allocate|g_rejected'
+    suite smcuda-default cuda 2 dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi -Dferry.device=0 "$inc"
+    EXTRA_LAUNCH=(--mca btl_smcuda_use_cuda_ipc 0)
+    suite smcuda-ipc-off cuda 2 dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi -Dferry.device=0 "$inc"
+    EXTRA_LAUNCH=(--mca btl_smcuda_use_cuda_ipc_same_gpu 0)
+    suite smcuda-same-gpu-ipc-off cuda 2 dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi -Dferry.device=0 "$inc"
+    EXTRA_LAUNCH=()
+    grep -h -i -E "cuMemHostRegister|cuMemcpyAsync|rgpusm|SIGSEGV|smcuda" "$W"/logs/suite-smcuda-*.log "$W"/suites/smcuda-*/output.log 2>/dev/null | sort | uniq -c | sort -rn | head -20 > "$W/logs/smcuda-messages.txt"
+}
+step_smcuda() {
+    conformance_table "Open MPI smcuda with addresses that repeat (2 ranks on GPU 0)" smcuda_rows
+    md "Messages of Open MPI's CUDA path seen in those runs:"; md ""; md '```'; cat "$W/logs/smcuda-messages.txt" >> "$SUMMARY"; md '```'; md ""
+}
+
+# what the device ordering contract costs: DeviceSupport.enter + close with nothing queued, the cost
+# added to every call on device memory (bench OrderingCost), and the 8-byte device ping-pong
+step_ordering-cost() {
+    md "## Cost of the device ordering contract"; md ""
+    mpi_env sys; java_line
+    "${JL[@]}" dev.ferry.bench.OrderingCost > "$W/logs/ordering-cost.log" 2>&1
+    md '```'; cat "$W/logs/ordering-cost.log" >> "$SUMMARY"; md '```'; md ""
+}
 
 # only the staged rows (after a change to backend-staged alone)
 step_conformance-staged() { conformance_table "Conformance suite on GPUs, staged only" staged_rows; }

@@ -40,12 +40,16 @@ final class Progress {
     private Thread assistant;
     private volatile boolean closed;
 
+    private final boolean assist;
+
     Progress() {
-        this(new Calls());
+        this(new Calls(), false);
     }
 
-    Progress(Calls calls) {
+    /** {@code assist}: run the assistant thread (when the thread level allows it). */
+    Progress(Calls calls, boolean assist) {
         this.calls = calls;
+        this.assist = assist;
     }
 
     /**
@@ -191,7 +195,7 @@ final class Progress {
 
     /** Starts the assistant (once, when the thread level allows it) or wakes it; under the lock. */
     private void wakeAssistant() {
-        if (closed) {
+        if (closed || !assist) {
             return;
         }
         if (assistant == null) {

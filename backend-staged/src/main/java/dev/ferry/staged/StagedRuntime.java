@@ -28,13 +28,14 @@ final class StagedRuntime {
     final Stats stats = new Stats();
     /** Native calls (CUDA driver, inner MPI) by kind, and their time when the check asks. */
     final Calls calls = new Calls();
-    final Progress progress = new Progress(calls);
+    final Progress progress;
     private int refs;
     private boolean closed;
 
     private StagedRuntime(StagedSettings s, String inner) {
         this.settings = s;
         this.inner = inner;
+        this.progress = new Progress(calls, s.progressThread());
         boolean gpu = Cuda.isAvailable();
         LongFunction<HostBuffer> alloc = gpu ? Cuda::allocatePinned : HostBuffer::allocate;
         this.chunks = new PinnedPool(Math.min(s.chunk(), 64 * 1024), s.chunk(), s.chunk() * s.poolChunks(), alloc);

@@ -27,13 +27,16 @@ import java.util.function.BinaryOperator;
  *                       already orders each call after the caller's device work, see DeviceSupport)
  * @param stageHostBuffers {@code ferry.staged.stageHostBuffers}: for tests without a GPU, send host buffers through the
  *                       whole staging pipeline with host-memory copies (default false)
+ * @param progressThread {@code ferry.staged.progressThread}: a thread that advances transfers in flight while no
+ *                       application thread is inside a staged call (default true; used only under MPI_THREAD_MULTIPLE)
  * @param memcpyThreads  {@code ferry.staged.memcpyThreads}: with stageHostBuffers, copies run on a worker thread per
  *                       direction (1, the default, so that fences really are pending) or inline (0)
  * @param offerIpcForHost {@code ferry.staged.test.offerIpc}: for tests without a GPU, host buffers to peers of the
  *                       node are offered as if by IPC; receivers refuse, which exercises the fallback (default false)
  */
 public record StagedSettings(long chunk, long minChunk, int depth, long threshold, long eager, int poolChunks, boolean ipc, int ipcCacheSize,
-                             boolean contextSync, boolean stageHostBuffers, int memcpyThreads, boolean offerIpcForHost) {
+                             boolean contextSync, boolean stageHostBuffers, int memcpyThreads, boolean offerIpcForHost,
+                             boolean progressThread) {
 
     /** Largest chunk: one MPI message per chunk, below the bindings' 2 GiB limit. */
     public static final long MAX_CHUNK = 1L << 30;
@@ -61,7 +64,8 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         boolean stageHost = bool(setting, "ferry.staged.stageHostBuffers", "false");
         int threads = (int) number(setting, "ferry.staged.memcpyThreads", "1");
         boolean offer = bool(setting, "ferry.staged.test.offerIpc", "false");
-        StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, ipc, cache, sync, stageHost, threads, offer);
+        boolean assistant = bool(setting, "ferry.staged.progressThread", "true");
+        StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, ipc, cache, sync, stageHost, threads, offer, assistant);
         s.check();
         return s;
     }
@@ -104,6 +108,7 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         m.put("eager", bytes(eager));
         m.put("pool", poolChunks + " x " + bytes(chunk));
         m.put("context sync", contextSync ? "yes" : "no");
+        m.put("progress thread", progressThread ? "yes (under MPI_THREAD_MULTIPLE)" : "no (ferry.staged.progressThread=false)");
         if (stageHostBuffers) {
             m.put("stage host buffers", "yes (test mode, " + (memcpyThreads == 0 ? "inline" : "threaded") + " memcpy)");
         }

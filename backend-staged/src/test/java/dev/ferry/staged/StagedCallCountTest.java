@@ -24,7 +24,9 @@ class StagedCallCountTest {
 
     @BeforeAll
     static void open() {
-        Map<String, String> m = Map.of("ferry.staged.stageHostBuffers", "true", "ferry.staged.memcpyThreads", "0");
+        // staged's own context sync on (it is counted below) and no assistant thread (its polls would add to the counts)
+        Map<String, String> m = Map.of("ferry.staged.stageHostBuffers", "true", "ferry.staged.memcpyThreads", "0",
+                "ferry.staged.contextSync", "true", "ferry.staged.progressThread", "false");
         StagedSettings s = StagedSettings.read((k, f) -> m.getOrDefault(k, f));
         rt = StagedRuntime.acquire(s, "loopback");
         comm = new StagedCommunicator(new LoopbackCommunicator(), rt);

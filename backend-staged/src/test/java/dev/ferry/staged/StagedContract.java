@@ -247,7 +247,7 @@ public class StagedContract extends CommunicatorContract {
     // ---- GPU only: skipped without CUDA, with the reason ---------------------------------------
 
     private static void assumeGpu() {
-        Assumptions.assumeTrue(Cuda.isAvailable(), () -> "needs a GPU: " + Cuda.unavailabilityCause().getMessage());
+        dev.ferry.testing.Required.assume("cuda", Cuda.isAvailable(), () -> "needs a GPU: " + Cuda.unavailabilityCause().getMessage());
     }
 
     private DeviceBuffer device(long bytes) {

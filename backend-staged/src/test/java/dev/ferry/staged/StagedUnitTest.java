@@ -27,7 +27,7 @@ class StagedUnitTest {
         assertEquals(1L << 20, s.threshold());
         assertEquals(16 * 1024, s.eager());
         assertEquals(8, s.poolChunks());
-        assertTrue(s.ipc() && s.contextSync() && !s.stageHostBuffers());
+        assertTrue(s.ipc() && !s.contextSync() && !s.stageHostBuffers() && s.progressThread());
         assertEquals(65536, StagedSettings.parseSize("k", "64k"));
         assertEquals(3L << 30, StagedSettings.parseSize("k", "3 GiB"));
         assertEquals(1000, StagedSettings.parseSize("k", "1000"));

@@ -62,8 +62,8 @@ public final class Cuda {
         int version = 0;
         try {
             findDriver();
-            JCudaNatives.prepare(); // before JCuda's loader: ranks starting together must not race on its files
-            JCudaDriver.setExceptionsEnabled(false);
+            // JCuda's loader finds whole copies of its libraries in this user's private folder (JCudaNatives)
+            JCudaNatives.whileLoading(() -> JCudaDriver.setExceptionsEnabled(false));
             int r = cuInit(0);
             if (r == CUresult.CUDA_ERROR_NO_DEVICE) {
                 throw new CudaException("CUDA driver present but no CUDA device is visible (cuInit: CUDA_ERROR_NO_DEVICE); check CUDA_VISIBLE_DEVICES and nvidia-smi", r);

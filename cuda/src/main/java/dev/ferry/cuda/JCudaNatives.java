@@ -19,8 +19,14 @@ import java.util.Properties;
  * the dynamic loader (seen on the GPU machine, rank 1 of 2, on the first start after boot). A file
  * cut short by a crash stays broken for every later start. Here each library is written to a
  * private temporary file and renamed into place, so the name only ever points at a whole library;
- * one already there with the right size is left alone. When anything here fails, JCuda's own
- * loader does as before.
+ * one already there with the same content is left alone.
+ *
+ * <p>Where: a folder of the user's own, {@code java.io.tmpdir/ferry-USER/jcuda}, made with mode
+ * 0700 and used only when it belongs to this user and nobody else may write it, so that two users
+ * of one node never load each other's copies (a file another user left under JCuda's fixed name in
+ * a shared {@code /tmp} would otherwise be loaded as it is). JCuda is pointed at it by
+ * {@code java.io.tmpdir} while its classes load ({@link #whileLoading}). When that folder cannot
+ * be used, a fresh private temporary folder is.
  */
 final class JCudaNatives {
     /** The libraries JCuda's driver and runtime bindings load. */
@@ -29,9 +35,66 @@ final class JCudaNatives {
     private JCudaNatives() {
     }
 
-    /** Into {@code java.io.tmpdir}, where JCuda looks. */
-    static void prepare() {
-        prepare(Path.of(System.getProperty("java.io.tmpdir")));
+    /**
+     * Places the libraries into this user's private folder and runs {@code load} (what first
+     * touches JCuda) with {@code java.io.tmpdir} pointing there, so that JCuda's loader finds them.
+     */
+    static void whileLoading(Runnable load) {
+        Path dir = null;
+        try {
+            dir = privateDir(Path.of(System.getProperty("java.io.tmpdir")), System.getProperty("user.name", "user"));
+            prepare(dir);
+        } catch (IOException | RuntimeException e) {
+            dir = null; // JCuda's own loader does as before
+        }
+        String tmp = System.getProperty("java.io.tmpdir");
+        if (dir != null) {
+            System.setProperty("java.io.tmpdir", dir.toString());
+        }
+        try {
+            load.run();
+        } finally {
+            System.setProperty("java.io.tmpdir", tmp);
+        }
+    }
+
+    /** {@code base/ferry-USER/jcuda}, mode 0700 and owned by this user; else a new private temporary folder. */
+    static Path privateDir(Path base, String user) throws IOException {
+        java.nio.file.attribute.FileAttribute<?> owner = java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        Path top = base.resolve("ferry-" + user.replaceAll("[^A-Za-z0-9._-]", "_"));
+        Path dir = top.resolve("jcuda");
+        try {
+            for (Path p : new Path[] {top, dir}) {
+                if (!Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    try {
+                        Files.createDirectory(p, owner);
+                    } catch (java.nio.file.FileAlreadyExistsException raced) {
+                        // another rank of this user made it
+                    }
+                }
+                if (!ours(p)) {
+                    throw new IOException(p + " is not a folder of this user's alone");
+                }
+            }
+            return dir;
+        } catch (IOException | UnsupportedOperationException e) {
+            return Files.createTempDirectory("ferry-jcuda-", owner);
+        }
+    }
+
+    /** A real folder (no link), owned by this process's user, that nobody else may write or enter. */
+    private static boolean ours(Path p) throws IOException {
+        if (!Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        java.nio.file.attribute.PosixFileAttributes a = Files.readAttributes(p, java.nio.file.attribute.PosixFileAttributes.class,
+                java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        String me = System.getProperty("user.name");
+        return a.owner().getName().equals(me)
+                && java.util.Collections.disjoint(a.permissions(), java.util.EnumSet.of(
+                        java.nio.file.attribute.PosixFilePermission.GROUP_WRITE, java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE,
+                        java.nio.file.attribute.PosixFilePermission.GROUP_EXECUTE, java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE));
     }
 
     /** Places every JCuda library of this platform found on the class path into {@code dir}; returns how many it wrote. */
@@ -55,25 +118,24 @@ final class JCudaNatives {
         return written;
     }
 
-    /** Writes the resource {@code /lib/FILE} to {@code dir/FILE} by rename; false when absent or already whole. */
+    /** Writes the resource {@code /lib/FILE} to {@code dir/FILE} by rename; false when absent or already there with the same bytes. */
     private static boolean place(Path dir, String file) throws IOException {
-        long size;
+        byte[] content;
         try (InputStream in = JCudaNatives.class.getResourceAsStream("/lib/" + file)) {
             if (in == null) {
                 return false;
             }
-            size = in.transferTo(java.io.OutputStream.nullOutputStream());
+            content = in.readAllBytes();
         }
         Path target = dir.resolve(file);
-        if (Files.isRegularFile(target) && Files.size(target) == size) {
+        if (Files.isRegularFile(target, java.nio.file.LinkOption.NOFOLLOW_LINKS) && Files.size(target) == content.length
+                && java.util.Arrays.equals(Files.readAllBytes(target), content)) {
             return false;
         }
         Files.createDirectories(dir);
         Path tmp = Files.createTempFile(dir, file, ".part");
         try {
-            try (InputStream in = JCudaNatives.class.getResourceAsStream("/lib/" + file)) {
-                Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
-            }
+            Files.write(tmp, content);
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             return true;
         } finally {

@@ -68,4 +68,35 @@ class JCudaNativesTest {
             assertEquals(2, s.count(), "no .part files left");
         }
     }
+
+    @Test
+    void replacesAFileOfTheRightSizeButOtherContent() throws Exception {
+        JCudaNatives.prepare(dir);
+        Path driver = libraries().get(0);
+        byte[] whole = Files.readAllBytes(driver);
+        byte[] other = whole.clone();
+        other[other.length / 2] ^= 0x5A;
+        Files.write(driver, other);
+        assertEquals(1, JCudaNatives.prepare(dir), "a file of the same size with other bytes is replaced");
+        assertTrue(java.util.Arrays.equals(whole, Files.readAllBytes(driver)));
+    }
+
+    @Test
+    void privateFolderIsTheUsersAloneAndReusedByLaterStarts() throws Exception {
+        Path first = JCudaNatives.privateDir(dir, "alice");
+        assertEquals(dir.resolve("ferry-alice").resolve("jcuda"), first);
+        assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(first)));
+        assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(first.getParent())));
+        assertEquals(first, JCudaNatives.privateDir(dir, "alice"), "the same folder next time");
+    }
+
+    @Test
+    void aFolderOthersMayWriteIsNeverUsed() throws Exception {
+        Path shared = Files.createDirectories(dir.resolve("ferry-bob").resolve("jcuda"));
+        Files.setPosixFilePermissions(shared.getParent(), java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path got = JCudaNatives.privateDir(dir, "bob");
+        assertTrue(!got.startsWith(dir.resolve("ferry-bob")), "a world-writable folder is not used: " + got);
+        assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(got)));
+        Files.delete(got);
+    }
 }

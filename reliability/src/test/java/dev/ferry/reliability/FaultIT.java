@@ -55,7 +55,7 @@ class FaultIT {
 
     private static DynamicTest test(Pair pair, String name, Check check) {
         return DynamicTest.dynamicTest(name, () -> {
-            pair.unavailable().ifPresent(reason -> Assumptions.abort(reason));
+            pair.unavailable().ifPresent(reason -> dev.ferry.testing.Required.assume(pair.backend(), false, () -> reason));
             check.run();
         });
     }
@@ -71,7 +71,8 @@ class FaultIT {
         long end = System.currentTimeMillis();
         Matcher skip = Pattern.compile("ferry-fault: SKIP (.*)").matcher(r.output());
         if (skip.find()) {
-            Assumptions.abort(pair + ": " + skip.group(1));
+            String reason = pair + ": " + skip.group(1);
+            dev.ferry.testing.Required.assume(pair.backend(), false, () -> reason);
         }
         assertFalse(r.timedOut(), () -> name + ": the job did not end within 150 s; output:\n" + r.tail(60));
         return new Ran(r, end);

@@ -73,7 +73,7 @@ public record Pair(String backend, MpiJob.Family family) {
         Optional<String> why = unavailable();
         if (why.isPresent()) {
             return org.junit.jupiter.api.DynamicContainer.dynamicContainer(id(), Stream.of(
-                    org.junit.jupiter.api.DynamicTest.dynamicTest("unavailable", () -> org.junit.jupiter.api.Assumptions.abort(why.get()))));
+                    org.junit.jupiter.api.DynamicTest.dynamicTest("unavailable", () -> dev.ferry.testing.Required.assume(backend, false, why::get))));
         }
         return org.junit.jupiter.api.DynamicContainer.dynamicContainer(id(), Stream.of(job.get().asTests()));
     }

@@ -247,11 +247,31 @@ public abstract class CommunicatorContract {
         m.assume(comm);
         int peer = rank % 2 == 0 ? rank + 1 : rank - 1;
         if (peer < size) {
+            for (int n : new int[] {16, 100_003}) {
+                int count = n / 2;
+                if (rank % 2 == 0) {
+                    comm.send(filled(m, Data.bytes(6, rank, n)), n, DataType.BYTE, peer, 21);
+                } else {
+                    Buffer recv = poisoned(m, n);
+                    assertThrows(TruncationException.class, () -> comm.recv(recv, count, DataType.BYTE, peer, 21));
+                    // the first count bytes are the message's; the rest of the buffer is untouched
+                    byte[] got = Mem.read(recv);
+                    assertArrayEquals(Arrays.copyOf(Data.bytes(6, peer, n), count), Arrays.copyOf(got, count),
+                            "truncated receive of " + n + " bytes into " + count + ": the delivered prefix");
+                    for (int i = count; i < n; i++) {
+                        if (got[i] != Mem.POISON) {
+                            throw new AssertionError("truncated receive of " + n + " bytes into " + count + ": byte " + i + " past the receive count was written");
+                        }
+                    }
+                }
+            }
+            // the next message on the same pair arrives intact
             if (rank % 2 == 0) {
-                comm.send(filled(m, Data.bytes(6, rank, 16)), 16, DataType.BYTE, peer, 21);
+                comm.send(filled(m, Data.bytes(8, rank, 24)), 24, DataType.BYTE, peer, 21);
             } else {
-                Buffer recv = poisoned(m, 16);
-                assertThrows(TruncationException.class, () -> comm.recv(recv, 8, DataType.BYTE, peer, 21));
+                Buffer recv = poisoned(m, 32);
+                assertEquals(24, comm.recv(recv, 32, DataType.BYTE, peer, 21).byteCount());
+                assertReceived(Data.bytes(8, peer, 24), Mem.read(recv), "the message after a truncated one");
             }
         }
         assertUsable();

@@ -18,7 +18,7 @@ public enum Mem {
     /** Skips the current test (with the reason) unless this kind is usable with {@code c}. */
     public void assume(Communicator c) {
         if (this == PAGEABLE) return;
-        Assumptions.assumeTrue(Cuda.isAvailable(), () -> name().toLowerCase() + " memory needs CUDA: " + Cuda.unavailabilityCause().getMessage());
+        Required.assume("cuda", Cuda.isAvailable(), () -> name().toLowerCase() + " memory needs CUDA: " + Cuda.unavailabilityCause().getMessage());
         if (this == DEVICE) {
             Assumptions.assumeTrue(c.supportsDeviceBuffers(), () -> "backend " + c.backend() + " does not carry device buffers here");
         }

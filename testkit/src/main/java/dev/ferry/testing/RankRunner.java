@@ -31,6 +31,9 @@ import org.junit.platform.launcher.core.LauncherFactory;
  * writes one line per test to {@code <ferry.test.reportDir>/rank-<r>.tsv}:
  * {@code id TAB PASS|FAIL|SKIP TAB millis TAB message}, which {@link MpiJob} collects.
  *
+ * <p>MPI_Finalize is bounded too ({@code ferry.test.finalizeTimeout} seconds, default 30): a rank
+ * whose library hangs in its shutdown records a failed {@code MPI_Finalize} line and exits 4.
+ *
  * <p>A watchdog ends the rank (exit 3, thread dump on stderr) when one test runs longer than
  * {@code ferry.test.perTestTimeout} seconds, so that a test that deadlocks after a failure on
  * another rank ends the job instead of hanging it.
@@ -54,12 +57,15 @@ public final class RankRunner {
             world = Ferry.open();
         } catch (BackendUnavailableException e) {
             if (!Boolean.getBoolean("ferry.test.skipUnavailable")) throw e;
-            // the pair (backend, launcher) cannot run here: one visible skip, then a clean exit
+            // the pair (backend, launcher) cannot run here: one visible skip and a clean exit, unless the run requires the backend
             int r = Math.max(0, Launch.detect().rank());
+            String backend = Ferry.setting("ferry.backend", "auto");
             String reason = e.getMessage().lines().findFirst().orElse("unavailable");
-            Files.write(dir.resolve("rank-" + r + ".tsv"), List.of("backend " + Ferry.setting("ferry.backend", "auto") + " unavailable\tSKIP\t0\t" + oneLine(reason)));
-            System.out.println("rank " + r + ": skipped: " + reason);
-            System.exit(0);
+            boolean required = Required.isRequired(backend);
+            Files.write(dir.resolve("rank-" + r + ".tsv"), List.of("backend " + backend + " unavailable\t" + (required ? "FAIL" : "SKIP") + "\t0\t"
+                    + (required ? "required by FERRY_TEST_REQUIRE but unavailable: " : "") + oneLine(reason)));
+            System.out.println("rank " + r + ": " + (required ? "FAILED (backend " + backend + " is required): " : "skipped: ") + reason);
+            System.exit(required ? 1 : 0);
             return;
         }
         TestWorld.set(world);
@@ -173,10 +179,13 @@ public final class RankRunner {
         finalizer.start();
         finalizer.join(finalizeSeconds * 1000);
         if (finalizer.isAlive()) {
-            System.err.println("rank " + rank + ": MPI_Finalize did not return within " + finalizeSeconds
-                    + " s (the MPI library hangs in its shutdown; every test result was already recorded); exiting with " + exit);
+            // the results are recorded, but a library that cannot shut down is a failure of the run, not a pass
+            String why = "MPI_Finalize did not return within " + finalizeSeconds + " s after " + counts[0] + " passed, " + counts[1]
+                    + " failed: the MPI library hangs in its shutdown (ferry.test.finalizeTimeout)";
+            appendQuietly(out, lines, "MPI_Finalize\tFAIL\t" + finalizeSeconds * 1000 + "\t" + why + " on rank " + rank);
+            System.err.println("rank " + rank + ": " + why + "; exiting with 4");
             System.err.flush();
-            Runtime.getRuntime().halt(exit);
+            Runtime.getRuntime().halt(4);
         }
         System.exit(exit);
     }

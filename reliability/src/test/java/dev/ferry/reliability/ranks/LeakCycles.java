@@ -118,7 +118,7 @@ public class LeakCycles {
 
     @Test
     void e_pinnedAndDeviceBuffers() {
-        Assumptions.assumeTrue(Cuda.isAvailable(), () -> "needs CUDA: " + Cuda.unavailabilityCause().getMessage());
+        dev.ferry.testing.Required.assume("cuda", Cuda.isAvailable(), () -> "needs CUDA: " + Cuda.unavailabilityCause().getMessage());
         long free0 = DeviceMemory.free();
         cycles("Cuda.allocatePinned(1 MiB)+close()", N, () -> Cuda.allocatePinned(1 << 20).close());
         cycles("Cuda.allocate(1 MiB)+close()", N, () -> Cuda.allocate(1 << 20).close());
