@@ -16,7 +16,11 @@ class StagedConformanceIT {
 
     /** The test mode: host buffers staged with threaded memcpy, 64 KiB chunks, 1 KiB threshold, 256-byte eager limit. */
     static MpiJob stagedHost(String name, int np) {
-        return MpiJob.of(name, MpiJob.Family.OPEN_MPI, np).classes(StagedContract.class)
+        return stagedHost(name, np, StagedContract.class);
+    }
+
+    static MpiJob stagedHost(String name, int np, Class<?> suite) {
+        return MpiJob.of(name, MpiJob.Family.OPEN_MPI, np).classes(suite)
                 .property("ferry.backend", "staged")
                 .property("ferry.staged.stageHostBuffers", "true")
                 .property("ferry.staged.chunk", "64k")
@@ -48,5 +52,20 @@ class StagedConformanceIT {
     @TestFactory
     List<DynamicNode> conformanceThroughTheIpcFallback() {
         return List.of(stagedHost("staged-ipc-fallback", 2).property("ferry.staged.test.offerIpc", "true").asTests());
+    }
+
+    /**
+     * The bad-input matrix on staged, through the staging pipeline (host buffers staged in small
+     * chunks) and with the inner binding's pieces small, so that every rejection is checked on
+     * the paths a device buffer takes.
+     */
+    @TestFactory
+    List<DynamicNode> badInputMatrix() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(stagedHost("staged-matrix", np, StagedBadInputMatrix.class).property("ferry.maxPieceBytes", "65536")
+                    .property("ferry.timeout", "60").property("ferry.test.perTestTimeout", "600").asTests());
+        }
+        return out;
     }
 }
