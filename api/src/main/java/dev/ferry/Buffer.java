@@ -44,6 +44,17 @@ public sealed interface Buffer permits HostBuffer, DeviceBuffer {
         }
     }
 
+    /**
+     * Throws {@link BufferFreedException} when the memory itself was given back. Unlike
+     * {@link #checkAlive()}, a closed buffer whose memory an operation in flight still uses passes:
+     * this is the check for transports and copies working for that operation.
+     */
+    default void checkMemory() {
+        if (lifetime().isFreed()) {
+            throw new BufferFreedException("buffer " + this + " was freed");
+        }
+    }
+
     static void checkSlice(Buffer b, long offset, long length) {
         if (offset < 0 || length < 0 || offset > b.byteSize() - length) {
             throw new IndexOutOfBoundsException("slice [" + offset + ", +" + length + ") is outside a buffer of " + b.byteSize() + " bytes");

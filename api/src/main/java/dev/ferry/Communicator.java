@@ -13,8 +13,31 @@ package dev.ferry;
  * buffer arguments documented as "significant only at root" on other ranks (pass {@code null}).
  *
  * <p>Device buffers are carried only by backends that support them ({@link #supportsDeviceBuffers()});
- * others throw {@link UnsupportedBufferException}. Work on a device buffer starts after all work
- * previously submitted to the current CUDA context has completed.
+ * others throw {@link UnsupportedBufferException}.
+ *
+ * <p>Device ordering, the same on every backend and launcher: device work the caller submitted
+ * before a call (a kernel or copy on any stream: the legacy or per-thread default stream, a
+ * blocking or non-blocking stream; in the device's primary context, in the context that owns the
+ * buffer's memory, or in a context the caller made current) has completed before Ferry or MPI
+ * reads or writes the call's device buffers: no synchronization is needed before a send, isend or
+ * collective. Ferry does this by synchronizing those contexts at the start of the call (a few
+ * microseconds when nothing is queued; see the README for the measured cost). When a receive (or
+ * a collective) has completed, its data is in device memory and visible to any work the caller
+ * submits next, on any stream. The caller's current context is the same after a call as before it.
+ *
+ * <p>Buffer lifetime: a buffer passed to a non-blocking call is pinned until its {@link Request}
+ * completes. Closing it meanwhile is allowed and safe: the buffer is closed at once (new calls
+ * refuse it with {@link BufferFreedException}) and its memory is freed when the request completes;
+ * a wrapped ByteBuffer or segment stays reachable until then. Read-only memory (a read-only
+ * segment or ByteBuffer) is never a receive buffer: {@link BufferReadOnlyException}.
+ *
+ * <p>Progress: as in MPI, a pending operation completes while its rank is blocked in any other
+ * call: a rank may {@link #isend} and then block in a {@link #barrier()}, a collective or a
+ * {@link #recv} until its peer received the message. On {@code staged}, whose transfers Ferry
+ * drives itself, a progress thread advances them between and during other calls; it needs
+ * MPI_THREAD_MULTIPLE (what Ferry asks for by default): with a lower {@link #threadLevel()}, a
+ * staged transfer advances only inside Ferry calls on the same process, and such a program must
+ * complete its requests before it blocks in a collective.
  *
  * <p>Threads ({@link #threadLevel()}): with {@link ThreadLevel#MULTIPLE} (what Ferry asks for, and
  * what Open MPI and MPICH provide) any thread may call any communicator at any time, e.g. several

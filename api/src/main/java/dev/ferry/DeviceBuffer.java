@@ -98,7 +98,11 @@ public final class DeviceBuffer implements Buffer, AutoCloseable {
     @Override
     public DeviceBuffer slice(long offset, long length) {
         Buffer.checkSlice(this, offset, length);
-        checkAlive();
+        // a closed buffer whose memory is still in use by an operation in flight may be sliced (by that
+        // operation's transport); the slice is not alive, so a new operation refuses it
+        if (allocation.lifetime().isFreed()) {
+            throw new BufferFreedException("buffer " + this + " was freed");
+        }
         return new DeviceBuffer(allocation, this.offset + offset, length, false);
     }
 

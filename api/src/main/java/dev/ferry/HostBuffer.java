@@ -119,6 +119,13 @@ public final class HostBuffer implements Buffer, AutoCloseable {
     }
 
     @Override
+    public void checkMemory() {
+        if (lifetime.isFreed() || !segment.scope().isAlive()) {
+            throw new BufferFreedException("buffer " + this + " was freed");
+        }
+    }
+
+    @Override
     public boolean isReadOnly() {
         return segment.isReadOnly();
     }
@@ -131,7 +138,11 @@ public final class HostBuffer implements Buffer, AutoCloseable {
     @Override
     public HostBuffer slice(long offset, long length) {
         Buffer.checkSlice(this, offset, length);
-        checkAlive();
+        // a closed buffer whose memory is still in use by an operation in flight may be sliced (by that
+        // operation's transport); the slice is not alive, so a new operation refuses it
+        if (lifetime.isFreed() || !segment.scope().isAlive()) {
+            throw new BufferFreedException("buffer " + this + " was freed");
+        }
         return new HostBuffer(segment.asSlice(offset, length), kind, false, lifetime);
     }
 

@@ -8,8 +8,10 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A non-blocking operation in flight. The buffers it uses must stay alive and untouched until it
- * completes. Every request must be completed ({@link #waitFor()} or a successful {@link #test()}).
+ * A non-blocking operation in flight. Its buffers must not be written (a send's) or read (a
+ * receive's) until it completes; closing them meanwhile is safe (the memory is freed when the
+ * request completes, see {@link Communicator}). Every request must be completed
+ * ({@link #waitFor()} or a successful {@link #test()}).
  */
 public interface Request {
     /** Blocks until the operation completes; its status (for sends: destination, tag, bytes). */

@@ -4,6 +4,8 @@ import dev.ferry.Buffer;
 import dev.ferry.Communicator;
 import dev.ferry.DataType;
 import dev.ferry.DataTypeMismatchException;
+import dev.ferry.HostBuffer;
+import java.lang.foreign.MemorySegment;
 import dev.ferry.MemoryKind;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
@@ -176,8 +178,46 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         } while (done < count);
     }
 
+    /** True for the types the MPI reduces itself; the others Ferry reduces ({@link #reduceByGathering}). */
+    private static boolean mpiReduces(DataType type) {
+        return type != DataType.FLOAT16 && type != DataType.BFLOAT16;
+    }
+
+    /**
+     * A reduction of a type that MPI has no operator for (FLOAT16, BFLOAT16): every rank's input is
+     * gathered as bytes to the ranks that get the result ({@code root}, or all with -1), which
+     * reduce on the host in rank order with {@link HostReduction}; device memory is copied through
+     * the host.
+     */
+    private void reduceByGathering(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+        long bytes = type.bytes(count);
+        boolean result = root < 0 || rank() == root;
+        try (HostBuffer in = HostBuffer.allocate(bytes); HostBuffer all = HostBuffer.allocate(result ? bytes * size() : 0)) {
+            DeviceSupport.get().copyToHost(in, sendBuffer, bytes);
+            if (root < 0) {
+                doAllGather(in, all, bytes, DataType.BYTE);
+            } else {
+                doGather(in, result ? all : null, bytes, DataType.BYTE, root);
+            }
+            if (!result) {
+                return;
+            }
+            try (HostBuffer acc = HostBuffer.allocate(bytes)) {
+                MemorySegment.copy(all.segment(), 0, acc.segment(), 0, bytes);
+                for (int r = 1; r < size(); r++) {
+                    HostReduction.apply(type, op, acc.segment(), all.segment().asSlice(r * bytes, bytes), count);
+                }
+                DeviceSupport.get().copyFromHost(recvBuffer, acc, bytes);
+            }
+        }
+    }
+
     @Override
     protected void doReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+        if (!mpiReduces(type)) {
+            reduceByGathering(sendBuffer, recvBuffer, count, type, op, root);
+            return;
+        }
         long step = piece(type);
         long done = 0;
         do {
@@ -190,6 +230,10 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
 
     @Override
     protected void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        if (!mpiReduces(type)) {
+            reduceByGathering(sendBuffer, recvBuffer, count, type, op, -1);
+            return;
+        }
         long step = piece(type);
         long done = 0;
         do {

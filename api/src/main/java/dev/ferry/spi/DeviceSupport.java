@@ -32,6 +32,32 @@ public interface DeviceSupport {
     Scope enter(List<Buffer> deviceBuffers);
 
     /**
+     * Copies {@code bytes} from {@code src} to {@code dst}, either or both device memory, and
+     * returns when they are there (for transports that must bring device data to the host).
+     */
+    default void copy(Buffer dst, Buffer src, long bytes) {
+        throw new dev.ferry.UnsupportedBufferException("no device runtime to copy device memory with: " + describe());
+    }
+
+    /** Copies {@code bytes} of {@code src} (host or device memory) into the host buffer {@code dst}. */
+    default void copyToHost(dev.ferry.HostBuffer dst, Buffer src, long bytes) {
+        if (src instanceof dev.ferry.HostBuffer h) {
+            java.lang.foreign.MemorySegment.copy(h.segment(), 0, dst.segment(), 0, bytes);
+        } else {
+            copy(dst, src, bytes);
+        }
+    }
+
+    /** Copies {@code bytes} of the host buffer {@code src} into {@code dst} (host or device memory). */
+    default void copyFromHost(Buffer dst, dev.ferry.HostBuffer src, long bytes) {
+        if (dst instanceof dev.ferry.HostBuffer h) {
+            java.lang.foreign.MemorySegment.copy(src.segment(), 0, h.segment(), 0, bytes);
+        } else {
+            copy(dst, src, bytes);
+        }
+    }
+
+    /**
      * For calls that complete work already started (a wait or test): nothing is synchronized, but
      * the caller's current context is restored when the scope closes.
      */

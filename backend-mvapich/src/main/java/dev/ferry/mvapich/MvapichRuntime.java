@@ -203,7 +203,7 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
             case FLOAT -> MpichConstants.MPI_FLOAT;
             case DOUBLE -> MpichConstants.MPI_DOUBLE;
             case SHORT -> MpichConstants.MPI_INT16_T;
-            case FLOAT16, BFLOAT16 -> throw new UnsupportedOperationException(t + " has no MPI datatype; Ferry carries and reduces it itself");
+            case FLOAT16, BFLOAT16 -> MpichConstants.MPI_INT16_T; // carried as 16-bit integers; never reduced by MPI (BindingCommunicator reduces them)
             case SHORT_INT -> MpichConstants.MPI_SHORT_INT;
             case INT_INT -> MpichConstants.MPI_2INT;
             case LONG_INT -> MpichConstants.MPI_LONG_INT;

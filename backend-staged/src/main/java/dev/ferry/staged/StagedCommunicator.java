@@ -335,6 +335,17 @@ final class StagedCommunicator extends AbstractCommunicator {
         }
     }
 
+    /**
+     * The buffer as this transfer hands it to the inner communicator. The caller's buffer is pinned
+     * by the front until the transfer completes, and may be closed meanwhile; the inner
+     * communicator (whose front refuses closed buffers) gets an unowned view of the same host
+     * memory. Device memory never reaches the inner communicator (it is copied through staging
+     * buffers or mapped by IPC), so it keeps its allocation, which IPC offers need.
+     */
+    static Buffer innerView(Buffer b) {
+        return b instanceof HostBuffer h ? HostBuffer.wrap(h.segment(), h.kind()) : b;
+    }
+
     /** True for memory staged by this communicator (device memory, or host memory in the test mode). */
     boolean staged(Buffer b) {
         return b != null && rt.engineFor(b) != null;

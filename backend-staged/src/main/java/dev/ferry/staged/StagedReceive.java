@@ -68,7 +68,7 @@ final class StagedReceive extends Progress.Op {
     StagedReceive(StagedCommunicator comm, Buffer buffer, long capacity, DataType type, int source, int tag) {
         this.comm = comm;
         this.rt = comm.runtime();
-        this.buffer = buffer;
+        this.buffer = StagedCommunicator.innerView(buffer);
         this.capacity = capacity;
         this.type = type;
         this.source = source;

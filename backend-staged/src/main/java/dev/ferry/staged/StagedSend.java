@@ -59,7 +59,7 @@ final class StagedSend extends Progress.Op {
     StagedSend(StagedCommunicator comm, Buffer buffer, long bytes, int dest, int tag) {
         this.comm = comm;
         this.rt = comm.runtime();
-        this.buffer = buffer;
+        this.buffer = StagedCommunicator.innerView(buffer);
         this.bytes = bytes;
         this.dest = dest;
         this.tag = tag;

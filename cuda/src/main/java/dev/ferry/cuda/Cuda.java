@@ -269,7 +269,7 @@ public final class Cuda {
 
     /** Sets every byte of {@code dst} to {@code value}; returns when done. */
     public static void fill(Buffer dst, byte value) {
-        dst.checkAlive();
+        dst.checkMemory();
         if (dst.kind().isHostAccessible() && dst instanceof HostBuffer h) {
             h.segment().fill(value);
             return;
@@ -280,7 +280,7 @@ public final class Cuda {
 
     /** Enqueues a byte fill of device memory on {@code stream}. */
     public static void fillAsync(DeviceBuffer dst, byte value, CudaStream stream) {
-        dst.checkAlive();
+        dst.checkMemory();
         stream.device().makeCurrent();
         check(cuMemsetD8Async(JCudaPointers.device(dst.address()), value, dst.byteSize(), stream.handle()), "cuMemsetD8Async");
     }
@@ -302,8 +302,8 @@ public final class Cuda {
     }
 
     private static void checkCopy(Buffer dst, Buffer src, long bytes) {
-        dst.checkAlive();
-        src.checkAlive();
+        dst.checkMemory();
+        src.checkMemory();
         if (bytes < 0 || bytes > dst.byteSize() || bytes > src.byteSize()) {
             throw new InvalidCountException("copy of " + bytes + " bytes from " + src + " to " + dst + " is out of bounds");
         }
@@ -429,7 +429,7 @@ public final class Cuda {
 
     /** A JCuda pointer to the first byte of {@code buffer}, for kernels and JCuda calls. */
     public static CUdeviceptr pointer(Buffer buffer) {
-        buffer.checkAlive();
+        buffer.checkMemory();
         return JCudaPointers.device(buffer.address());
     }
 

@@ -81,6 +81,11 @@ public final class CudaDeviceSupport implements DeviceSupport {
     }
 
     @Override
+    public void copy(Buffer dst, Buffer src, long bytes) {
+        Cuda.copy(dst, src, bytes);
+    }
+
+    @Override
     public Scope preserveContext() {
         return Cuda.isAvailable() ? restoring(DriverContexts.current()) : Scope.NONE;
     }

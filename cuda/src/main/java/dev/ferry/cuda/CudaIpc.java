@@ -56,7 +56,7 @@ public final class CudaIpc {
 
     /** Exports the allocation that contains {@code buffer} (cuMemGetAddressRange, then cuIpcGetMemHandle). */
     public static Export export(DeviceBuffer buffer) {
-        buffer.checkAlive();
+        buffer.checkMemory();
         Cuda.device(buffer.device()).makeCurrent();
         long[] range = Cuda.addressRange(buffer.address());
         CUipcMemHandle h = new CUipcMemHandle();

@@ -830,4 +830,83 @@ public abstract class CommunicatorContract {
         }
         assertUsable();
     }
+
+    // ---- the 16-bit types, logical and bitwise operators, value/index pairs ---------------------
+
+    /** Type and operator pairs beyond the classic ones: every operator MPI defines for the type. */
+    private static List<Object[]> newReductions() {
+        List<Object[]> out = new ArrayList<>();
+        for (DataType t : new DataType[] {DataType.BYTE, DataType.SHORT, DataType.INT, DataType.LONG, DataType.FLOAT16, DataType.BFLOAT16}) {
+            for (ReduceOp op : ReduceOp.values()) {
+                boolean classic = Arrays.asList(Data.CLASSIC_TYPES).contains(t) && Arrays.asList(Data.CLASSIC_OPS).contains(op);
+                if (op.appliesTo(t) && !classic) out.add(new Object[] {t, op});
+            }
+        }
+        return out;
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_reduceNewTypesAndOperators(Mem m) {
+        m.assume(comm);
+        int root = size - 1;
+        for (Object[] tr : newReductions()) {
+            DataType t = (DataType) tr[0];
+            ReduceOp op = (ReduceOp) tr[1];
+            for (int count : new int[] {1, 7, 1001}) {
+                HostBuffer in = Data.reductionInput(t, op, rank, count);
+                toClose.add(in);
+                Buffer all = poisoned(m, t.bytes(count));
+                comm.allReduce(filled(m, Mem.read(in)), all, count, t, op);
+                Buffer atRoot = rank == root ? poisoned(m, t.bytes(count)) : null;
+                comm.reduce(filled(m, Mem.read(in)), atRoot, count, t, op, root);
+                for (Buffer got : rank == root ? new Buffer[] {all, atRoot} : new Buffer[] {all}) {
+                    MemorySegment g = MemorySegment.ofArray(Mem.read(got));
+                    for (int i = 0; i < count; i++) {
+                        assertEquals(Data.expected(t, op, size, i), Data.get(g, t, i), (got == all ? "allReduce " : "reduce ") + op + " of " + t + " element " + i);
+                    }
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_minlocAndMaxlocOnEveryPairType(Mem m) {
+        m.assume(comm);
+        for (DataType t : new DataType[] {DataType.SHORT_INT, DataType.INT_INT, DataType.LONG_INT, DataType.FLOAT_INT, DataType.DOUBLE_INT}) {
+            for (ReduceOp op : new ReduceOp[] {ReduceOp.MINLOC, ReduceOp.MAXLOC}) {
+                int count = 257;
+                HostBuffer in = HostBuffer.allocate(t.bytes(count));
+                toClose.add(in);
+                for (int i = 0; i < count; i++) Data.putPair(in.segment(), t, i, Data.pairValue(rank, i), rank * 1000 + i);
+                Buffer out = poisoned(m, t.bytes(count));
+                comm.allReduce(filled(m, Mem.read(in)), out, count, t, op);
+                MemorySegment g = MemorySegment.ofArray(Mem.read(out));
+                for (int i = 0; i < count; i++) {
+                    long best = Data.pairValue(0, i);
+                    int index = i;
+                    for (int r = 1; r < size; r++) {
+                        long v = Data.pairValue(r, i);
+                        if (op == ReduceOp.MINLOC ? v < best : v > best) {
+                            best = v;
+                            index = r * 1000 + i;
+                        }
+                    }
+                    assertEquals(best, Data.pairValueAt(g, t, i), op + " of " + t + " element " + i + ": value");
+                    assertEquals(index, Data.pairIndexAt(g, t, i), op + " of " + t + " element " + i + ": index (the smaller on ties)");
+                }
+            }
+        }
+    }
+
+    @Test
+    void e_operatorsOnTypesMpiDoesNotDefineThemFor() {
+        HostBuffer b = (HostBuffer) alloc(Mem.PAGEABLE, 64);
+        assertThrows(dev.ferry.InvalidReduceOpException.class, () -> comm.allReduce(b, b.slice(32), 2, DataType.INT, ReduceOp.MINLOC));
+        assertThrows(dev.ferry.InvalidReduceOpException.class, () -> comm.allReduce(b, b.slice(32), 2, DataType.FLOAT, ReduceOp.BXOR));
+        assertThrows(dev.ferry.InvalidReduceOpException.class, () -> comm.reduce(b, b.slice(32), 2, DataType.DOUBLE_INT, ReduceOp.SUM, 0));
+        assertThrows(dev.ferry.InvalidReduceOpException.class, () -> comm.allReduce(b, b.slice(32), 2, DataType.FLOAT16, ReduceOp.LAND));
+        assertUsable();
+    }
 }

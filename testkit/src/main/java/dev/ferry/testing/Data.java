@@ -91,4 +91,41 @@ public final class Data {
         for (long i = 0; i < count; i++) put(h.segment(), t, i, value(t, op, rank, i));
         return h;
     }
+
+    /** The value of rank {@code rank}'s pair {@code i} in the MINLOC/MAXLOC tests: small, with ties between ranks. */
+    public static long pairValue(int rank, int i) {
+        return ((rank * 7L + i * 3L) % 5) - 2;
+    }
+
+    /** Writes a value/index pair of type {@code t} at element {@code i}. */
+    public static void putPair(MemorySegment s, DataType t, long i, long value, int index) {
+        long at = i * t.size();
+        switch (t.valueType()) {
+            case SHORT -> s.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, (short) value);
+            case INT -> s.set(ValueLayout.JAVA_INT_UNALIGNED, at, (int) value);
+            case LONG -> s.set(ValueLayout.JAVA_LONG_UNALIGNED, at, value);
+            case FLOAT -> s.set(ValueLayout.JAVA_FLOAT_UNALIGNED, at, value);
+            case DOUBLE -> s.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, at, value);
+            default -> throw new IllegalArgumentException(t + " is not a pair type");
+        }
+        s.set(ValueLayout.JAVA_INT_UNALIGNED, at + t.indexOffset(), index);
+    }
+
+    /** The value of pair {@code i}. */
+    public static long pairValueAt(MemorySegment s, DataType t, long i) {
+        long at = i * t.size();
+        return switch (t.valueType()) {
+            case SHORT -> s.get(ValueLayout.JAVA_SHORT_UNALIGNED, at);
+            case INT -> s.get(ValueLayout.JAVA_INT_UNALIGNED, at);
+            case LONG -> s.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
+            case FLOAT -> (long) s.get(ValueLayout.JAVA_FLOAT_UNALIGNED, at);
+            case DOUBLE -> (long) s.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, at);
+            default -> throw new IllegalArgumentException(t + " is not a pair type");
+        };
+    }
+
+    /** The index of pair {@code i}. */
+    public static int pairIndexAt(MemorySegment s, DataType t, long i) {
+        return s.get(ValueLayout.JAVA_INT_UNALIGNED, i * t.size() + t.indexOffset());
+    }
 }
