@@ -1,5 +1,8 @@
 package dev.ferry.nccl;
 
+import dev.ferry.DeviceBuffer;
+import dev.ferry.MemoryKind;
+import dev.ferry.cuda.Cuda;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
@@ -54,6 +57,23 @@ public final class Nccl {
     /** Whether ncclMemAlloc/ncclMemFree are there (NCCL 2.19 or newer). */
     public static boolean hasMemAlloc() {
         return NcclAbi.hasMemAlloc();
+    }
+
+    /**
+     * Device memory from {@code ncclMemAlloc} (NCCL 2.19 or newer) on {@code device}: memory that
+     * NCCL's zero-copy and NVLS paths can register; freed with {@code ncclMemFree} when the buffer
+     * is closed. Throws {@link NcclException} when NCCL lacks it or the allocation fails.
+     */
+    public static DeviceBuffer allocate(int device, long bytes) {
+        if (!NcclAbi.hasMemAlloc()) {
+            throw new NcclException("ncclMemAlloc is not in NCCL " + version() + " (2.19 or newer has it); use Cuda.allocate");
+        }
+        Cuda.device(device).makeCurrent();
+        long address = NcclAbi.memAlloc(bytes);
+        return DeviceBuffer.adopt(device, address, bytes, MemoryKind.DEVICE, () -> {
+            Cuda.device(device).makeCurrent();
+            check("ncclMemFree", NcclAbi.memFree(address), 0);
+        });
     }
 
     /** ncclGetErrorString. */
