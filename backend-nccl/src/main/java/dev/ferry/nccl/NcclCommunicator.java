@@ -479,12 +479,13 @@ public final class NcclCommunicator extends AbstractCommunicator {
      * Runs {@code enqueue} after the caller's earlier device work on {@code buffers} is complete,
      * on this communicator's GPU, then waits for the stream (polling NCCL's asynchronous error).
      */
+    @SuppressWarnings("try") // the scope is held for its close (restoring the caller's context), not used
     private void run(String what, List<Buffer> buffers, Runnable enqueue) {
         List<Buffer> dev = new ArrayList<>(buffers.size());
         for (Buffer b : buffers) {
             if (b != null) dev.add(b);
         }
-        try (DeviceSupport.Scope scope = DeviceSupport.get().enter(dev)) {
+        try (DeviceSupport.Scope ignored = DeviceSupport.get().enter(dev)) { // the caller's earlier device work is done
             device.makeCurrent();
             try {
                 enqueue.run();
