@@ -283,6 +283,14 @@ step_nccl-bench() {
     LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 300 "${LAUNCH[@]}" -x LD_LIBRARY_PATH -np "$np" \
         "$D/c/nccl_ref" -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl_ref.log" 2>&1
     md "## nccl_ref (NCCL called from C), $np rank(s), exit $?"; md ""; md '```'; head -80 "$W/logs/nccl_ref.log" >> "$SUMMARY"; md '```'; md ""
+    # the same calls blocking, in C and through Ferry (uniformBuffers: no agreement round), for the overhead of the Java path
+    LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 300 "${LAUNCH[@]}" -x LD_LIBRARY_PATH -np "$np" \
+        "$D/c/nccl_ref" -blocking -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl_ref-blocking.log" 2>&1
+    md "### nccl_ref -blocking, exit $?"; md ""; md '```'; head -80 "$W/logs/nccl_ref-blocking.log" >> "$SUMMARY"; md '```'; md ""
+    java_line
+    timeout 300 "${LAUNCH[@]}" -np "$np" "${JL[@]}" -Dferry.backend=nccl -Dferry.nccl.uniformBuffers=true -Dferry.nccl.lib="$lib" \
+        dev.ferry.nccl.NcclTiming -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl-timing.log" 2>&1
+    md "### Ferry nccl backend (dev.ferry.nccl.NcclTiming), exit $?"; md ""; md '```'; head -80 "$W/logs/nccl-timing.log" >> "$SUMMARY"; md '```'; md ""
 }
 
 step_demo() {

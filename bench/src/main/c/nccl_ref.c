@@ -10,6 +10,8 @@
  * Prints, on rank 0, the slowest rank's time per call (us), the algorithm bandwidth S/t and the
  * bus bandwidth (nccl-tests' factors: allreduce 2(n-1)/n, allgather and reducescatter (n-1)/n,
  * broadcast 1), and checks each result once (allreduce of ones gives n, etc.).
+ * -blocking waits for the stream after every call and times with MPI_Wtime instead: what a
+ * blocking Ferry call costs (compare with dev.ferry.nccl.NcclTiming, which prints the same table).
  *
  * Build (bench/src/main/c/build-nccl.sh does this): any MPI C compiler, the NCCL wheel's nccl.h,
  * linked against libnccl.so.2; no CUDA toolkit needed: the driver (libcuda.so.1) is opened with
@@ -149,7 +151,7 @@ static int check(int op, CUdeviceptr send, CUdeviceptr recv, size_t bytes, ncclC
 
 int main(int argc, char **argv) {
     size_t minb = 8, maxb = 256u << 20;
-    int iters = 20, warmup = 5, device = -1, ops[NOPS] = {1, 1, 1, 1};
+    int iters = 20, warmup = 5, device = -1, ops[NOPS] = {1, 1, 1, 1}, blocking = 0;
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -160,11 +162,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-device") && i + 1 < argc) device = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-blocking")) blocking = 1;
         else if (!strcmp(argv[i], "-ops") && i + 1 < argc) {
             char *list = argv[++i];
             for (int o = 0; o < NOPS; o++) ops[o] = strstr(list, NAMES[o]) != NULL;
         } else {
-            if (rank_ == 0) fprintf(stderr, "usage: nccl_ref [-min B] [-max B] [-iters N] [-warmup W] [-ops LIST] [-device N]\n");
+            if (rank_ == 0) fprintf(stderr, "usage: nccl_ref [-min B] [-max B] [-iters N] [-warmup W] [-ops LIST] [-device N] [-blocking]\n");
             MPI_Finalize();
             return 2;
         }
@@ -204,8 +207,8 @@ int main(int argc, char **argv) {
     CU(cuMemsetD32(send, 0x3f800000u, maxb / 4));
 
     if (rank_ == 0) {
-        printf("# nccl_ref: NCCL %d, %d ranks, GPU %d of rank 0, %d iterations after %d warm-up; time = slowest rank, per call\n",
-               version, size_, device, iters, warmup);
+        printf("# nccl_ref: NCCL %d, %d ranks, GPU %d of rank 0, %d iterations after %d warm-up; time = slowest rank, per call (%s)\n",
+               version, size_, device, iters, warmup, blocking ? "blocking: stream synchronized after each call, MPI_Wtime" : "back to back, CUDA events");
         printf("%-14s %12s %12s %12s %12s %12s %s\n", "op", "bytes", "elements", "time_us", "algbw_GB/s", "busbw_GB/s", "check");
     }
     for (int op = 0; op < NOPS; op++) {
@@ -224,13 +227,23 @@ int main(int argc, char **argv) {
             for (int w = 0; w < warmup; w++) run_op(op, send, recv, n, comm, s);
             CU(cuStreamSynchronize(s));
             MPI_Barrier(MPI_COMM_WORLD);
-            CU(cuEventRecord(e0, s));
-            for (int i = 0; i < iters; i++) run_op(op, send, recv, n, comm, s);
-            CU(cuEventRecord(e1, s));
-            CU(cuEventSynchronize(e1));
-            float ms;
-            CU(cuEventElapsedTime(&ms, e0, e1));
-            double us = 1000.0 * ms / iters, slowest;
+            double us, slowest;
+            if (blocking) {
+                double t0 = MPI_Wtime();
+                for (int i = 0; i < iters; i++) {
+                    run_op(op, send, recv, n, comm, s);
+                    CU(cuStreamSynchronize(s));
+                }
+                us = 1e6 * (MPI_Wtime() - t0) / iters;
+            } else {
+                CU(cuEventRecord(e0, s));
+                for (int i = 0; i < iters; i++) run_op(op, send, recv, n, comm, s);
+                CU(cuEventRecord(e1, s));
+                CU(cuEventSynchronize(e1));
+                float ms;
+                CU(cuEventElapsedTime(&ms, e0, e1));
+                us = 1000.0 * ms / iters;
+            }
             MPI_Reduce(&us, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
             if (rank_ == 0) {
                 double alg = (double)bytes / (slowest * 1e-6) / 1e9;
