@@ -80,6 +80,9 @@ done
 rm -rf "$D/c"; mkdir -p "$D/c"
 sh bench/src/main/c/build.sh "$D/c" mpicc.openmpi ferry-osu >/dev/null
 command -v mpicc.mpich >/dev/null && sh bench/src/main/c/build.sh "$D/c" mpicc.mpich ferry-osu-mpich >/dev/null
+# the NCCL reference (bench/src/main/c/nccl_ref.c), built against the wheel of scripts/install-nccl.sh; NCCL itself is
+# not carried (libnccl.so.2 is ~250 MB): the GPU machine's own is used (scripts/device-run.sh nccl finds it, or NCCL_LIB)
+[ -f "$REPO/.ferry/wheels/nccl/nvidia/nccl/lib/libnccl.so.2" ] && sh bench/src/main/c/build-nccl.sh "$D/c" >/dev/null
 # the staged pipeline in C (bench/experiments/staged-pipeline.c): the native reference for staged's pipeline
 mpicc.openmpi -O2 -Wall -o "$D/c/staged-pipeline" bench/experiments/staged-pipeline.c -ldl
 

@@ -2,7 +2,8 @@
 # Usage (on the GPU machine, from the repository root, after scripts/device-prepare.sh here):
 #   scripts/device-run.sh STEP...        steps: info conformance mvapich mvapich-1gpu staged-check
 #                                        conformance-staged staged-check-sys staged-check-pool staged-pipeline
-#                                        demo bench bench-mpich
+#                                        demo bench bench-mpich nccl nccl-bench
+#                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
 #                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS; MPS=1 runs the
 #                                        steps under a CUDA MPS daemon, for ranks that share one GPU)
 #
@@ -278,6 +279,62 @@ step_staged-check() {
     staged_check sys
     staged_check cuda
     md ""
+}
+
+# find_nccl: the GPU machine's libnccl.so.2 (NCCL_LIB, .device/nccl, Python wheels, the loader's cache), or nothing
+find_nccl() {
+    local c
+    for c in "${NCCL_LIB:-}" "$D/nccl/lib/libnccl.so.2" "$D/nccl/nvidia/nccl/lib/libnccl.so.2"; do
+        [ -n "$c" ] && [ -f "$c" ] && { echo "$c"; return; }
+    done
+    for c in /usr/local/lib/python3*/*-packages/nvidia/nccl/lib/libnccl.so.2 /usr/lib/python3*/*-packages/nvidia/nccl/lib/libnccl.so.2 \
+             "$HOME"/.local/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 /opt/conda/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 \
+             /usr/lib/x86_64-linux-gnu/libnccl.so.2 /usr/local/cuda/lib64/libnccl.so.2; do
+        [ -f "$c" ] && { echo "$c"; return; }
+    done
+    ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}'
+}
+
+# backend-nccl: the conformance suite on one rank (one GPU), on one-rank communicators split from ranks
+# that share GPU 0 (run with MPS=1 for the MPS case), the shared-GPU refusal, and on 2 GPUs when there are 2
+step_nccl() {
+    md "## backend-nccl on GPUs (pass / fail / skip summed over ranks)"; md ""
+    local lib; lib=$(find_nccl)
+    if [ -z "$lib" ]; then
+        md "- skipped: no libnccl.so.2 on this machine (set NCCL_LIB=/path/to/libnccl.so.2: pip's nvidia-nccl-cu12/-cu13 wheel, NVIDIA's libnccl2)"; md ""
+        return
+    fi
+    md "- NCCL: $lib; MPS: ${MPS:-0}; NCCL_* set: $(env | grep '^NCCL_' | paste -sd' ' || true)"; md ""
+    md "| run | MPI, ranks, settings | pass / fail / skip | job | time |"; md "|---|---|---|---|---|"
+    suite nccl-sys-1rank sys 1 dev.ferry.nccl.NcclContract -Dferry.backend=nccl -Dferry.nccl.lib="$lib"
+    [ -d /opt/ompi-cuda ] && suite nccl-cuda-1rank cuda 1 dev.ferry.nccl.NcclContract -Dferry.backend=nccl -Dferry.nccl.lib="$lib"
+    suite nccl-sys-split-by-rank-2ranks-gpu0 sys 2 dev.ferry.nccl.NcclSplitByRankContract -Dferry.device=0 -Dferry.nccl.lib="$lib"
+    suite nccl-sys-shared-gpu0-2ranks sys 2 dev.ferry.nccl.NcclSharedGpuCheck -Dferry.device=0 -Dferry.nccl.lib="$lib"
+    if [ "$NGPU" -ge 2 ]; then
+        suite nccl-sys-2gpu sys 2 dev.ferry.nccl.NcclContract -Dferry.backend=nccl -Dferry.nccl.lib="$lib"
+    fi
+    md ""
+    [ -f "$W/failures.md" ] && { md "Failures:"; cat "$W/failures.md" >> "$SUMMARY"; md ""; rm -f "$W/failures.md"; }
+}
+
+# the native NCCL reference (bench/src/main/c/nccl_ref.c): one rank per GPU; BENCH_LIMIT caps the largest size
+step_nccl-bench() {
+    local lib; lib=$(find_nccl)
+    [ -n "$lib" ] && [ -x "$D/c/nccl_ref" ] || { md "## nccl_ref: skipped (no libnccl.so.2 here, or .device/c/nccl_ref not built)"; md ""; return; }
+    local np=$NGPU; [ "$np" -ge 1 ] || np=1
+    mpi_env sys
+    say "nccl_ref: $np ranks"
+    LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 300 "${LAUNCH[@]}" -x LD_LIBRARY_PATH -np "$np" \
+        "$D/c/nccl_ref" -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl_ref.log" 2>&1
+    md "## nccl_ref (NCCL called from C), $np rank(s), exit $?"; md ""; md '```'; head -80 "$W/logs/nccl_ref.log" >> "$SUMMARY"; md '```'; md ""
+    # the same calls blocking, in C and through Ferry (uniformBuffers: no agreement round), for the overhead of the Java path
+    LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 300 "${LAUNCH[@]}" -x LD_LIBRARY_PATH -np "$np" \
+        "$D/c/nccl_ref" -blocking -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl_ref-blocking.log" 2>&1
+    md "### nccl_ref -blocking, exit $?"; md ""; md '```'; head -80 "$W/logs/nccl_ref-blocking.log" >> "$SUMMARY"; md '```'; md ""
+    java_line
+    timeout 300 "${LAUNCH[@]}" -np "$np" "${JL[@]}" -Dferry.backend=nccl -Dferry.nccl.uniformBuffers=true -Dferry.nccl.lib="$lib" \
+        dev.ferry.nccl.NcclTiming -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl-timing.log" 2>&1
+    md "### Ferry nccl backend (dev.ferry.nccl.NcclTiming), exit $?"; md ""; md '```'; head -80 "$W/logs/nccl-timing.log" >> "$SUMMARY"; md '```'; md ""
 }
 
 step_demo() {

@@ -1,0 +1,90 @@
+package dev.ferry.nccl;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.HostBuffer;
+import dev.ferry.InvalidArgumentException;
+import dev.ferry.ReduceOp;
+import dev.ferry.UnsupportedBufferException;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The decorator without a GPU (this machine, CI): the start-up placement allGather refuses NCCL
+ * (no GPU on the rank), and every operation then goes to the inner communicator, which a fake of
+ * one rank records. What runs on NCCL is for the GPU plan (NcclContract and friends).
+ */
+class NcclCommunicatorTest {
+
+    @Test
+    void withoutAGpuTheWorldDelegatesEverythingAndSaysWhy() {
+        List<String> calls = new ArrayList<>();
+        try (NcclCommunicator c = NcclCommunicator.world(new OneRankHostCommunicator(calls));
+             HostBuffer a = HostBuffer.allocate(64); HostBuffer b = HostBuffer.allocate(64)) {
+            assertEquals(List.of("allGather"), calls, "one allGather of host name and GPU at start-up");
+            assertEquals("nccl", c.backend());
+            assertFalse(c.ncclActive());
+            assertTrue(c.ncclInactiveReason().contains("no usable GPU"), c.ncclInactiveReason());
+            assertTrue(NcclProvider.runtimeDetails().get("gpu placement").startsWith("refused: rank 0"), NcclProvider.runtimeDetails().toString());
+            calls.clear();
+            c.allReduce(a, b, 4, DataType.INT, ReduceOp.SUM);
+            c.broadcast(a, 4, DataType.INT, 0);
+            c.reduce(a, b, 4, DataType.SHORT, ReduceOp.BXOR, 0);
+            c.allGather(a, b, 4, DataType.INT);
+            c.gather(a, b, 4, DataType.INT, 0);
+            c.scatter(a, b, 4, DataType.INT, 0);
+            c.allToAll(a, b, 4, DataType.INT);
+            c.barrier();
+            c.send(a, 1, DataType.BYTE, 0, 3);
+            c.recv(b, 1, DataType.BYTE, Communicator.ANY_SOURCE, Communicator.ANY_TAG);
+            c.isend(a, 1, DataType.BYTE, 0, 3).waitFor();
+            c.irecv(b, 1, DataType.BYTE, 0, 3).waitFor();
+            assertEquals(List.of("allReduce", "broadcast", "reduce", "allGather", "gather", "scatter", "allToAll", "barrier", "send", "recv",
+                    "isend", "irecv"), calls, "no agreement round either: NCCL is off on every rank");
+            assertFalse(c.supportsDeviceBuffers(), "neither NCCL nor the fake inner backend carries device memory");
+            assertThrows(UnsupportedBufferException.class,
+                    () -> c.allReduce(dev.ferry.DeviceBuffer.wrap(0, 0x1000, 64), b, 4, DataType.INT, ReduceOp.SUM));
+            assertThrows(InvalidArgumentException.class, () -> c.reduceScatter(a, b, 4, DataType.INT, ReduceOp.SUM),
+                    "reduceScatter is NCCL's only");
+        }
+    }
+
+    @Test
+    void splitAndDuplicateCheckTheirOwnRanksAgainAndNoColorGivesNull() {
+        List<String> calls = new ArrayList<>();
+        try (NcclCommunicator c = NcclCommunicator.world(new OneRankHostCommunicator(calls))) {
+            calls.clear();
+            try (Communicator d = c.duplicate()) {
+                assertEquals(List.of("duplicate", "allGather"), calls, "a communicator refused for its GPUs checks the new one's ranks");
+                assertEquals("nccl", d.backend());
+                assertFalse(((NcclCommunicator) d).ncclActive());
+            }
+            calls.clear();
+            assertNull(c.split(-1, 0));
+            assertEquals(List.of("split"), calls);
+            try (Communicator s = c.split(5, 0)) {
+                assertEquals(1, s.size());
+            }
+        }
+        assertTrue(calls.contains("close"));
+    }
+
+    @Test
+    void timeoutComesFromTheSettings() {
+        System.setProperty("ferry.nccl.timeout", "2.5");
+        try {
+            assertEquals(2_500_000_000L, NcclCommunicator.timeoutNanos());
+            System.setProperty("ferry.nccl.timeout", "soon");
+            assertThrows(InvalidArgumentException.class, NcclCommunicator::timeoutNanos);
+        } finally {
+            System.clearProperty("ferry.nccl.timeout");
+        }
+    }
+}

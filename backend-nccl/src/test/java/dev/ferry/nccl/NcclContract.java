@@ -1,0 +1,94 @@
+package dev.ferry.nccl;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.Buffer;
+import dev.ferry.DataType;
+import dev.ferry.HostBuffer;
+import dev.ferry.InvalidArgumentException;
+import dev.ferry.ReduceOp;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.testing.CommunicatorContract;
+import dev.ferry.testing.Data;
+import dev.ferry.testing.Mem;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The conformance suite on backend nccl (GPU machines only: run under RankRunner with
+ * {@code -Dferry.backend=nccl}; see backend-nccl/README.md, "GPU test plan"), plus NCCL's own
+ * cases: NCCL really is used, reduceScatter, a reduction NCCL lacks goes to the inner backend.
+ * Not run by Maven (its name matches neither *Test nor *IT): CI has no GPU.
+ */
+public class NcclContract extends CommunicatorContract {
+
+    protected NcclCommunicator nccl() {
+        return (NcclCommunicator) comm;
+    }
+
+    @Test
+    void nccl_runsOnNcclWithOneGpuPerRank() {
+        assertEquals("nccl", comm.backend());
+        assertTrue(nccl().ncclActive(), () -> "NCCL is off: " + nccl().ncclInactiveReason() + "; " + NcclProvider.runtimeDetails());
+        assertTrue(comm.supportsDeviceBuffers());
+    }
+
+    @Test
+    void nccl_reduceScatterOfDeviceBuffers() {
+        Assumptions.assumeTrue(Cuda.isAvailable() && nccl().ncclActive(), "needs NCCL on a GPU");
+        for (long count : new long[] {0, 1, 7, 65_537}) {
+            long bytes = DataType.INT.bytes(count);
+            try (HostBuffer in = HostBuffer.allocate(Math.max(1, bytes * size)); HostBuffer out = HostBuffer.allocate(Math.max(1, bytes))) {
+                for (long i = 0; i < count * size; i++) Data.put(in.segment(), DataType.INT, i, rank * 1000 + i);
+                Buffer send = alloc(Mem.DEVICE, Math.max(1, bytes * size)), recv = poisoned(Mem.DEVICE, Math.max(1, bytes));
+                Cuda.copy(send, in, bytes * size);
+                nccl().reduceScatter(send, recv, count, DataType.INT, ReduceOp.SUM);
+                Cuda.copy(out, recv, bytes);
+                for (long i = 0; i < count; i++) {
+                    long k = rank * count + i;
+                    double expected = 1000.0 * size * (size - 1) / 2 + size * k;
+                    assertEquals(expected, Data.get(out.segment(), DataType.INT, i), "element " + i + " of " + count);
+                }
+            }
+        }
+    }
+
+    @Test
+    void nccl_reduceScatterRefusesWhatNcclLacks() {
+        Assumptions.assumeTrue(Cuda.isAvailable() && nccl().ncclActive(), "needs NCCL on a GPU");
+        Buffer d = alloc(Mem.DEVICE, 16L * size);
+        assertThrows(InvalidArgumentException.class, () -> nccl().reduceScatter(d, d, 1, DataType.SHORT, ReduceOp.SUM));
+        assertThrows(InvalidArgumentException.class, () -> nccl().reduceScatter(d, d, 1, DataType.INT, ReduceOp.BXOR));
+        Buffer h = alloc(Mem.PAGEABLE, 16L * size);
+        assertThrows(InvalidArgumentException.class, () -> nccl().reduceScatter(h, h, 1, DataType.INT, ReduceOp.SUM));
+        assertUsable();
+    }
+
+    @Test
+    void nccl_aReductionNcclLacksGoesToTheInnerBackendAndIsRecorded() {
+        Assumptions.assumeTrue(Cuda.isAvailable() && comm.supportsDeviceBuffers() && nccl().inner().supportsDeviceBuffers(),
+                "the inner backend carries no device buffers");
+        try (HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
+            Data.put(in.segment(), DataType.SHORT, 0, rank + 1);
+            Buffer s = alloc(Mem.DEVICE, 8), r = poisoned(Mem.DEVICE, 8);
+            Cuda.copy(s, in, 2);
+            comm.allReduce(s, r, 1, DataType.SHORT, ReduceOp.SUM);
+            Cuda.copy(out, r, 2);
+            assertEquals(size * (size + 1) / 2.0, Data.get(out.segment(), DataType.SHORT, 0));
+        }
+        assertTrue(NcclProvider.runtimeDetails().keySet().stream().anyMatch(k -> k.contains("SHORT")), NcclProvider.runtimeDetails().toString());
+        assertTrue(nccl().ncclActive(), "a delegated call leaves NCCL in use");
+    }
+
+    @Test
+    void nccl_probeDetailsNameVersionLibraryAndEnvironment() {
+        var p = dev.ferry.Ferry.lastReport().probe("nccl");
+        assertTrue(p.isAvailable(), p.toString());
+        assertTrue(p.details().get("library").contains("NCCL " + Nccl.version()), p.details().toString());
+        assertTrue(p.details().containsKey("environment") && p.details().containsKey("inner"), p.details().toString());
+        assertFalse(NcclProvider.runtimeDetails().keySet().stream().anyMatch(k -> k.contains("aborted")), NcclProvider.runtimeDetails().toString());
+    }
+}
