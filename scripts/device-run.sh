@@ -98,6 +98,9 @@ suite() {
     md "| $name | \`$flavour\` np=$np $* | $pass / $fail / $skip | exit $rc | $((SECONDS - t0)) s |"
     if [ "$fail" -gt 0 ]; then
         cat "$dir"/rank-*.tsv | awk -F'\t' '$2=="FAIL" {print "    - " $1 ": " substr($4, 1, 300)}' | sort -u | head -20 >> "$W/failures.md"
+        # at once into $OUT too, with the ranks' last words: a later step may outlast the call
+        { echo "### $name"; cat "$dir"/rank-*.tsv | awk -F'\t' '$2=="FAIL" {print "- " $1 ": " substr($4, 1, 600)}' | sort -u | head -20
+          grep -a -h -E "Exception|Error|at dev\.ferry|SIGSEGV|ran over" "$W/logs/suite-$name.log" | head -40; } >> "$OUT/failures.md"
     fi
     grep -h "SKIP" "$dir"/rank-0.tsv 2>/dev/null | cut -f1,4 | cut -c1-200 | sort -u | head -5 > "$W/logs/skips-$name.txt"
 }
@@ -152,6 +155,17 @@ patterns_rows() {
     done
 }
 step_patterns() { conformance_table "Application patterns and conformance, ranks sharing GPU 0" patterns_rows; }
+
+# the conformance suite's newer families one group per job (a hang ends only its own job), 2 ranks on GPU 0
+isolate_rows() {
+    local t=-Dferry.test.perTestTimeout=45 i=0 g
+    for g in 'c_reduceNew|c_minloc|e_operators' 'f_' 'g_' 'p2p_trunc'; do
+        i=$((i + 1))
+        suite iso$i-ompi-cuda cuda 2 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0 "-Dferry.test.include=$g" "$t"
+        suite iso$i-staged-sys sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 "-Dferry.test.include=$g" "$t"
+    done
+}
+step_isolate() { conformance_table "Conformance families one by one, 2 ranks on GPU 0" isolate_rows; }
 
 # Open MPI's smcuda path with device buffers freed and reallocated around every call and small
 # exchanges after rejected calls, as Open MPI is set up by default and with its CUDA IPC off

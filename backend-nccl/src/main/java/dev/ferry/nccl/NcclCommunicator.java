@@ -47,7 +47,7 @@ import java.util.concurrent.locks.LockSupport;
  * (a few microseconds on host MPI). {@code -Dferry.nccl.uniformBuffers=true} skips it: the program
  * promises that all ranks pass the same kind of memory to each collective (as NCCL programs do).
  *
- * <p>Ordering and completion: before enqueueing, {@link DeviceSupport#enter} makes sure the caller's
+ * <p>Ordering and completion: before enqueueing, the front's {@link DeviceSupport#enter} makes sure the caller's
  * earlier device work is complete; the collective runs on this communicator's own CUDA stream, and
  * the call returns when a CUDA event recorded after it has completed. While waiting it polls
  * {@code ncclCommGetAsyncError}; an asynchronous error, a CUDA error or a wait longer than
@@ -481,11 +481,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
      */
     @SuppressWarnings("try") // the scope is held for its close (restoring the caller's context), not used
     private void run(String what, List<Buffer> buffers, Runnable enqueue) {
-        List<Buffer> dev = new ArrayList<>(buffers.size());
-        for (Buffer b : buffers) {
-            if (b != null) dev.add(b);
-        }
-        try (DeviceSupport.Scope ignored = DeviceSupport.get().enter(dev)) { // the caller's earlier device work is done
+        // the front (AbstractCommunicator) has already ordered this call after the caller's device work;
+        // here only the caller's current context is kept, since the stream's GPU is made current below
+        try (DeviceSupport.Scope ignored = DeviceSupport.get().preserveContext()) {
             device.makeCurrent();
             try {
                 enqueue.run();
