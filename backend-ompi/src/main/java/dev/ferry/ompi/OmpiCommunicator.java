@@ -6,6 +6,7 @@ import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.cuda.Cuda;
+import dev.ferry.mpi.LargeMessages;
 import dev.ferry.spi.BindingCommunicator;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -116,6 +117,35 @@ final class OmpiCommunicator extends BindingCommunicator {
         mpi.Request r = call("MPI_Irecv from rank " + source + " tag " + tag, () -> comm.iRecv(b, count, OmpiRuntime.type(type),
                 source == ANY_SOURCE ? MPI.ANY_SOURCE : source, tag == ANY_TAG ? MPI.ANY_TAG : tag));
         return new OmpiRequest(r, b, "MPI_Irecv from rank " + source, null);
+    }
+
+    // ---- messages over the piece limit: one MPI message each, through the FFM binding ----------
+    // mpi.jar cannot carry them (its ByteBuffers stop below 2 GiB, its derived-type constructors
+    // take int displacements), so they go through dev.ferry.mpi on the same loaded libmpi with
+    // this communicator's C handle: same communicator, same matching order, one MPI message.
+
+    private long cHandle() {
+        return CommHandle.of(comm);
+    }
+
+    @Override
+    protected void mpiSendLarge(Region buffer, long count, DataType type, int dest, int tag) {
+        LargeMessages.send(cHandle(), buffer, dest, tag, maxPieceBytes());
+    }
+
+    @Override
+    protected Status mpiRecvLarge(Region buffer, long count, DataType type, int source, int tag) {
+        return LargeMessages.recv(cHandle(), buffer, source, tag, maxPieceBytes());
+    }
+
+    @Override
+    protected Request mpiIsendLarge(Region buffer, long count, DataType type, int dest, int tag) {
+        return LargeMessages.isend(cHandle(), buffer, dest, tag, maxPieceBytes());
+    }
+
+    @Override
+    protected Request mpiIrecvLarge(Region buffer, long count, DataType type, int source, int tag) {
+        return LargeMessages.irecv(cHandle(), buffer, source, tag, maxPieceBytes());
     }
 
     @Override

@@ -1,11 +1,11 @@
-package dev.ferry.mvapich;
+package dev.ferry.mpi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.FerryException;
-import dev.ferry.mvapich.MpiLibraryLocator.Candidate;
+import dev.ferry.mpi.MpiLibraryLocator.Candidate;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.ferry.mvapich;
+package dev.ferry.mpi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
