@@ -66,9 +66,18 @@ final class OmpiFfmRuntime implements MpiLifecycle.Binding {
         Mpi.check("MPI_Comm_size(MPI_COMM_WORLD)", Mpi.commSize(Mpi.ABI.commWorld, s.int0));
         this.worldSize = s.int0();
         this.fullVersion = libraryVersion();
-        this.version = OmpiRuntime.firstLine(fullVersion);
+        this.version = firstLine(fullVersion);
         this.tagUpperBound = tagUpperBound();
         this.cuda = CudaSupportQuery.ask();
+    }
+
+    /** "Open MPI v4.1.4" from the library version string (shared with the mpi.jar path; no mpi.jar class is touched here). */
+    static String firstLine(String s) {
+        if (s == null) return "Open MPI (version unknown)";
+        int nl = s.indexOf('\n');
+        String line = (nl < 0 ? s : s.substring(0, nl)).trim();
+        int comma = line.indexOf(',');
+        return comma < 0 ? line : line.substring(0, comma);
     }
 
     static synchronized OmpiFfmRuntime get() {

@@ -50,7 +50,7 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
         this.ownsInit = owns;
         this.threadLevel = provided;
         MPI.COMM_WORLD.setErrhandler(MPI.ERRORS_RETURN);
-        this.version = firstLine(MPI.getLibVersion());
+        this.version = OmpiFfmRuntime.firstLine(MPI.getLibVersion());
         this.library = LoadedLibraries.find("libmpi.so");
         this.cuda = CudaSupportQuery.ask(); // through the FFM binding, on the libmpi that libmpi_java loaded
         Object ub = MPI.COMM_WORLD.getAttr(MPI.TAG_UB);
@@ -74,14 +74,6 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
             throw new FerryException("Open MPI could not be initialized: " + failure, failure);
         }
         return instance;
-    }
-
-    static String firstLine(String s) {
-        if (s == null) return "Open MPI (version unknown)";
-        int nl = s.indexOf('\n');
-        String line = (nl < 0 ? s : s.substring(0, nl)).trim();
-        int comma = line.indexOf(',');
-        return comma < 0 ? line : line.substring(0, comma);
     }
 
     String threadLevelName() {

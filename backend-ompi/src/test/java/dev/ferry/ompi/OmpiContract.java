@@ -54,7 +54,19 @@ public class OmpiContract extends CommunicatorContract {
     }
 
     @Test
+    void ompi_probeSaysWhichBindingAndWhy() {
+        Probe p = Ferry.lastReport().probe("ompi");
+        String binding = p.details().get("binding");
+        String asked = System.getProperty("ferry.ompi.binding", "auto");
+        assertTrue(binding != null && (asked.equals("auto") || binding.startsWith(asked + ":")), p.details().toString());
+        assertTrue(p.reason().contains(" via "), p.reason());
+        assertTrue(p.details().get("large messages") != null, p.details().toString());
+    }
+
+    @Test
     void ompi_wrapsAnExistingIntracomm() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Ferry.lastReport().probe("ompi").details().get("binding").startsWith("java:"),
+                "Ompi.wrap/unwrap belong to the mpi.jar path");
         Intracomm mine = MPI.COMM_WORLD.dup();
         try (Communicator c = Ompi.wrap(mine); HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
             Data.put(in.segment(), DataType.LONG, 0, 1);
