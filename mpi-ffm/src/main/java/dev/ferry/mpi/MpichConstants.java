@@ -76,6 +76,9 @@ public final class MpichConstants {
     public static final int SIZEOF_MPI_OP = 4;
     public static final int SIZEOF_MPI_REQUEST = 4;
     public static final int SIZEOF_MPI_ERRHANDLER = 4;
+    /** Displacements of MPI_Type_create_struct and large counts (MPI_Send_c, MPI_Get_elements_x) are 64-bit. */
+    public static final int SIZEOF_MPI_AINT = 8;
+    public static final int SIZEOF_MPI_COUNT = 8;
 
     /**
      * {@code typedef struct MPI_Status { int count_lo; int count_hi_and_cancelled; int MPI_SOURCE;
