@@ -77,25 +77,21 @@ public final class OmpiProvider implements TransportProvider {
                 return Probe.unavailable(name(), "Open MPI's mpi.jar is not on the class path (-Dferry.ompi.binding=java): add $(ompi_info --path libdir)/mpi.jar "
                         + "(Debian/Ubuntu ship none: ./ferry setup builds it from the matching source package), or use -Dferry.ompi.binding=ffm (needs no mpi.jar)", jar, details);
             }
-            OmpiRuntime rt;
+            JarPath.Started rt;
             try {
-                rt = OmpiRuntime.get();
-            } catch (FerryException e) {
-                Throwable cause = e.getCause() == null ? e : e.getCause();
-                String hint = cause instanceof LinkageError
-                        ? "libmpi_java.so could not be loaded (" + cause.getMessage() + "): install Open MPI's Java bindings (Debian: openmpi-bin) "
+                rt = JarPath.load().start();
+            } catch (FerryException | ReflectiveOperationException | LinkageError e) {
+                Throwable cause = e instanceof FerryException && e.getCause() != null ? e.getCause() : e;
+                String hint = cause instanceof LinkageError || cause instanceof ReflectiveOperationException
+                        ? "libmpi_java.so or mpi.jar could not be loaded (" + cause + "): install Open MPI's Java bindings (Debian: openmpi-bin) "
                           + "or add $(ompi_info --path libdir) to LD_LIBRARY_PATH; the mpi.jar must match the loaded Open MPI; "
                           + "or use -Dferry.ompi.binding=ffm (needs no mpi.jar)"
                         : "MPI_Init failed: " + cause.getMessage();
                 return Probe.unavailable(name(), hint, cause, details);
             }
-            version = rt.version;
-            cuda = rt.cuda;
-            details.put("library", rt.version + " at " + rt.library.map(Object::toString).orElse("?"));
-            details.put("threads", rt.threadLevelName());
-            if (!rt.workarounds.isEmpty()) {
-                details.put("workarounds", String.join("; ", rt.workarounds));
-            }
+            version = rt.version();
+            cuda = rt.cuda();
+            details.putAll(rt.details());
         } else {
             Throwable missing = Mpi.unavailabilityCause();
             if (missing != null) {
@@ -146,7 +142,11 @@ public final class OmpiProvider implements TransportProvider {
         if (path == OmpiBinding.Path.FFM) {
             return OmpiFfmCommunicator.world(OmpiFfmRuntime.get());
         }
-        return OmpiCommunicator.world(OmpiRuntime.get());
+        try {
+            return JarPath.load().openWorld();
+        } catch (ReflectiveOperationException e) {
+            throw new FerryException("backend ompi's mpi.jar path is not available: " + e, e);
+        }
     }
 
     @Override

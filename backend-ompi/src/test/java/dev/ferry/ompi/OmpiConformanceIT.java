@@ -35,6 +35,17 @@ class OmpiConformanceIT {
         return out;
     }
 
+    /** Ompi.wrap/unwrap on the mpi.jar path (built only with mpi.jar: profile mpi-jar). */
+    @TestFactory
+    List<DynamicNode> interopOnTheJavaPath() throws Exception {
+        if (!bindings().contains("java")) {
+            return List.of();
+        }
+        Class<?> interop = Class.forName("dev.ferry.ompi.OmpiInteropContract");
+        return List.of(MpiJob.of("ompi-interop-java", MpiJob.Family.OPEN_MPI, 2).classes(interop)
+                .property("ferry.backend", "ompi").property("ferry.ompi.binding", "java").asTests());
+    }
+
     /** Messages over the piece limit: the same suite with 4 KiB pieces, so that 1 MiB messages go through the large-message calls. */
     @TestFactory
     List<DynamicNode> conformanceWithSmallPieces() {
