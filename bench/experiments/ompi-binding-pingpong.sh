@@ -18,8 +18,8 @@ for r in $(seq 1 "$ROUNDS"); do
     for b in ffm java; do
         out=$(mpirun "${ROOT[@]}" --oversubscribe -np 2 "$JAVA" --enable-native-access=ALL-UNNAMED -cp "$CP" \
             -Dferry.backend=ompi -Dferry.ompi.binding=$b -Dferry.log=quiet dev.ferry.examples.PingPong --sizes 8,4M --reps "$REPS" 2>&1)
-        lat=$(echo "$out" | awk '$1=="host" && $2=="8" {print $5}')
-        bw=$(echo "$out" | awk '$1=="host" && $2=="4" {print $6}')
-        echo "round $r $b: 8 B one-way ${lat} us, 4 MiB ${bw} MB/s"
+        lat=$(echo "$out" | awk '$1=="host" && $2=="8" {print $5" "$6}')
+        bw=$(echo "$out" | awk '$1=="host" && $2=="4" {print $7" "$8}')
+        echo "round $r $b: 8 B one-way ${lat}, 4 MiB ${bw}"
     done
 done
