@@ -24,6 +24,13 @@ class OmpiMessageMatchingIT {
                         .property("ferry.maxPieceBytes", "4096").asTests());
             }
         }
+        if (OmpiConformanceIT.bindings().contains("ffm")) {
+            // libmpi.so.40 loaded RTLD_LOCAL through SymbolLookup.libraryLookup alone: MPI_Init and its
+            // components must work without the RTLD_GLOBAL load (they do with Debian's Open MPI 4.1.4)
+            out.add(MpiJob.of("ompi-matching-ffm-rtld-local", MpiJob.Family.OPEN_MPI, 2).classes(OmpiMessageMatching.class)
+                    .property("ferry.backend", "ompi").property("ferry.ompi.binding", "ffm").property("ferry.ompi.rtldGlobal", "false")
+                    .property("ferry.maxPieceBytes", "4096").asTests());
+        }
         return out;
     }
 }
