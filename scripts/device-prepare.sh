@@ -60,7 +60,7 @@ fi
 
 # the CUDA-aware MPI kits: this checkout's own builds (scripts/build-cuda-ompi.sh, build-cuda-mpich.sh),
 # else for Open MPI the shared reference kit
-own_ompi=$(ls "$REPO"/.ferry/kits/ompi-*-cuda-x86_64.tgz 2>/dev/null | head -1)
+own_ompi=$(ls "$REPO"/.ferry/kits/ompi-*-cuda-x86_64.tgz 2>/dev/null | head -1 || true)
 if [ -n "$own_ompi" ]; then say "Open MPI kit: $own_ompi (built here)"; rm -f "$D"/kits/ompi-*; fi
 for k in ${own_ompi:-"$REPO/../shared/device-kit/ompi-5.0.7-cuda-x86_64.tgz"} "$REPO"/.ferry/kits/mpich-*-cuda-x86_64.tgz; do
     [ -f "$k" ] || continue
