@@ -125,6 +125,11 @@ final class OmpiCommunicator extends BindingCommunicator {
     // this communicator's C handle: same communicator, same matching order, one MPI message.
 
     private long cHandle() {
+        Throwable missing = dev.ferry.mpi.Mpi.unavailabilityCause();
+        if (missing != null) {
+            throw new FerryException("a message over ferry.maxPieceBytes (" + maxPieceBytes() + " bytes) needs the FFM binding on this libmpi, "
+                    + "which could not be made: " + missing.getMessage(), missing);
+        }
         return CommHandle.of(comm);
     }
 
