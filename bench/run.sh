@@ -126,12 +126,12 @@ if [ -z "$cp" ]; then
         exit 1
     fi
     cp="$jar:$here/target/lib/*"
-    # the ompi backend's classes link against mpi.jar even where it is not used (an MPICH job): keep it on the path
+    # mpi.jar serves only backend ompi's Java-bindings path (-Dferry.ompi.binding=java); without it ompi runs through java.lang.foreign
     mj=$( [ "$family" = openmpi ] && find_mpi_jar || mpirun=mpirun find_mpi_jar )
     if [ -n "$mj" ]; then
         cp="$cp:$mj"
     elif [ "$family" = openmpi ]; then
-        echo "run.sh: note: no mpi.jar found for $mpirun: the ompi backend will be unavailable (pass --mpi-jar or FERRY_MPI_JAR)" >&2
+        echo "run.sh: note: no mpi.jar found for $mpirun: backend ompi runs through java.lang.foreign only (pass --mpi-jar or FERRY_MPI_JAR for its mpi.jar path)" >&2
     fi
 fi
 jopts=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Djmh.ignoreLock=true -Djava.awt.headless=true)

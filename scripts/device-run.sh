@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Usage (on the GPU machine, from the repository root, after scripts/device-prepare.sh here):
-#   scripts/device-run.sh STEP...        steps: info conformance mvapich mvapich-1gpu staged-check
+#   scripts/device-run.sh STEP...        steps: info conformance ompi-bindings mvapich mvapich-1gpu staged-check
 #                                        conformance-staged staged-check-sys staged-check-pool staged-pipeline
 #                                        demo bench bench-mpich nccl nccl-bench
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
@@ -192,6 +192,16 @@ step_ordering-cost() {
     "${JL[@]}" dev.ferry.bench.OrderingCost > "$W/logs/ordering-cost.log" 2>&1
     md '```'; cat "$W/logs/ordering-cost.log" >> "$SUMMARY"; md '```'; md ""
 }
+
+# backend ompi on each of its paths (ferry.ompi.binding): java.lang.foreign (needs no mpi.jar) and mpi.jar;
+# the message-matching suite with 4 KiB pieces on the FFM path
+ompi_binding_rows() {
+    suite ompi-cuda-ffm cuda 2 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.ompi.binding=ffm
+    suite ompi-cuda-java cuda 2 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.ompi.binding=java
+    suite ompi-cuda-ffm-matching cuda 2 dev.ferry.ompi.OmpiMessageMatching -Dferry.backend=ompi -Dferry.ompi.binding=ffm -Dferry.maxPieceBytes=4096
+    suite ompi-sys-ffm sys 2 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.ompi.binding=ffm
+}
+step_ompi-bindings() { conformance_table "Backend ompi on both paths" ompi_binding_rows; }
 
 # only the staged rows (after a change to backend-staged alone)
 step_conformance-staged() { conformance_table "Conformance suite on GPUs, staged only" staged_rows; }

@@ -16,13 +16,15 @@ import java.util.Optional;
 
 /**
  * Base for communicators over an MPI binding whose calls take {@code int} counts and at most
- * {@link #maxPieceBytes()} bytes per buffer (mpi.jar's ByteBuffers stop below 2 GiB). Splits
- * long messages into pieces: point-to-point messages and broadcasts/reductions piece by piece,
- * rooted and all-to-all collectives through point-to-point messages on a private duplicate when a
- * buffer would exceed the limit.
+ * {@link #maxPieceBytes()} bytes per buffer (mpi.jar's ByteBuffers stop below 2 GiB).
  *
- * <p>Split messages are matched piece by piece: a receive of more than one piece must not be
- * larger than the message it receives, or it waits for pieces that never come.
+ * <p>A point-to-point message is always ONE MPI message, so that MPI's matching semantics hold
+ * (non-overtaking order, wildcard receives, truncation raising {@link dev.ferry.TruncationException}
+ * and leaving the next message intact): messages over the limit go through the binding's
+ * {@code mpi*Large} calls (MPI-4 large counts or a derived datatype). Broadcasts and reductions
+ * are split piece by piece (collectives on one communicator are ordered, so pieces cannot mix);
+ * rooted and all-to-all collectives whose buffers exceed the limit run as one point-to-point
+ * message per pair on a private duplicate.
  */
 public abstract class BindingCommunicator extends AbstractCommunicator {
     /** Default largest piece: 1 GiB, a power of two so that pieces stay element-aligned. */
@@ -81,69 +83,41 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     // ---- point to point ------------------------------------------------------------------
+    // One MPI message per Ferry message, whatever its length, so that MPI's matching rules
+    // (ordering, wildcards, truncation) hold for Ferry's messages: messages over maxPieceBytes go
+    // through the binding's large-message calls (mpi*Large), never as several MPI messages.
 
     @Override
     protected void doSend(Buffer buffer, long count, DataType type, int dest, int tag) {
-        long step = piece(type);
-        long done = 0;
-        do {
-            int n = (int) Math.min(step, count - done);
-            mpiSend(region(buffer, type.bytes(done), type.bytes(n)), n, type, dest, tag);
-            done += n;
-        } while (done < count);
+        long bytes = type.bytes(count);
+        if (fits(bytes)) {
+            mpiSend(region(buffer, 0, bytes), (int) count, type, dest, tag);
+        } else {
+            mpiSendLarge(region(buffer, 0, bytes), count, type, dest, tag);
+        }
     }
 
     @Override
     protected Status doRecv(Buffer buffer, long count, DataType type, int source, int tag) {
-        long step = piece(type);
-        long done = 0;
-        long bytes = 0;
-        int src = source, tg = tag;
-        Status first = null;
-        do {
-            int n = (int) Math.min(step, count - done);
-            Status s = mpiRecv(region(buffer, type.bytes(done), type.bytes(n)), n, type, src, tg);
-            if (first == null) {
-                first = s;
-                src = s.source(); // the rest of a split message comes from the same sender and tag
-                tg = s.tag();
-            }
-            bytes += s.byteCount();
-            done += n;
-            if (s.byteCount() < type.bytes(n)) {
-                break; // the message ended inside this piece
-            }
-        } while (done < count);
-        return checked(new Status(first.source(), first.tag(), bytes), type, "recv");
+        long bytes = type.bytes(count);
+        Status s = fits(bytes) ? mpiRecv(region(buffer, 0, bytes), (int) count, type, source, tag)
+                : mpiRecvLarge(region(buffer, 0, bytes), count, type, source, tag);
+        return checked(s, type, "recv");
     }
 
     @Override
     protected Request doIsend(Buffer buffer, long count, DataType type, int dest, int tag) {
-        long step = piece(type);
-        if (count <= step) {
-            return mpiIsend(region(buffer, 0, type.bytes(count)), (int) count, type, dest, tag);
-        }
-        List<Request> parts = new ArrayList<>();
-        for (long done = 0; done < count; done += step) {
-            int n = (int) Math.min(step, count - done);
-            parts.add(mpiIsend(region(buffer, type.bytes(done), type.bytes(n)), n, type, dest, tag));
-        }
-        return new PieceRequest(parts, type, "isend");
+        long bytes = type.bytes(count);
+        return fits(bytes) ? mpiIsend(region(buffer, 0, bytes), (int) count, type, dest, tag)
+                : mpiIsendLarge(region(buffer, 0, bytes), count, type, dest, tag);
     }
 
     @Override
     protected Request doIrecv(Buffer buffer, long count, DataType type, int source, int tag) {
-        long step = piece(type);
-        if (count <= step) {
-            Request r = mpiIrecv(region(buffer, 0, type.bytes(count)), (int) count, type, source, tag);
-            return new PieceRequest(List.of(r), type, "irecv");
-        }
-        List<Request> parts = new ArrayList<>();
-        for (long done = 0; done < count; done += step) {
-            int n = (int) Math.min(step, count - done);
-            parts.add(mpiIrecv(region(buffer, type.bytes(done), type.bytes(n)), n, type, source, tag));
-        }
-        return new PieceRequest(parts, type, "irecv");
+        long bytes = type.bytes(count);
+        Request r = fits(bytes) ? mpiIrecv(region(buffer, 0, bytes), (int) count, type, source, tag)
+                : mpiIrecvLarge(region(buffer, 0, bytes), count, type, source, tag);
+        return new CheckedReceive(r, type);
     }
 
     @Override
@@ -154,6 +128,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
             return checked(mpiSendRecv(region(sendBuffer, 0, sb), (int) sendCount, sendType, dest, sendTag,
                     region(recvBuffer, 0, rb), (int) recvCount, recvType, source, recvTag), recvType, "sendRecv");
         }
+        // one message each way, as MPI_Sendrecv would send: a non-blocking receive, then the send
         Request r = doIrecv(recvBuffer, recvCount, recvType, source, recvTag);
         Request s = doIsend(sendBuffer, sendCount, sendType, dest, sendTag);
         List<Status> st = Request.waitAll(r, s);
@@ -349,68 +324,24 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         }
     }
 
-    /** A message sent or received in several pieces: completes when every piece has. */
-    private static final class PieceRequest implements Request {
-        private final List<Request> parts;
+    /** A receive whose byte count is checked as whole elements of the receive type on completion. */
+    private static final class CheckedReceive implements Request {
+        private final Request receive;
         private final DataType type;
-        private final String op;
-        private final Status[] done;
-        private Status result;
 
-        PieceRequest(List<Request> parts, DataType type, String op) {
-            this.parts = parts;
+        CheckedReceive(Request receive, DataType type) {
+            this.receive = receive;
             this.type = type;
-            this.op = op;
-            this.done = new Status[parts.size()];
         }
 
         @Override
-        public synchronized Status waitFor() {
-            if (result == null) {
-                RuntimeException failure = null;
-                for (int i = 0; i < parts.size(); i++) {
-                    if (done[i] == null) {
-                        try {
-                            done[i] = parts.get(i).waitFor();
-                        } catch (RuntimeException e) {
-                            if (failure == null) failure = e; else failure.addSuppressed(e);
-                            done[i] = new Status(-1, -1, 0);
-                        }
-                    }
-                }
-                if (failure != null) {
-                    throw failure;
-                }
-                result = combine();
-            }
-            return result;
+        public Status waitFor() {
+            return checked(receive.waitFor(), type, "irecv");
         }
 
         @Override
-        public synchronized Optional<Status> test() {
-            if (result != null) {
-                return Optional.of(result);
-            }
-            for (int i = 0; i < parts.size(); i++) {
-                if (done[i] == null) {
-                    Optional<Status> s = parts.get(i).test();
-                    if (s.isEmpty()) {
-                        return Optional.empty();
-                    }
-                    done[i] = s.get();
-                }
-            }
-            result = combine();
-            return Optional.of(result);
-        }
-
-        private Status combine() {
-            long bytes = 0;
-            for (Status s : done) {
-                bytes += s.byteCount();
-            }
-            Status s = new Status(done[0].source(), done[0].tag(), bytes);
-            return op.equals("irecv") ? checked(s, type, op) : s;
+        public Optional<Status> test() {
+            return receive.test().map(s -> checked(s, type, "irecv"));
         }
     }
 
@@ -424,6 +355,19 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     protected abstract Request mpiIsend(Region buffer, int count, DataType type, int dest, int tag);
 
     protected abstract Request mpiIrecv(Region buffer, int count, DataType type, int source, int tag);
+
+    /**
+     * One MPI message of {@code buffer.bytes()} bytes (more than {@link #maxPieceBytes()}), sent as
+     * a single MPI message: a large-count call or a derived datatype, never as several messages.
+     */
+    protected abstract void mpiSendLarge(Region buffer, long count, DataType type, int dest, int tag);
+
+    /** One MPI receive of up to {@code buffer.bytes()} bytes; the status carries the received byte count. */
+    protected abstract Status mpiRecvLarge(Region buffer, long count, DataType type, int source, int tag);
+
+    protected abstract Request mpiIsendLarge(Region buffer, long count, DataType type, int dest, int tag);
+
+    protected abstract Request mpiIrecvLarge(Region buffer, long count, DataType type, int source, int tag);
 
     protected abstract Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
                                           Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag);

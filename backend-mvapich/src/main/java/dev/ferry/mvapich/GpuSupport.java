@@ -1,5 +1,7 @@
 package dev.ferry.mvapich;
 
+import dev.ferry.mpi.Mpi;
+import dev.ferry.mpi.MpichConstants;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import java.lang.foreign.MemorySegment;
@@ -29,24 +31,24 @@ final class GpuSupport {
     static Answer ask(LibraryVersion version, Map<String, String> env) {
         List<String> facts = new ArrayList<>();
         Boolean library = null;
-        if (MpichAbi.hasGpuQuerySupport()) {
-            MemorySegment yes = MpichAbi.scratch().int0;
+        if (Mpi.hasGpuQuerySupport()) {
+            MemorySegment yes = Mpi.scratch().int0;
             yes.set(JAVA_INT, 0, 0);
-            int rc = MpichAbi.gpuQuerySupport(MpichConstants.MPIX_GPU_SUPPORT_CUDA, yes);
+            int rc = Mpi.gpuQuerySupport(MpichConstants.MPIX_GPU_SUPPORT_CUDA, yes);
             if (rc == MpichConstants.MPI_SUCCESS) {
-                int v = MpichAbi.scratch().int0();
+                int v = Mpi.scratch().int0();
                 facts.add("MPIX_GPU_query_support(CUDA) = " + v);
                 library = v != 0;
             } else {
                 facts.add("MPIX_GPU_query_support(CUDA) failed with error " + rc);
             }
         }
-        if (MpichAbi.hasQueryCudaSupport()) {
-            int v = MpichAbi.queryCudaSupport();
+        if (Mpi.hasQueryCudaSupport()) {
+            int v = Mpi.queryCudaSupport();
             facts.add("MPIX_Query_cuda_support() = " + v);
             library = (library != null && library) || v != 0;
         }
-        if (!MpichAbi.hasGpuQuerySupport() && !MpichAbi.hasQueryCudaSupport()) {
+        if (!Mpi.hasGpuQuerySupport() && !Mpi.hasQueryCudaSupport()) {
             facts.add("the library exports neither MPIX_GPU_query_support nor MPIX_Query_cuda_support");
         }
         boolean aware;

@@ -2,6 +2,7 @@ package dev.ferry.mvapich;
 
 import dev.ferry.Communicator;
 import dev.ferry.InvalidArgumentException;
+import dev.ferry.mpi.MpichConstants;
 
 /**
  * Interop with native code that uses the same MPICH-family library in this process (C through
@@ -50,7 +51,7 @@ public final class Mvapich {
      */
     public static int handle(Communicator c) {
         if (c instanceof MvapichCommunicator m) {
-            return m.handle();
+            return m.intHandle();
         }
         throw new InvalidArgumentException(c + " is not an mvapich communicator");
     }

@@ -1,5 +1,10 @@
 package dev.ferry.mvapich;
 
+import dev.ferry.mpi.Mpi;
+import dev.ferry.mpi.MpiFamily;
+import dev.ferry.mpi.MpiLibrary;
+import dev.ferry.mpi.MpiLibraryLocator;
+import dev.ferry.mpi.NativeEnvironment;
 import dev.ferry.Communicator;
 import dev.ferry.FerryException;
 import dev.ferry.cuda.Cuda;
@@ -51,7 +56,11 @@ public final class MvapichProvider implements TransportProvider {
                     + "); no MPICH-family library is loaded beside it: launch with MPICH's mpiexec (Hydra), MVAPICH2's mpirun_rsh "
                     + "or Intel MPI's mpirun to use mvapich", null, Map.of("mpi family", family.reason()));
         }
-        Throwable missing = MpichAbi.unavailabilityCause();
+        if (MpiLibrary.request(MpiFamily.MPICH_ABI) != MpiFamily.MPICH_ABI) {
+            return Probe.unavailable(name(), "this process already bound Open MPI through java.lang.foreign (backend ompi); "
+                    + "one process holds one MPI library", null, Map.of("mpi family", family.reason()));
+        }
+        Throwable missing = Mpi.unavailabilityCause();
         if (missing != null) {
             return Probe.unavailable(name(), missing.getMessage(), missing, Map.of("mpi family", family.reason()));
         }
@@ -64,7 +73,7 @@ public final class MvapichProvider implements TransportProvider {
             rt = MvapichRuntime.get();
         } catch (FerryException e) {
             Map<String, String> details = new LinkedHashMap<>();
-            details.put("library", MpichAbi.library().path() + " (found by " + MpichAbi.library().how() + ")");
+            details.put("library", Mpi.library().path() + " (found by " + Mpi.library().how() + ")");
             details.put("mpi family", family.reason());
             return Probe.unavailable(name(), "MPI could not be initialized: " + e.getMessage(), e, details);
         }
@@ -103,9 +112,9 @@ public final class MvapichProvider implements TransportProvider {
     @Override
     public Communicator open(OpenContext context) {
         MvapichRuntime rt = MvapichRuntime.get();
-        MpichAbi.Scratch s = MpichAbi.scratch();
-        MvapichRuntime.check("MPI_Comm_dup(MPI_COMM_WORLD)", MpichAbi.commDup(MpichConstants.MPI_COMM_WORLD, s.int0));
-        return new MvapichCommunicator(rt, s.int0(), true);
+        Mpi.Scratch s = Mpi.scratch();
+        Mpi.check("MPI_Comm_dup(MPI_COMM_WORLD)", Mpi.commDup(Mpi.ABI.commWorld, s.handle));
+        return new MvapichCommunicator(rt, (int) s.handle(), true);
     }
 
     @Override

@@ -1,5 +1,10 @@
 package dev.ferry.mvapich;
 
+import dev.ferry.mpi.Mpi;
+import dev.ferry.mpi.MpiFamily;
+import dev.ferry.mpi.MpiLibrary;
+import dev.ferry.mpi.MpiLibraryLocator;
+import dev.ferry.mpi.MpichConstants;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
@@ -45,35 +50,35 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
     final String sharedGpu;
 
     private MvapichRuntime() {
-        MpiLibraryLocator.Located lib = MpichAbi.library();
+        MpiLibraryLocator.Located lib = Mpi.library();
         this.library = lib.path();
         this.foundBy = lib.how();
         this.version = LibraryVersion.parse(libraryVersion());
-        MpichAbi.Scratch s = MpichAbi.scratch();
-        check("MPI_Finalized", MpichAbi.finalized(s.int0));
+        Mpi.Scratch s = Mpi.scratch();
+        check("MPI_Finalized", Mpi.finalized(s.int0));
         if (s.int0() != 0) {
             throw new FerryException("MPI was already finalized in this process (" + version.name() + "); it cannot be initialized again: "
                     + "open Ferry before anything finalizes MPI, and call Ferry.shutdown() only at the end");
         }
-        check("MPI_Initialized", MpichAbi.initialized(s.int0));
+        check("MPI_Initialized", Mpi.initialized(s.int0));
         boolean owns = s.int0() == 0;
         if (owns) {
             // MPICH's MPI_THREAD_* values are ThreadLevel's ordinals (checked against mpi.h by MpichConstantsTest)
             ThreadLevel wanted = ThreadLevel.requested();
-            int rc = MpichAbi.initThread(wanted.ordinal(), s.int0);
+            int rc = Mpi.initThread(MemorySegment.NULL, MemorySegment.NULL, wanted.ordinal(), s.int0);
             if (rc != MpichConstants.MPI_SUCCESS) {
                 throw error("MPI_Init_thread(" + wanted.mpiName() + ") of " + version.name() + " at " + library, rc);
             }
         } else {
-            check("MPI_Query_thread", MpichAbi.queryThread(s.int0)); // the application initialized MPI itself
+            check("MPI_Query_thread", Mpi.queryThread(s.int0)); // the application initialized MPI itself
         }
         this.ownsInit = owns;
         this.threadLevel = s.int0();
         check("MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)",
-                MpichAbi.commSetErrhandler(MpichConstants.MPI_COMM_WORLD, MpichConstants.MPI_ERRORS_RETURN));
-        check("MPI_Comm_rank(MPI_COMM_WORLD)", MpichAbi.commRank(MpichConstants.MPI_COMM_WORLD, s.int0));
+                Mpi.commSetErrhandler(Mpi.ABI.commWorld, Mpi.ABI.errorsReturn));
+        check("MPI_Comm_rank(MPI_COMM_WORLD)", Mpi.commRank(Mpi.ABI.commWorld, s.int0));
         this.worldRank = s.int0();
-        check("MPI_Comm_size(MPI_COMM_WORLD)", MpichAbi.commSize(MpichConstants.MPI_COMM_WORLD, s.int0));
+        check("MPI_Comm_size(MPI_COMM_WORLD)", Mpi.commSize(Mpi.ABI.commWorld, s.int0));
         this.worldSize = s.int0();
         this.tagUpperBound = tagUpperBound();
         this.cuda = GpuSupport.ask(version, System.getenv());
@@ -99,7 +104,7 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
      * versions set the functions' targets up only in MPI_Init when their GPU support is on).
      */
     private String symbolScope(MpiLibraryLocator.Located lib) {
-        String mode = MpichAbi.rtldMode();
+        String mode = MpiLibrary.rtldMode(MpiFamily.MPICH_ABI);
         if (mode.equals("true")) {
             return "RTLD_GLOBAL (-Dferry.mvapich.rtldGlobal=true)";
         }
@@ -154,16 +159,16 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment buf = a.allocate(2L * MpichConstants.MPI_MAX_LIBRARY_VERSION_STRING + 1);
             MemorySegment len = a.allocate(JAVA_INT);
-            check("MPI_Get_library_version", MpichAbi.getLibraryVersion(buf, len));
+            check("MPI_Get_library_version", Mpi.getLibraryVersion(buf, len));
             return buf.getString(0);
         }
     }
 
     /** MPI_TAG_UB of MPI_COMM_WORLD: the attribute is a pointer to the int. */
     private static int tagUpperBound() {
-        MpichAbi.Scratch s = MpichAbi.scratch();
+        Mpi.Scratch s = Mpi.scratch();
         check("MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB)",
-                MpichAbi.commGetAttr(MpichConstants.MPI_COMM_WORLD, MpichConstants.MPI_TAG_UB, s.pointer, s.int1));
+                Mpi.commGetAttr(Mpi.ABI.commWorld, MpichConstants.MPI_TAG_UB, s.pointer, s.int1));
         if (s.int1() == 0) {
             return 32767; // the standard's guaranteed minimum
         }
@@ -189,74 +194,19 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
 
     /** MPI_Wtime: seconds since some time in the past. */
     static double wtime() {
-        return MpichAbi.wtime();
+        return Mpi.wtime();
     }
 
     // ---- mapping ---------------------------------------------------------------------------
 
-    /** Ferry's types as MPI's fixed-width types (BYTE is unsigned in reductions, as MPI_UINT8_T). */
-    static int type(DataType t) {
-        return switch (t) {
-            case BYTE -> MpichConstants.MPI_UINT8_T;
-            case INT -> MpichConstants.MPI_INT32_T;
-            case LONG -> MpichConstants.MPI_INT64_T;
-            case FLOAT -> MpichConstants.MPI_FLOAT;
-            case DOUBLE -> MpichConstants.MPI_DOUBLE;
-            case SHORT -> MpichConstants.MPI_INT16_T;
-            case FLOAT16, BFLOAT16 -> MpichConstants.MPI_INT16_T; // carried as 16-bit integers; never reduced by MPI (BindingCommunicator reduces them)
-            case SHORT_INT -> MpichConstants.MPI_SHORT_INT;
-            case INT_INT -> MpichConstants.MPI_2INT;
-            case LONG_INT -> MpichConstants.MPI_LONG_INT;
-            case FLOAT_INT -> MpichConstants.MPI_FLOAT_INT;
-            case DOUBLE_INT -> MpichConstants.MPI_DOUBLE_INT;
-        };
-    }
-
-    static int op(ReduceOp op) {
-        return switch (op) {
-            case SUM -> MpichConstants.MPI_SUM;
-            case MAX -> MpichConstants.MPI_MAX;
-            case MIN -> MpichConstants.MPI_MIN;
-            case PROD -> MpichConstants.MPI_PROD;
-            case LAND -> MpichConstants.MPI_LAND;
-            case LOR -> MpichConstants.MPI_LOR;
-            case BAND -> MpichConstants.MPI_BAND;
-            case BOR -> MpichConstants.MPI_BOR;
-            case BXOR -> MpichConstants.MPI_BXOR;
-            case MINLOC -> MpichConstants.MPI_MINLOC;
-            case MAXLOC -> MpichConstants.MPI_MAXLOC;
-        };
-    }
-
     /** Throws the MPI error of {@code rc} unless it is MPI_SUCCESS. */
     static void check(String operation, int rc) {
-        if (rc != MpichConstants.MPI_SUCCESS) {
-            throw error(operation, rc);
-        }
+        Mpi.check(operation, rc);
     }
 
-    /**
-     * The exception for error code {@code code} of {@code operation}: {@link TruncationException}
-     * for MPI_ERR_TRUNCATE, else {@link MpiException}, with the library's error string.
-     */
+    /** The exception for error code {@code code} of {@code operation} (see {@link Mpi#error}). */
     static MpiException error(String operation, int code) {
-        int cls = code;
-        String text;
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment c = a.allocate(JAVA_INT);
-            if (MpichAbi.errorClass(code, c) == MpichConstants.MPI_SUCCESS) {
-                cls = c.get(JAVA_INT, 0);
-            }
-            MemorySegment str = a.allocate(2L * MpichConstants.MPI_MAX_ERROR_STRING + 1);
-            MemorySegment len = a.allocate(JAVA_INT);
-            text = MpichAbi.errorString(code, str, len) == MpichConstants.MPI_SUCCESS ? str.getString(0).strip() : "MPI error " + code;
-        } catch (RuntimeException e) {
-            text = "MPI error " + code + " (its text could not be read: " + e + ")";
-        }
-        if (cls == MpichConstants.MPI_ERR_TRUNCATE) {
-            return new TruncationException(operation + " (message longer than the receive count)", code, cls, text, null);
-        }
-        return new MpiException(operation, code, cls, text, null);
+        return Mpi.error(operation, code);
     }
 
     // ---- MpiLifecycle.Binding ----------------------------------------------------------------
@@ -273,13 +223,13 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
 
     @Override
     public void finalizeMpi() {
-        check("MPI_Finalize", MpichAbi.finalizeMpi());
+        check("MPI_Finalize", Mpi.finalizeMpi());
     }
 
     @Override
     public void abort(int code) {
         try {
-            MpichAbi.abort(MpichConstants.MPI_COMM_WORLD, code);
+            Mpi.abort(Mpi.ABI.commWorld, code);
         } finally {
             Runtime.getRuntime().halt(code); // MPI_Abort should not return
         }

@@ -3,6 +3,7 @@ package dev.ferry.mvapich;
 import dev.ferry.Ferry;
 import dev.ferry.FerryException;
 import dev.ferry.cuda.Cuda;
+import dev.ferry.mpi.Mpi;
 import dev.ferry.cuda.CudaDevice;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -51,10 +52,9 @@ final class SharedGpuCheck {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment in = a.allocate(8), all = a.allocate(8L * worldSize);
             in.set(ValueLayout.JAVA_LONG, 0, mine);
-            int rc = MpichAbi.allgather(in.address(), 8, MpichConstants.MPI_BYTE, all.address(), 8, MpichConstants.MPI_BYTE,
-                    MpichConstants.MPI_COMM_WORLD);
-            if (rc != MpichConstants.MPI_SUCCESS) {
-                throw MvapichRuntime.error("MPI_Allgather of the ranks' GPUs at start-up", rc);
+            int rc = Mpi.allgather(in.address(), 8, Mpi.ABI.byte_, all.address(), 8, Mpi.ABI.byte_, Mpi.ABI.commWorld);
+            if (rc != 0) {
+                throw Mpi.error("MPI_Allgather of the ranks' GPUs at start-up", rc);
             }
             Set<Long> seen = new HashSet<>();
             for (int r = 0; r < worldSize; r++) {

@@ -8,6 +8,7 @@ import dev.ferry.Status;
 import dev.ferry.DeviceBuffer;
 import dev.ferry.TruncationException;
 import dev.ferry.cuda.Cuda;
+import dev.ferry.mpi.LargeMessages;
 import dev.ferry.spi.BindingCommunicator;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -148,6 +149,40 @@ final class OmpiCommunicator extends BindingCommunicator {
         throw new TruncationException(what + " (message of " + bytes + " bytes from rank " + from + " tag " + withTag
                 + " is longer than the receive count of " + buffer.bytes() + " bytes)", MPI.ERR_TRUNCATE, MPI.ERR_TRUNCATE,
                 "MPI_ERR_TRUNCATE: message truncated", null);
+    }
+
+    // ---- messages over the piece limit: one MPI message each, through the FFM binding ----------
+    // mpi.jar cannot carry them (its ByteBuffers stop below 2 GiB, its derived-type constructors
+    // take int displacements), so they go through dev.ferry.mpi on the same loaded libmpi with
+    // this communicator's C handle: same communicator, same matching order, one MPI message.
+
+    private long cHandle() {
+        Throwable missing = dev.ferry.mpi.Mpi.unavailabilityCause();
+        if (missing != null) {
+            throw new FerryException("a message over ferry.maxPieceBytes (" + maxPieceBytes() + " bytes) needs the FFM binding on this libmpi, "
+                    + "which could not be made: " + missing.getMessage(), missing);
+        }
+        return CommHandle.of(comm);
+    }
+
+    @Override
+    protected void mpiSendLarge(Region buffer, long count, DataType type, int dest, int tag) {
+        LargeMessages.send(cHandle(), buffer, dest, tag, maxPieceBytes());
+    }
+
+    @Override
+    protected Status mpiRecvLarge(Region buffer, long count, DataType type, int source, int tag) {
+        return LargeMessages.recv(cHandle(), buffer, source, tag, maxPieceBytes());
+    }
+
+    @Override
+    protected Request mpiIsendLarge(Region buffer, long count, DataType type, int dest, int tag) {
+        return LargeMessages.isend(cHandle(), buffer, dest, tag, maxPieceBytes());
+    }
+
+    @Override
+    protected Request mpiIrecvLarge(Region buffer, long count, DataType type, int source, int tag) {
+        return LargeMessages.irecv(cHandle(), buffer, source, tag, maxPieceBytes());
     }
 
     @Override

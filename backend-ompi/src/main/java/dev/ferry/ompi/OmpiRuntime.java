@@ -16,8 +16,10 @@ import mpi.MPIException;
 import mpi.Op;
 
 /**
- * The process's Open MPI, initialized once through mpi.jar: thread level, library version and
- * path, CUDA support, tag bound, and the mapping of Ferry's types, operators and errors.
+ * The process's Open MPI, initialized once through mpi.jar (the Java-bindings path of backend
+ * ompi): thread level, library version and path, CUDA support, tag bound, and the mapping of
+ * Ferry's types, operators and errors. The shared FFM binding ({@link dev.ferry.mpi.Mpi}) is bound
+ * to the same loaded libmpi for MPIX_Query_cuda_support and for messages over the piece limit.
  */
 final class OmpiRuntime implements MpiLifecycle.Binding {
     private static OmpiRuntime instance;
@@ -48,9 +50,9 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
         this.ownsInit = owns;
         this.threadLevel = provided;
         MPI.COMM_WORLD.setErrhandler(MPI.ERRORS_RETURN);
-        this.version = firstLine(MPI.getLibVersion());
+        this.version = OmpiFfmRuntime.firstLine(MPI.getLibVersion());
         this.library = LoadedLibraries.find("libmpi.so");
-        this.cuda = CudaSupportQuery.ask(library);
+        this.cuda = CudaSupportQuery.ask(); // through the FFM binding, on the libmpi that libmpi_java loaded
         Object ub = MPI.COMM_WORLD.getAttr(MPI.TAG_UB);
         this.tagUpperBound = ub instanceof Number n ? n.intValue() : 32767;
         this.worldRank = MPI.COMM_WORLD.getRank();
@@ -72,14 +74,6 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
             throw new FerryException("Open MPI could not be initialized: " + failure, failure);
         }
         return instance;
-    }
-
-    private static String firstLine(String s) {
-        if (s == null) return "Open MPI (version unknown)";
-        int nl = s.indexOf('\n');
-        String line = (nl < 0 ? s : s.substring(0, nl)).trim();
-        int comma = line.indexOf(',');
-        return comma < 0 ? line : line.substring(0, comma);
     }
 
     String threadLevelName() {

@@ -10,23 +10,51 @@ import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
-/** Runs {@link OmpiContract} under Open MPI's mpirun with 2 and 4 ranks, and the selection failure path. */
+/**
+ * Runs {@link OmpiContract} under Open MPI's mpirun with 2 and 4 ranks on both paths of backend
+ * ompi ({@code ferry.ompi.binding=ffm} and {@code java}), and the selection failure path. CI runs
+ * one path per row with {@code -Dferry.ompi.binding=ffm|java} (see {@link #bindings()}).
+ */
 class OmpiConformanceIT {
+
+    /** The paths to test: {@code ferry.ompi.binding} of the test JVM when set, else both. */
+    static List<String> bindings() {
+        String only = System.getProperty("ferry.ompi.binding");
+        return only == null || only.isBlank() || only.equals("auto") ? List.of("ffm", "java") : List.of(only.trim());
+    }
 
     @TestFactory
     List<DynamicNode> conformance() {
         List<DynamicNode> out = new ArrayList<>();
-        for (int np : MpiJob.rankCounts()) {
-            out.add(MpiJob.of("ompi", MpiJob.Family.OPEN_MPI, np).classes(OmpiContract.class).property("ferry.backend", "ompi").asTests());
+        for (String binding : bindings()) {
+            for (int np : MpiJob.rankCounts()) {
+                out.add(MpiJob.of("ompi-" + binding, MpiJob.Family.OPEN_MPI, np).classes(OmpiContract.class).property("ferry.backend", "ompi")
+                        .property("ferry.ompi.binding", binding).asTests());
+            }
         }
         return out;
     }
 
-    /** Messages split into pieces: the same suite with 4 KiB pieces, so that 1 MiB messages take 257 calls. */
+    /** Ompi.wrap/unwrap on the mpi.jar path (built only with mpi.jar: profile mpi-jar). */
+    @TestFactory
+    List<DynamicNode> interopOnTheJavaPath() throws Exception {
+        if (!bindings().contains("java")) {
+            return List.of();
+        }
+        Class<?> interop = Class.forName("dev.ferry.ompi.OmpiInteropContract");
+        return List.of(MpiJob.of("ompi-interop-java", MpiJob.Family.OPEN_MPI, 2).classes(interop)
+                .property("ferry.backend", "ompi").property("ferry.ompi.binding", "java").asTests());
+    }
+
+    /** Messages over the piece limit: the same suite with 4 KiB pieces, so that 1 MiB messages go through the large-message calls. */
     @TestFactory
     List<DynamicNode> conformanceWithSmallPieces() {
-        return List.of(MpiJob.of("ompi-pieces", MpiJob.Family.OPEN_MPI, 2).classes(OmpiContract.class)
-                .property("ferry.backend", "ompi").property("ferry.maxPieceBytes", "4096").asTests());
+        List<DynamicNode> out = new ArrayList<>();
+        for (String binding : bindings()) {
+            out.add(MpiJob.of("ompi-pieces-" + binding, MpiJob.Family.OPEN_MPI, 2).classes(OmpiContract.class)
+                    .property("ferry.backend", "ompi").property("ferry.ompi.binding", binding).property("ferry.maxPieceBytes", "4096").asTests());
+        }
+        return out;
     }
 
     /**
@@ -36,9 +64,11 @@ class OmpiConformanceIT {
     @TestFactory
     List<DynamicNode> badInputMatrix() {
         List<DynamicNode> out = new ArrayList<>();
-        for (int np : MpiJob.rankCounts()) {
-            out.add(MpiJob.of("ompi-matrix", MpiJob.Family.OPEN_MPI, np).classes(OmpiBadInputMatrix.class).property("ferry.backend", "ompi")
-                    .property("ferry.timeout", "60").property("ferry.test.perTestTimeout", "600").asTests());
+        for (String binding : bindings()) {
+            for (int np : MpiJob.rankCounts()) {
+                out.add(MpiJob.of("ompi-matrix-" + binding, MpiJob.Family.OPEN_MPI, np).classes(OmpiBadInputMatrix.class).property("ferry.backend", "ompi")
+                        .property("ferry.ompi.binding", binding).property("ferry.timeout", "60").property("ferry.test.perTestTimeout", "600").asTests());
+            }
         }
         return out;
     }

@@ -6,22 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.BackendUnavailableException;
-import dev.ferry.Communicator;
-import dev.ferry.DataType;
 import dev.ferry.Ferry;
-import dev.ferry.HostBuffer;
-import dev.ferry.InvalidArgumentException;
-import dev.ferry.ReduceOp;
 import dev.ferry.SelectionReport;
 import dev.ferry.spi.Capability;
 import dev.ferry.spi.Probe;
 import dev.ferry.testing.CommunicatorContract;
-import dev.ferry.testing.Data;
-import mpi.Intracomm;
-import mpi.MPI;
 import org.junit.jupiter.api.Test;
 
-/** The conformance suite on backend ompi, plus its own edge cases: probe details, interop, selection errors. */
+/** The conformance suite on backend ompi (either path), plus its own edge cases: probe details, selection errors; mpi.jar interop is in {@link OmpiInteropContract}. */
 public class OmpiContract extends CommunicatorContract {
 
     @Test
@@ -54,18 +46,12 @@ public class OmpiContract extends CommunicatorContract {
     }
 
     @Test
-    void ompi_wrapsAnExistingIntracomm() throws Exception {
-        Intracomm mine = MPI.COMM_WORLD.dup();
-        try (Communicator c = Ompi.wrap(mine); HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
-            Data.put(in.segment(), DataType.LONG, 0, 1);
-            c.allReduce(in, out, 1, DataType.LONG, ReduceOp.SUM);
-            assertEquals(c.size(), Data.get(out.segment(), DataType.LONG, 0));
-            assertEquals(MPI.COMM_WORLD.getRank(), c.rank());
-        }
-        assertFalse(mine.isNull(), "closing the wrapper leaves the Intracomm to its owner");
-        assertEquals(MPI.COMM_WORLD.getSize(), mine.getSize());
-        mine.free();
-        assertThrows(InvalidArgumentException.class, () -> Ompi.wrap(null));
-        assertTrue(Ompi.unwrap(comm) != null);
+    void ompi_probeSaysWhichBindingAndWhy() {
+        Probe p = Ferry.lastReport().probe("ompi");
+        String binding = p.details().get("binding");
+        String asked = System.getProperty("ferry.ompi.binding", "auto");
+        assertTrue(binding != null && (asked.equals("auto") || binding.startsWith(asked + ":")), p.details().toString());
+        assertTrue(p.reason().contains(" via "), p.reason());
+        assertTrue(p.details().get("large messages") != null, p.details().toString());
     }
 }

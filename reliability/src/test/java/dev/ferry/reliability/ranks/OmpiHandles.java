@@ -27,6 +27,20 @@ final class OmpiHandles {
     }
 
     static long nextCommunicatorIndex(Communicator world) {
+        if (world instanceof dev.ferry.mpi.FfmCommunicator f) {
+            // backend ompi's FFM path: MPI_Comm_dup through the same binding, the handle is the pointer
+            dev.ferry.mpi.Mpi.Scratch s = dev.ferry.mpi.Mpi.scratch();
+            dev.ferry.mpi.Mpi.check("MPI_Comm_dup", dev.ferry.mpi.Mpi.commDup(f.handle(), s.handle));
+            long dup = s.handle();
+            try {
+                return (int) c2f().invokeExact(MemorySegment.ofAddress(dup));
+            } catch (Throwable e) {
+                throw new IllegalStateException("cannot read Open MPI's communicator handle index: " + e, e);
+            } finally {
+                s.handle(dup);
+                dev.ferry.mpi.Mpi.commFree(s.handle);
+            }
+        }
         try {
             Intracomm dup = Ompi.unwrap(world).dup();
             try {

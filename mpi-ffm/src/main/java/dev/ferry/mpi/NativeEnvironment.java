@@ -1,4 +1,4 @@
-package dev.ferry.mvapich;
+package dev.ferry.mpi;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -35,7 +35,7 @@ import java.util.List;
  * a value the user set is left alone. Libraries that do not know the variable ignore it.
  */
 @SuppressWarnings("restricted") // native access is what this backend is for (run with --enable-native-access)
-final class NativeEnvironment {
+public final class NativeEnvironment {
     /** What was changed, for the probe report; empty when nothing. */
     private static final List<String> CHANGES = new ArrayList<>();
     /** MPICH ch4's switch for its sender-side cache of exported GPU IPC handles. */
@@ -45,7 +45,7 @@ final class NativeEnvironment {
     }
 
     /** Sets what the JVM needs, unless the user set it; called once, before the MPI library is loaded. */
-    static synchronized void prepareForJvm() {
+    public static synchronized void prepareForJvm() {
         if (System.getenv("UCX_ERROR_SIGNALS") == null && setenv("UCX_ERROR_SIGNALS", "")) {
             CHANGES.add("UCX_ERROR_SIGNALS= (keeps the JVM's SIGSEGV/SIGBUS handlers)");
         }
@@ -56,7 +56,7 @@ final class NativeEnvironment {
     }
 
     /** The variables set by {@link #prepareForJvm()}, for the report. */
-    static synchronized List<String> changes() {
+    public static synchronized List<String> changes() {
         return List.copyOf(CHANGES);
     }
 

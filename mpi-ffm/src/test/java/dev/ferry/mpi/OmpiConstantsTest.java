@@ -1,4 +1,4 @@
-package dev.ferry.mvapich;
+package dev.ferry.mpi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,21 +23,22 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every field of {@link MpichConstants} against the installed MPICH's {@code mpi.h}, two ways: a C
- * program compiled with {@code mpicc.mpich} prints each macro, {@code sizeof} and {@code offsetof};
- * and the header's {@code #define}s are read as text. A field named {@code MPI_X} is compared with
+ * Every field of {@link OmpiConstants} against the installed Open MPI's {@code mpi.h}, two ways: a
+ * C program compiled with {@code mpicc.openmpi} prints each macro, {@code sizeof} and
+ * {@code offsetof}, and whether each predefined handle macro is the address of the symbol named in
+ * {@link OmpiConstants#HANDLE_SYMBOLS}; and the header's {@code #define}s are read as text. A field named {@code MPI_X} is compared with
  * the macro {@code MPI_X}; {@code SIZEOF_MPI_COMM} with {@code sizeof(MPI_Comm)};
  * {@code OFFSETOF_MPI_STATUS_MPI_TAG} with {@code offsetof(MPI_Status, MPI_TAG)}.
  *
- * <p>Settings: {@code ferry.test.mpicc} (compiler, default {@code mpicc.mpich} on the PATH) and
- * {@code ferry.test.mpih} (header, default {@code /usr/include/x86_64-linux-gnu/mpich/mpi.h}).
+ * <p>Settings: {@code ferry.test.ompicc} (compiler, default {@code mpicc.openmpi} on the PATH) and
+ * {@code ferry.test.ompih} (header, default {@code /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h}).
  */
-class MpichConstantsTest {
+class OmpiConstantsTest {
 
     /** Field name to value, in declaration order. */
     static Map<String, Integer> constants() throws IllegalAccessException {
         Map<String, Integer> out = new LinkedHashMap<>();
-        for (Field f : MpichConstants.class.getDeclaredFields()) {
+        for (Field f : OmpiConstants.class.getDeclaredFields()) {
             int m = f.getModifiers();
             if (Modifier.isStatic(m) && Modifier.isFinal(m) && f.getType() == int.class) {
                 out.put(f.getName(), f.getInt(null));
@@ -65,14 +66,16 @@ class MpichConstantsTest {
 
     @Test
     void everyConstantEqualsWhatMpiccCompiles(@TempDir Path dir) throws Exception {
-        String mpicc = System.getProperty("ferry.test.mpicc", findOnPath("mpicc.mpich"));
-        Assumptions.assumeTrue(mpicc != null, "mpicc.mpich is not installed (Debian: apt-get install libmpich-dev); "
-                + "name a compiler of the MPICH ABI with -Dferry.test.mpicc");
+        String mpicc = System.getProperty("ferry.test.ompicc", findOnPath("mpicc.openmpi"));
+        Assumptions.assumeTrue(mpicc != null, "mpicc.openmpi is not installed (Debian: apt-get install libopenmpi-dev); "
+                + "name Open MPI's compiler wrapper with -Dferry.test.ompicc");
         Map<String, Integer> java = constants();
         StringBuilder c = new StringBuilder("#include <mpi.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n");
         for (String name : java.keySet()) {
             c.append("    printf(\"%s=%ld\\n\", \"").append(name).append("\", (long) (").append(cExpression(name)).append("));\n");
         }
+        OmpiConstants.HANDLE_SYMBOLS.forEach((macro, symbol) -> c.append("    printf(\"%s=%ld\\n\", \"HANDLE_").append(macro)
+                .append("\", (long) ((void *) (").append(macro).append(") == (void *) &").append(symbol).append("));\n"));
         c.append("    return 0;\n}\n");
         Path src = dir.resolve("constants.c");
         Files.writeString(src, c);
@@ -92,14 +95,20 @@ class MpichConstantsTest {
                         + (n == null ? "missing" : "0x" + Long.toHexString(n) + " (" + n + ")"));
             }
         });
-        assertTrue(wrong.isEmpty(), "MpichConstants disagrees with " + mpicc + "'s mpi.h:\n  " + String.join("\n  ", wrong));
-        assertEquals(java.size(), native_.size());
+        assertTrue(wrong.isEmpty(), "OmpiConstants disagrees with " + mpicc + "'s mpi.h:\n  " + String.join("\n  ", wrong));
+        OmpiConstants.HANDLE_SYMBOLS.forEach((macro, symbol) -> {
+            if (!Long.valueOf(1).equals(native_.get("HANDLE_" + macro))) {
+                wrong.add(macro + " is not &" + symbol);
+            }
+        });
+        assertTrue(wrong.isEmpty(), "OmpiConstants.HANDLE_SYMBOLS disagrees with " + mpicc + "'s mpi.h:\n  " + String.join("\n  ", wrong));
+        assertEquals(java.size() + OmpiConstants.HANDLE_SYMBOLS.size(), native_.size());
     }
 
     @Test
     void everyMacroEqualsTheHeaderText() throws Exception {
-        Path header = Path.of(System.getProperty("ferry.test.mpih", "/usr/include/x86_64-linux-gnu/mpich/mpi.h"));
-        Assumptions.assumeTrue(Files.isRegularFile(header), header + " is not installed (Debian: apt-get install libmpich-dev)");
+        Path header = Path.of(System.getProperty("ferry.test.ompih", "/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h"));
+        Assumptions.assumeTrue(Files.isRegularFile(header), header + " is not installed (Debian: apt-get install libopenmpi-dev)");
         Map<String, Long> defines = new LinkedHashMap<>();
         Pattern define = Pattern.compile("^\\s*#\\s*define\\s+(MPIX?_\\w+)\\s+(.*)$");
         Pattern number = Pattern.compile("(-?)(0x[0-9a-fA-F]+|\\d+)\\s*\\)*\\s*(/\\*.*)?$");
@@ -115,14 +124,14 @@ class MpichConstantsTest {
         }
         List<String> wrong = new ArrayList<>();
         constants().forEach((name, value) -> {
-            if (name.startsWith("MPI")) {
+            if (name.startsWith("MPI") && !name.equals("MPI_TAG_UB") && !name.startsWith("MPI_THREAD_") && !name.equals("MPI_MAX_ERROR_STRING")) { // enum members, or defined through another macro, in Open MPI's header
                 Long h = defines.get(name);
                 if (h == null || h.intValue() != value) {
                     wrong.add(name + ": Java 0x" + Integer.toHexString(value) + ", header " + (h == null ? "has no such #define" : "0x" + Long.toHexString(h)));
                 }
             }
         });
-        assertTrue(wrong.isEmpty(), "MpichConstants disagrees with " + header + ":\n  " + String.join("\n  ", wrong));
+        assertTrue(wrong.isEmpty(), "OmpiConstants disagrees with " + header + ":\n  " + String.join("\n  ", wrong));
     }
 
     private static String run(List<String> cmd, String what) throws Exception {

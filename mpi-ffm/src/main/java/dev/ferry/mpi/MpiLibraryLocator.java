@@ -1,4 +1,4 @@
-package dev.ferry.mvapich;
+package dev.ferry.mpi;
 
 import dev.ferry.FerryException;
 import dev.ferry.spi.LoadedLibraries;
@@ -23,8 +23,10 @@ import java.util.function.BiFunction;
 import java.util.stream.Stream;
 
 /**
- * Finds the MPICH-ABI library ({@code libmpi.so.12}; Debian/Ubuntu name it {@code libmpich.so.12})
- * and loads it. Search order, first hit wins:
+ * Finds the MPI library of a family and loads it: the MPICH ABI ({@code libmpi.so.12}; Debian/Ubuntu
+ * name it {@code libmpich.so.12}) or Open MPI ({@code libmpi.so.40} of Open MPI 4.1, 5.0 and 6;
+ * see {@link #candidates(MpiFamily, BiFunction, Map, Optional)} for its order). Search order of the
+ * MPICH ABI, first hit wins:
  * <ol>
  *   <li>an MPICH-ABI library already mapped into this process (never load a second one);</li>
  *   <li>{@code -Dferry.mvapich.lib=PATH} (environment {@code FERRY_MVAPICH_LIB}): a file, or a
@@ -44,7 +46,7 @@ import java.util.stream.Stream;
  * process never holds two MPI libraries.
  */
 @SuppressWarnings("restricted") // native access is what this backend is for (run with --enable-native-access)
-final class MpiLibraryLocator {
+public final class MpiLibraryLocator {
     /** File names of the MPICH-ABI library, in the order tried inside a directory. */
     static final List<String> NAMES = List.of("libmpi.so.12", "libmpich.so.12");
     private static final List<String> SUBDIRS = List.of("lib", "lib64", "lib/release", "lib/x86_64-linux-gnu");
@@ -72,11 +74,14 @@ final class MpiLibraryLocator {
      * @param how      why this candidate, for the report ("MPI_HOME=/opt/x")
      * @param explicit named by the user: a failure stops the search and is reported as such
      */
-    record Candidate(String target, boolean byName, String how, boolean explicit) {
+    public record Candidate(String target, boolean byName, String how, boolean explicit) {
     }
 
+    /** Marks the candidate resolved only when reached: {@code $(ompi_info --path libdir)/libmpi.so.40}. */
+    static final String OMPI_INFO = "<ompi_info --path libdir>";
+
     /** A loaded library: the file, how it was found, and its symbols. */
-    record Located(Path path, String how, SymbolLookup lookup) {
+    public record Located(Path path, String how, SymbolLookup lookup, MpiFamily family) {
     }
 
     /**
@@ -87,6 +92,21 @@ final class MpiLibraryLocator {
      * @param launcher the parent process's executable, if known
      */
     static List<Candidate> candidates(BiFunction<String, String, String> setting, Map<String, String> env, Optional<Path> launcher) {
+        return candidates(MpiFamily.MPICH_ABI, setting, env, launcher);
+    }
+
+    /**
+     * The candidates of {@code family} in search order. Open MPI: a {@code libmpi.so.40} already
+     * mapped into this process (mpi.jar's libmpi_java loaded it); {@code -Dferry.ompi.lib=PATH}
+     * (file or directory; {@code FERRY_OMPI_LIB}); {@code $OMPI_HOME}, {@code $OPAL_PREFIX},
+     * {@code $MPI_HOME}; the launcher's installation ({@code orted}/{@code prted} in
+     * {@code PREFIX/bin}); the dynamic loader; {@code $(ompi_info --path libdir)}; usual places.
+     */
+    public static List<Candidate> candidates(MpiFamily family, BiFunction<String, String, String> setting, Map<String, String> env,
+                                             Optional<Path> launcher) {
+        if (family == MpiFamily.OPEN_MPI) {
+            return ompiCandidates(setting, env, launcher);
+        }
         List<Candidate> out = new ArrayList<>();
         for (String name : NAMES) {
             Optional<Path> mapped = LoadedLibraries.find(name);
@@ -133,6 +153,81 @@ final class MpiLibraryLocator {
         return out;
     }
 
+    /** File names of Open MPI's library (4.1, 5.0 and 6 keep soname 40). */
+    static final List<String> OMPI_NAMES = List.of("libmpi.so.40");
+    private static final List<String> OMPI_HOME_VARIABLES = List.of("OMPI_HOME", "OPAL_PREFIX", "MPI_HOME");
+    private static final List<String> OMPI_FIXED = List.of(
+            "/usr/lib/x86_64-linux-gnu/libmpi.so.40",
+            "/usr/lib64/openmpi/lib/libmpi.so.40",
+            "/usr/lib/openmpi/lib/libmpi.so.40",
+            "/usr/local/lib/libmpi.so.40");
+
+    private static List<Candidate> ompiCandidates(BiFunction<String, String, String> setting, Map<String, String> env, Optional<Path> launcher) {
+        List<Candidate> out = new ArrayList<>();
+        Optional<Path> mapped = LoadedLibraries.find("libmpi.so.40");
+        if (mapped.isPresent()) {
+            out.add(new Candidate(mapped.get().toString(), false, "already loaded in this process", true));
+            return out;
+        }
+        String explicit = setting.apply("ferry.ompi.lib", null);
+        if (explicit != null) {
+            Path p = Path.of(explicit);
+            if (Files.isDirectory(p)) {
+                out.add(new Candidate(p.resolve(OMPI_NAMES.get(0)).toString(), false, "-Dferry.ompi.lib=" + explicit, false));
+                out.add(new Candidate(p.resolve("lib").resolve(OMPI_NAMES.get(0)).toString(), false, "-Dferry.ompi.lib=" + explicit, false));
+                out.add(new Candidate(p.resolve(OMPI_NAMES.get(0)).toString(), false, "-Dferry.ompi.lib=" + explicit, true));
+            } else {
+                out.add(new Candidate(explicit, false, "-Dferry.ompi.lib=" + explicit, true));
+            }
+            return out;
+        }
+        for (String var : OMPI_HOME_VARIABLES) {
+            String home = env.get(var);
+            if (home != null && !home.isBlank()) {
+                addPrefix(out, Path.of(home.trim()), var + "=" + home.trim(), OMPI_NAMES);
+            }
+        }
+        launcher.map(Path::getParent).filter(bin -> bin.getFileName() != null && bin.getFileName().toString().equals("bin"))
+                .map(Path::getParent)
+                .ifPresent(prefix -> addPrefix(out, prefix, "the launcher's installation (" + launcher.get() + ")", OMPI_NAMES));
+        for (String n : OMPI_NAMES) {
+            out.add(new Candidate(n, true, "the dynamic loader (LD_LIBRARY_PATH, ld.so.cache)", false));
+        }
+        out.add(new Candidate(OMPI_INFO, false, "ompi_info --path libdir", false));
+        for (String f : OMPI_FIXED) {
+            out.add(new Candidate(f, false, "a standard location", false));
+        }
+        return out;
+    }
+
+    /** {@code $(ompi_info --path libdir)/libmpi.so.40}, or null when ompi_info is not on the PATH or says nothing. */
+    private static String ompiInfoLibrary() {
+        try {
+            Process p = new ProcessBuilder("ompi_info", "--path", "libdir").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
+                p.destroyForcibly();
+                return null;
+            }
+            int colon = out.lastIndexOf(':');
+            String dir = (colon < 0 ? out : out.substring(colon + 1)).trim();
+            return dir.isEmpty() ? null : Path.of(dir, OMPI_NAMES.get(0)).toString();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    private static void addPrefix(List<Candidate> out, Path prefix, String how, List<String> names) {
+        for (String sub : SUBDIRS) {
+            for (String n : names) {
+                out.add(new Candidate(prefix.resolve(sub).resolve(n).toString(), false, how, false));
+            }
+        }
+    }
+
     private static void addPrefix(List<Candidate> out, Path prefix, String how) {
         for (String sub : SUBDIRS) {
             for (String n : NAMES) {
@@ -168,13 +263,14 @@ final class MpiLibraryLocator {
     }
 
     /** Executable names of MPICH-family launchers and their per-node proxies. */
-    private static final List<String> LAUNCHER_NAMES = List.of("hydra_pmi_proxy", "pmi_proxy", "mpispawn", "mpiexec", "mpirun", "mpiexec.hydra");
+    private static final List<String> LAUNCHER_NAMES = List.of("hydra_pmi_proxy", "pmi_proxy", "mpispawn", "mpiexec", "mpirun", "mpiexec.hydra",
+            "orted", "prted", "prterun");
 
     /**
      * The parent process's executable when it is an MPICH-family launcher or proxy (Hydra's
      * {@code hydra_pmi_proxy}, MVAPICH2's {@code mpispawn}, {@code mpiexec}); empty otherwise.
      */
-    static Optional<Path> launcherExecutable() {
+    public static Optional<Path> launcherExecutable() {
         try {
             return ProcessHandle.current().parent().flatMap(p -> p.info().command()).map(Path::of)
                     .filter(MpiLibraryLocator::isLauncher);
@@ -197,6 +293,20 @@ final class MpiLibraryLocator {
      * when the first library found is not of the MPICH ABI.
      */
     static Located locate(List<Candidate> candidates, boolean rtldGlobal) {
+        return locate(MpiFamily.MPICH_ABI, candidates, rtldGlobal);
+    }
+
+    /**
+     * Loads the first candidate of {@code family} that exists; fails with every place tried when
+     * none does, or when the first library found belongs to the other family.
+     *
+     * @param rtldGlobal load with {@code dlopen(RTLD_NOW | RTLD_GLOBAL)} first, so that plugins the
+     *                   library opens later find its symbols
+     */
+    public static Located locate(MpiFamily family, List<Candidate> candidates, boolean rtldGlobal) {
+        if (family == MpiFamily.OPEN_MPI) {
+            return locateOmpi(candidates, rtldGlobal);
+        }
         List<String> tried = new ArrayList<>();
         for (Candidate c : candidates) {
             if (!c.byName() && !Files.isRegularFile(Path.of(c.target()))) {
@@ -232,11 +342,58 @@ final class MpiLibraryLocator {
                 throw new FerryException(path + " (found by " + c.how() + ") exports no MPI_Init_thread: it is not an MPI library; "
                         + "point -Dferry.mvapich.lib at MVAPICH2/MPICH/Intel MPI's libmpi.so.12");
             }
-            return new Located(path, c.how(), lookup);
+            return new Located(path, c.how(), lookup, MpiFamily.MPICH_ABI);
         }
         throw new FerryException("no MPICH-ABI MPI library (libmpi.so.12 / libmpich.so.12) found; tried " + String.join(", ", tried)
                 + ". Install MVAPICH2 or MPICH (Debian: apt-get install mpich libmpich-dev), or name the library with "
                 + "-Dferry.mvapich.lib=/path/to/libmpi.so.12 (FERRY_MVAPICH_LIB), or set MPI_HOME/MV2_HOME");
+    }
+
+    private static Located locateOmpi(List<Candidate> candidates, boolean rtldGlobal) {
+        List<String> tried = new ArrayList<>();
+        for (Candidate c0 : candidates) {
+            Candidate c = c0;
+            if (c.target().equals(OMPI_INFO)) {
+                String lib = ompiInfoLibrary();
+                if (lib == null) {
+                    tried.add("ompi_info --path libdir (not on the PATH)");
+                    continue;
+                }
+                c = new Candidate(lib, false, c.how(), false);
+            }
+            if (!c.byName() && !Files.isRegularFile(Path.of(c.target()))) {
+                if (c.explicit()) {
+                    throw new FerryException("the MPI library named by " + c.how() + " does not exist (" + c.target()
+                            + "): point -Dferry.ompi.lib (or FERRY_OMPI_LIB) at Open MPI's libmpi.so.40, or at the directory holding it");
+                }
+                tried.add(c.target());
+                continue;
+            }
+            SymbolLookup lookup;
+            try {
+                if (rtldGlobal) {
+                    dlopenGlobal(c.target());
+                }
+                lookup = c.byName() ? SymbolLookup.libraryLookup(c.target(), Arena.global())
+                        : SymbolLookup.libraryLookup(Path.of(c.target()), Arena.global());
+            } catch (IllegalArgumentException e) {
+                if (c.byName()) {
+                    tried.add(c.target() + " (loader)");
+                    continue;
+                }
+                throw new FerryException("cannot load " + c.target() + " (found by " + c.how() + "): " + e.getMessage()
+                        + ". Its dependencies may be missing: check `ldd " + c.target() + "`, or name another library with -Dferry.ompi.lib", e);
+            }
+            Path path = c.byName() ? LoadedLibraries.find(c.target()).orElse(Path.of(c.target())) : Path.of(c.target());
+            if (lookup.find("ompi_mpi_comm_world").isEmpty()) {
+                throw new FerryException(path + " (found by " + c.how() + ") is not Open MPI (it exports no ompi_mpi_comm_world): "
+                        + "point -Dferry.ompi.lib at Open MPI's libmpi.so.40");
+            }
+            return new Located(path, c.how(), lookup, MpiFamily.OPEN_MPI);
+        }
+        throw new FerryException("no Open MPI library (libmpi.so.40) found; tried " + String.join(", ", tried)
+                + ". Install Open MPI (Debian: apt-get install openmpi-bin libopenmpi-dev), or name the library with "
+                + "-Dferry.ompi.lib=/path/to/libmpi.so.40 (FERRY_OMPI_LIB), or set OMPI_HOME");
     }
 
     /**
@@ -257,7 +414,7 @@ final class MpiLibraryLocator {
      *
      * @return true when the library was loaded and is now global
      */
-    static boolean promoteToGlobal(Path library) {
+    public static boolean promoteToGlobal(Path library) {
         final int rtldLazy = 1, rtldNoload = 4, rtldGlobal = 0x100; // glibc, <dlfcn.h>
         return dlopen(library.toString(), rtldLazy | rtldNoload | rtldGlobal) != 0;
     }
@@ -266,7 +423,7 @@ final class MpiLibraryLocator {
      * The file that defines {@code symbol} (found through a library handle, which also searches
      * the library's dependencies): {@code dladdr}'s {@code dli_fname}, or empty.
      */
-    static Optional<Path> definingFile(MemorySegment symbol) {
+    public static Optional<Path> definingFile(MemorySegment symbol) {
         Linker linker = Linker.nativeLinker();
         Optional<MemorySegment> dladdr = linker.defaultLookup().find("dladdr")
                 .or(() -> SymbolLookup.libraryLookup("libdl.so.2", Arena.global()).find("dladdr"));

@@ -1,11 +1,11 @@
-package dev.ferry.mvapich;
+package dev.ferry.mpi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.FerryException;
-import dev.ferry.mvapich.MpiLibraryLocator.Candidate;
+import dev.ferry.mpi.MpiLibraryLocator.Candidate;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -14,7 +14,8 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The search order of the MPICH-ABI library, without loading anything. */
+/** The search order of the MPI libraries of both families (the Open MPI ones first: later tests load libmpi.so.40). */
+@org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.MethodName.class)
 class MpiLibraryLocatorTest {
 
     private static List<Candidate> candidates(Map<String, String> settings, Map<String, String> env, Optional<Path> launcher) {
@@ -110,5 +111,51 @@ class MpiLibraryLocatorTest {
         java.lang.foreign.MemorySegment strlen = java.lang.foreign.Linker.nativeLinker().defaultLookup().find("strlen").orElseThrow();
         Path f = MpiLibraryLocator.definingFile(strlen).orElseThrow();
         assertTrue(f.getFileName().toString().startsWith("libc"), f.toString());
+    }
+
+    // ---- Open MPI ----------------------------------------------------------------------------
+
+    private static List<Candidate> ompi(Map<String, String> settings, Map<String, String> env, Optional<Path> launcher) {
+        return MpiLibraryLocator.candidates(MpiFamily.OPEN_MPI, (k, d) -> settings.getOrDefault(k, d), env, launcher);
+    }
+
+    @Test
+    void aa_openMpiSettingIsTheOnlyCandidate() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(dev.ferry.spi.LoadedLibraries.find("libmpi.so.40").isEmpty(), "Open MPI is loaded here");
+        List<Candidate> c = ompi(Map.of("ferry.ompi.lib", "/x/libmpi.so.40"), Map.of("OMPI_HOME", "/opt/y"), Optional.empty());
+        assertEquals(1, c.size());
+        assertEquals("-Dferry.ompi.lib=/x/libmpi.so.40", c.get(0).how());
+        FerryException e = assertThrows(FerryException.class, () -> MpiLibraryLocator.locate(MpiFamily.OPEN_MPI, c, false));
+        assertTrue(e.getMessage().contains("does not exist") && e.getMessage().contains("FERRY_OMPI_LIB"), e.getMessage());
+    }
+
+    @Test
+    void ab_openMpiOrder_homeThenLauncherThenLoaderThenOmpiInfoThenUsualPlaces() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(dev.ferry.spi.LoadedLibraries.find("libmpi.so.40").isEmpty(), "Open MPI is loaded here");
+        List<Candidate> c = ompi(Map.of(), Map.of("OMPI_HOME", "/opt/ompi5"), Optional.of(Path.of("/opt/ompi6/bin/prted")));
+        List<String> targets = c.stream().map(Candidate::target).toList();
+        assertEquals("/opt/ompi5/lib/libmpi.so.40", targets.get(0));
+        int launcher = targets.indexOf("/opt/ompi6/lib/libmpi.so.40");
+        int loader = targets.indexOf("libmpi.so.40");
+        int info = targets.indexOf(MpiLibraryLocator.OMPI_INFO);
+        int fixed = targets.indexOf("/usr/lib/x86_64-linux-gnu/libmpi.so.40");
+        assertTrue(0 < launcher && launcher < loader && loader < info && info < fixed, targets.toString());
+        assertTrue(MpiLibraryLocator.isLauncher(Path.of("/opt/ompi6/bin/prted")) && MpiLibraryLocator.isLauncher(Path.of("/usr/bin/orted")));
+    }
+
+    @Test
+    void openMpiIsFoundAndAnotherLibraryIsRefusedForIt() {
+        Path ompiLib = Path.of("/usr/lib/x86_64-linux-gnu/libmpi.so.40");
+        Path mpich = Path.of("/lib/x86_64-linux-gnu/libc.so.6"); // not MPICH itself: loading it would make the MPICH tests find it loaded
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isRegularFile(ompiLib) && Files.isRegularFile(mpich), "needs Debian's Open MPI and glibc");
+        FerryException e = assertThrows(FerryException.class,
+                () -> MpiLibraryLocator.locate(MpiFamily.OPEN_MPI, List.of(new Candidate(mpich.toString(), false, "a test", true)), false));
+        assertTrue(e.getMessage().contains("is not Open MPI"), e.getMessage());
+        MpiLibraryLocator.Located l = MpiLibraryLocator.locate(MpiFamily.OPEN_MPI, List.of(new Candidate(ompiLib.toString(), false, "a test", true)), false);
+        assertEquals(MpiFamily.OPEN_MPI, l.family());
+        MpiAbi abi = MpiAbi.openMpi(l.lookup());
+        assertEquals(l.lookup().find("ompi_mpi_comm_world").orElseThrow().address(), abi.commWorld);
+        assertEquals(8, abi.handleBytes);
+        assertEquals(24, abi.statusBytes);
     }
 }

@@ -1,0 +1,7 @@
+package dev.ferry.mvapich;
+
+import dev.ferry.testing.MessageMatchingContract;
+
+/** MPI's matching semantics for messages over the piece limit, on backend mvapich. */
+public class MvapichMessageMatching extends MessageMatchingContract {
+}

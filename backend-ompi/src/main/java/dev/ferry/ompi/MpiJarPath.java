@@ -1,0 +1,25 @@
+package dev.ferry.ompi;
+
+import dev.ferry.Communicator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** {@link JarPath} over {@link OmpiRuntime} and {@link OmpiCommunicator} (mpi.jar + libmpi_java). */
+final class MpiJarPath implements JarPath {
+    @Override
+    public Started start() {
+        OmpiRuntime rt = OmpiRuntime.get();
+        Map<String, String> details = new LinkedHashMap<>();
+        details.put("library", rt.version + " at " + rt.library.map(Object::toString).orElse("?"));
+        details.put("threads", rt.threadLevelName());
+        if (!rt.workarounds.isEmpty()) {
+            details.put("workarounds", String.join("; ", rt.workarounds));
+        }
+        return new Started(rt.version, rt.cuda, details);
+    }
+
+    @Override
+    public Communicator openWorld() {
+        return OmpiCommunicator.world(OmpiRuntime.get());
+    }
+}

@@ -1,0 +1,45 @@
+package dev.ferry.ompi;
+
+import dev.ferry.cuda.Cuda;
+import dev.ferry.mpi.FfmCommunicator;
+import dev.ferry.mpi.Mpi;
+
+/**
+ * A communicator of backend ompi over an Open MPI {@code MPI_Comm} (a pointer) through the shared
+ * java.lang.foreign binding ({@link FfmCommunicator}): the path that needs no mpi.jar and no
+ * libmpi_java (Open MPI 6 ships neither).
+ */
+final class OmpiFfmCommunicator extends FfmCommunicator {
+    private final OmpiFfmRuntime runtime;
+
+    OmpiFfmCommunicator(OmpiFfmRuntime runtime, long comm, boolean owned) {
+        super("ompi", comm, owned, runtime.tagUpperBound);
+        this.runtime = runtime;
+    }
+
+    /** A duplicate of MPI_COMM_WORLD. */
+    static OmpiFfmCommunicator world(OmpiFfmRuntime runtime) {
+        Mpi.Scratch s = Mpi.scratch();
+        Mpi.check("MPI_Comm_dup(MPI_COMM_WORLD)", Mpi.commDup(Mpi.ABI.commWorld, s.handle));
+        return new OmpiFfmCommunicator(runtime, s.handle(), true);
+    }
+
+    @Override
+    protected FfmCommunicator create(long newComm) {
+        return new OmpiFfmCommunicator(runtime, newComm, true);
+    }
+
+    @Override
+    public boolean supportsDeviceBuffers() {
+        return runtime.cuda.cudaAware() && Cuda.isAvailable();
+    }
+
+    @Override
+    protected String deviceBuffersUnsupportedReason() {
+        if (!Cuda.isAvailable()) {
+            return "CUDA is unavailable in this process (" + Cuda.unavailabilityCause().getMessage() + ")";
+        }
+        return runtime.version + " is not CUDA-aware (" + runtime.cuda.explanation() + "), so ompi never hands it device memory; "
+                + "use -Dferry.backend=staged (auto picks it), or launch with a CUDA-aware Open MPI";
+    }
+}

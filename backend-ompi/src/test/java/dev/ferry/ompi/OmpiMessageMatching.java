@@ -1,0 +1,7 @@
+package dev.ferry.ompi;
+
+import dev.ferry.testing.MessageMatchingContract;
+
+/** MPI's matching semantics for messages over the piece limit, on backend ompi (either path). */
+public class OmpiMessageMatching extends MessageMatchingContract {
+}

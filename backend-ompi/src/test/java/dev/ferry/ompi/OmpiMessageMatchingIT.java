@@ -1,0 +1,36 @@
+package dev.ferry.ompi;
+
+import dev.ferry.testing.MpiJob;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * {@link OmpiMessageMatching} under Open MPI's mpirun with 2 and 4 ranks and 4 KiB pieces, on both
+ * paths of backend ompi (java.lang.foreign: derived datatypes on Open MPI 4.1, which has no
+ * MPI_Send_c; mpi.jar: messages over the limit through the same FFM binding). A path given with
+ * {@code -Dferry.ompi.binding=java|ffm} runs alone.
+ */
+class OmpiMessageMatchingIT {
+
+    @TestFactory
+    List<DynamicNode> matching() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (String binding : OmpiConformanceIT.bindings()) {
+            for (int np : MpiJob.rankCounts()) {
+                out.add(MpiJob.of("ompi-matching-" + binding, MpiJob.Family.OPEN_MPI, np).classes(OmpiMessageMatching.class)
+                        .property("ferry.backend", "ompi").property("ferry.ompi.binding", binding)
+                        .property("ferry.maxPieceBytes", "4096").asTests());
+            }
+        }
+        if (OmpiConformanceIT.bindings().contains("ffm")) {
+            // libmpi.so.40 loaded RTLD_LOCAL through SymbolLookup.libraryLookup alone: MPI_Init and its
+            // components must work without the RTLD_GLOBAL load (they do with Debian's Open MPI 4.1.4)
+            out.add(MpiJob.of("ompi-matching-ffm-rtld-local", MpiJob.Family.OPEN_MPI, 2).classes(OmpiMessageMatching.class)
+                    .property("ferry.backend", "ompi").property("ferry.ompi.binding", "ffm").property("ferry.ompi.rtldGlobal", "false")
+                    .property("ferry.maxPieceBytes", "4096").asTests());
+        }
+        return out;
+    }
+}

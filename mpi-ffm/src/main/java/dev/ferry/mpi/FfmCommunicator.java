@@ -1,0 +1,240 @@
+package dev.ferry.mpi;
+
+import dev.ferry.DataType;
+import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import dev.ferry.spi.BindingCommunicator;
+import dev.ferry.spi.MpiLifecycle;
+
+/**
+ * A communicator over an {@code MPI_Comm} handle of either ABI, every operation one downcall
+ * through {@link Mpi}; the base of the mvapich communicator and of ompi's FFM path. Host and device
+ * buffers reach MPI as raw addresses (the backend decides which it accepts). Every return code is
+ * checked; the error handler of every communicator is MPI_ERRORS_RETURN, so MPI errors become
+ * exceptions and the communicator stays usable after a truncated receive.
+ *
+ * <p>Point-to-point messages travel as MPI_BYTE: Ferry itself checks that a receive got whole
+ * elements (BindingCommunicator), and MPICH 4.0's GPU unpack asserts (aborting the job) instead of
+ * returning an error when a device receive gets a partial element. Messages over the piece limit
+ * are one MPI message each ({@link LargeMessages}).
+ */
+public abstract class FfmCommunicator extends BindingCommunicator {
+    protected final long comm;
+    private final boolean owned;
+
+    protected FfmCommunicator(String backend, long comm, boolean owned, int tagUpperBound) {
+        super(backend, rankOf(comm), sizeOf(comm), tagUpperBound, Math.min(configuredMaxPieceBytes(), Integer.MAX_VALUE));
+        this.comm = comm;
+        this.owned = owned;
+        Mpi.check("MPI_Comm_set_errhandler(MPI_ERRORS_RETURN)", Mpi.commSetErrhandler(comm, Mpi.ABI.errorsReturn));
+    }
+
+    private static int rankOf(long comm) {
+        Mpi.Scratch s = Mpi.scratch();
+        Mpi.check("MPI_Comm_rank", Mpi.commRank(comm, s.int0));
+        return s.int0();
+    }
+
+    private static int sizeOf(long comm) {
+        Mpi.Scratch s = Mpi.scratch();
+        Mpi.check("MPI_Comm_size", Mpi.commSize(comm, s.int0));
+        return s.int0();
+    }
+
+    /** The MPI_Comm handle (an int of the MPICH ABI sign-extended, or an Open MPI pointer). */
+    public long handle() {
+        return comm;
+    }
+
+    /** A communicator of the same backend over {@code newComm}, owned (freed on close). */
+    protected abstract FfmCommunicator create(long newComm);
+
+    private static int bytes(Region r) {
+        return Math.toIntExact(r.bytes());
+    }
+
+    private static long address(Region r) {
+        return r == null ? 0L : r.address();
+    }
+
+    private static int source(int s) {
+        return LargeMessages.source(s);
+    }
+
+    private static int tag(int t) {
+        return LargeMessages.tag(t);
+    }
+
+    /** The status in this thread's scratch, with the byte count from MPI_Get_count(MPI_BYTE). */
+    private static Status status(Mpi.Scratch s, String op) {
+        Mpi.check(op + ": MPI_Get_count", Mpi.getCount(s.status, Mpi.ABI.byte_, s.int1));
+        return new Status(s.source(), s.tag(), s.int1());
+    }
+
+    // ---- point to point ----------------------------------------------------------------------
+
+    @Override
+    protected void mpiSend(Region buffer, int count, DataType type, int dest, int tag) {
+        int rc = Mpi.send(buffer.address(), bytes(buffer), Mpi.ABI.byte_, dest, tag, comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Send of " + count + " " + type + " to rank " + dest + " tag " + tag, rc);
+        }
+    }
+
+    @Override
+    protected Status mpiRecv(Region buffer, int count, DataType type, int source, int tag) {
+        Mpi.Scratch s = Mpi.scratch();
+        int rc = Mpi.recv(buffer.address(), bytes(buffer), Mpi.ABI.byte_, source(source), tag(tag), comm, s.status);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Recv of " + count + " " + type + " from rank " + source + " tag " + tag, rc);
+        }
+        return status(s, "MPI_Recv");
+    }
+
+    @Override
+    protected Request mpiIsend(Region buffer, int count, DataType type, int dest, int tag) {
+        Mpi.Scratch s = Mpi.scratch();
+        int rc = Mpi.isend(buffer.address(), bytes(buffer), Mpi.ABI.byte_, dest, tag, comm, s.handle);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Isend of " + count + " " + type + " to rank " + dest + " tag " + tag, rc);
+        }
+        return new FfmRequest(s.handle(), dest, tag, new Status(dest, tag, buffer.bytes()), 0);
+    }
+
+    @Override
+    protected Request mpiIrecv(Region buffer, int count, DataType type, int source, int tag) {
+        Mpi.Scratch s = Mpi.scratch();
+        int rc = Mpi.irecv(buffer.address(), bytes(buffer), Mpi.ABI.byte_, source(source), tag(tag), comm, s.handle);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Irecv of " + count + " " + type + " from rank " + source + " tag " + tag, rc);
+        }
+        return new FfmRequest(s.handle(), source, tag, null, 0);
+    }
+
+    @Override
+    protected void mpiSendLarge(Region buffer, long count, DataType type, int dest, int tag) {
+        LargeMessages.send(comm, buffer, dest, tag, maxPieceBytes());
+    }
+
+    @Override
+    protected Status mpiRecvLarge(Region buffer, long count, DataType type, int source, int tag) {
+        return LargeMessages.recv(comm, buffer, source, tag, maxPieceBytes());
+    }
+
+    @Override
+    protected Request mpiIsendLarge(Region buffer, long count, DataType type, int dest, int tag) {
+        return LargeMessages.isend(comm, buffer, dest, tag, maxPieceBytes());
+    }
+
+    @Override
+    protected Request mpiIrecvLarge(Region buffer, long count, DataType type, int source, int tag) {
+        return LargeMessages.irecv(comm, buffer, source, tag, maxPieceBytes());
+    }
+
+    @Override
+    protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
+                                 Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
+        Mpi.Scratch s = Mpi.scratch();
+        int rc = Mpi.sendrecv(sendBuffer.address(), bytes(sendBuffer), Mpi.ABI.byte_, dest, sendTag,
+                recvBuffer.address(), bytes(recvBuffer), Mpi.ABI.byte_, source(source), tag(recvTag), comm, s.status);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Sendrecv to rank " + dest + " tag " + sendTag + ", from rank " + source + " tag " + recvTag, rc);
+        }
+        return status(s, "MPI_Sendrecv");
+    }
+
+    // ---- collectives -------------------------------------------------------------------------
+
+    @Override
+    protected void mpiBarrier() {
+        Mpi.check("MPI_Barrier", Mpi.barrier(comm));
+    }
+
+    @Override
+    protected void mpiBroadcast(Region buffer, int count, DataType type, int root) {
+        int rc = Mpi.bcast(buffer.address(), count, Mpi.ABI.type(type), root, comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Bcast of " + count + " " + type + " from root " + root, rc);
+        }
+    }
+
+    @Override
+    protected void mpiScatter(Region sendBuffer, Region recvBuffer, int count, DataType type, int root) {
+        long t = Mpi.ABI.type(type);
+        int rc = Mpi.scatter(address(sendBuffer), count, t, recvBuffer.address(), count, t, root, comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Scatter of " + count + " " + type + " from root " + root, rc);
+        }
+    }
+
+    @Override
+    protected void mpiGather(Region sendBuffer, Region recvBuffer, int count, DataType type, int root) {
+        long t = Mpi.ABI.type(type);
+        int rc = Mpi.gather(sendBuffer.address(), count, t, address(recvBuffer), count, t, root, comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Gather of " + count + " " + type + " to root " + root, rc);
+        }
+    }
+
+    @Override
+    protected void mpiAllGather(Region sendBuffer, Region recvBuffer, int count, DataType type) {
+        long t = Mpi.ABI.type(type);
+        int rc = Mpi.allgather(sendBuffer.address(), count, t, recvBuffer.address(), count, t, comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Allgather of " + count + " " + type, rc);
+        }
+    }
+
+    @Override
+    protected void mpiReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op, int root) {
+        int rc = Mpi.reduce(sendBuffer.address(), address(recvBuffer), count, Mpi.ABI.type(type), Mpi.ABI.op(op), root, comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Reduce (" + op + ") of " + count + " " + type + " to root " + root, rc);
+        }
+    }
+
+    @Override
+    protected void mpiAllReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
+        int rc = Mpi.allreduce(sendBuffer.address(), recvBuffer.address(), count, Mpi.ABI.type(type), Mpi.ABI.op(op), comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Allreduce (" + op + ") of " + count + " " + type, rc);
+        }
+    }
+
+    @Override
+    protected void mpiAllToAll(Region sendBuffer, Region recvBuffer, int count, DataType type) {
+        long t = Mpi.ABI.type(type);
+        int rc = Mpi.alltoall(sendBuffer.address(), count, t, recvBuffer.address(), count, t, comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Alltoall of " + count + " " + type, rc);
+        }
+    }
+
+    // ---- communicators -----------------------------------------------------------------------
+
+    @Override
+    protected BindingCommunicator mpiSplit(int color, int key) {
+        Mpi.Scratch s = Mpi.scratch();
+        Mpi.check("MPI_Comm_split(color " + color + ", key " + key + ")",
+                Mpi.commSplit(comm, color < 0 ? Mpi.ABI.undefined : color, key, s.handle));
+        long c = s.handle();
+        return c == Mpi.ABI.commNull ? null : create(c);
+    }
+
+    @Override
+    protected BindingCommunicator mpiDuplicate() {
+        Mpi.Scratch s = Mpi.scratch();
+        Mpi.check("MPI_Comm_dup", Mpi.commDup(comm, s.handle));
+        return create(s.handle());
+    }
+
+    @Override
+    protected void mpiFree() {
+        if (owned && !MpiLifecycle.isFinalized()) {
+            Mpi.Scratch s = Mpi.scratch();
+            s.handle(comm);
+            Mpi.check("MPI_Comm_free", Mpi.commFree(s.handle));
+        }
+    }
+}
