@@ -142,6 +142,10 @@ final class MvapichCommunicator extends BindingCommunicator {
     @Override
     protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
                                  Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
+        if (runtime.splitSendRecv != null) { // ch3's MPI_Sendrecv may return without sending (SplitSendRecv)
+            return status(SplitSendRecv.sendRecv(sendBuffer.address(), bytes(sendBuffer), dest, sendTag, recvBuffer.address(), bytes(recvBuffer),
+                    source(source), tag(recvTag), comm, "sendRecv to rank " + dest + " tag " + sendTag + ", from rank " + source + " tag " + recvTag), "sendRecv");
+        }
         MpichAbi.Scratch s = MpichAbi.scratch();
         int rc = MpichAbi.sendrecv(sendBuffer.address(), bytes(sendBuffer), MpichConstants.MPI_BYTE, dest, sendTag,
                 recvBuffer.address(), bytes(recvBuffer), MpichConstants.MPI_BYTE, source(source), tag(recvTag), comm, s.status);
