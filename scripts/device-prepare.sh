@@ -72,7 +72,7 @@ elif [ -f "$shared_ompi" ]; then
     say "Open MPI kit: $shared_ompi (the shared reference kit)"
 elif [ -z "$(first "$D"/kits/ompi-*)" ]; then
     say "WARNING: no CUDA-aware Open MPI kit: none in .ferry/kits (scripts/build-cuda-ompi.sh builds one, about 6 minutes)"
-    say "         and no shared kit at $shared_ompi; the GPU steps that need it (conformance, bench) will say so there"
+    say "         and no shared kit at $shared_ompi; the GPU steps that run under it (cuda) cannot run there"
 fi
 [ -n "$(first "$REPO"/.ferry/kits/mpich-*-cuda-x86_64.tgz)" ] \
     || say "note: no CUDA-aware MPICH kit in .ferry/kits (scripts/build-cuda-mpich.sh builds one); the mvapich GPU steps need it"
