@@ -18,6 +18,10 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
 say() { echo "device-prepare: $*" >&2; }
+# first GLOB...: the first existing file among the patterns, or nothing (a pattern that matches nothing
+# is not an error: under set -e and pipefail a bare `ls missing* | head -1` would end the script silently)
+first() { local f; for f in "$@"; do [ -e "$f" ] && { echo "$f"; return 0; }; done; return 0; }
+trap 'say "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 "$REPO/scripts/setup" >/dev/null
 . "$REPO/.ferry/env"
 export JAVA_HOME=$JDK
@@ -43,7 +47,7 @@ done
 # reactor artifacts copied by copy-dependencies duplicate the fresh ones above
 rm -f "$D"/lib/ferry-*-0.1.0-SNAPSHOT-tests.jar
 # JCuda natives: keep only the driver and runtime bindings (the PTX compiler alone is 24 MB)
-nat=$(ls "$D"/lib/jcuda-natives-*-linux-x86_64.jar 2>/dev/null | head -1)
+nat=$(first "$D"/lib/jcuda-natives-*-linux-x86_64.jar)
 if [ -n "$nat" ]; then
     tmp=$(mktemp -d); (cd "$tmp" && unzip -q "$nat" && rm -f lib/libJNvPTXCompiler-* lib/libJNvrtc-* && zip -q -r "$nat.slim" .)
     mv "$nat.slim" "$nat"; rm -rf "$tmp"
@@ -60,9 +64,19 @@ fi
 
 # the CUDA-aware MPI kits: this checkout's own builds (scripts/build-cuda-ompi.sh, build-cuda-mpich.sh),
 # else for Open MPI the shared reference kit
-own_ompi=$(ls "$REPO"/.ferry/kits/ompi-*-cuda-x86_64.tgz 2>/dev/null | head -1 || true)
-if [ -n "$own_ompi" ]; then say "Open MPI kit: $own_ompi (built here)"; rm -f "$D"/kits/ompi-*; fi
-for k in ${own_ompi:-"$REPO/../shared/device-kit/ompi-5.0.7-cuda-x86_64.tgz"} "$REPO"/.ferry/kits/mpich-*-cuda-x86_64.tgz; do
+own_ompi=$(first "$REPO"/.ferry/kits/ompi-*-cuda-x86_64.tgz)
+shared_ompi=$REPO/../shared/device-kit/ompi-5.0.7-cuda-x86_64.tgz
+if [ -n "$own_ompi" ]; then
+    say "Open MPI kit: $own_ompi (built here)"; rm -f "$D"/kits/ompi-*
+elif [ -f "$shared_ompi" ]; then
+    say "Open MPI kit: $shared_ompi (the shared reference kit)"
+elif [ -z "$(first "$D"/kits/ompi-*)" ]; then
+    say "WARNING: no CUDA-aware Open MPI kit: none in .ferry/kits (scripts/build-cuda-ompi.sh builds one, about 6 minutes)"
+    say "         and no shared kit at $shared_ompi; the GPU steps that run under it (cuda) cannot run there"
+fi
+[ -n "$(first "$REPO"/.ferry/kits/mpich-*-cuda-x86_64.tgz)" ] \
+    || say "note: no CUDA-aware MPICH kit in .ferry/kits (scripts/build-cuda-mpich.sh builds one); the mvapich GPU steps need it"
+for k in ${own_ompi:-"$shared_ompi"} "$REPO"/.ferry/kits/mpich-*-cuda-x86_64.tgz; do
     [ -f "$k" ] || continue
     b=$(basename "$k" .tgz)
     if [ "$(stat -c %s "$k")" -gt 16000000 ]; then

@@ -2,6 +2,8 @@ package dev.ferry.mvapich;
 
 import dev.ferry.DataType;
 import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import dev.ferry.Status;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.mpi.FfmCommunicator;
 
@@ -64,5 +66,27 @@ final class MvapichCommunicator extends FfmCommunicator {
             return;
         }
         super.mpiAllReduce(sendBuffer, recvBuffer, count, type, op);
+    }
+
+    @Override
+    protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
+                                 Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
+        if (runtime.splitSendRecv == null) {
+            return super.mpiSendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);
+        }
+        // ch3's MPI_Sendrecv may return a truncation without sending (SplitSendRecv): receive, and send whatever happens
+        Request in;
+        try {
+            in = mpiIrecv(recvBuffer, recvCount, recvType, source, recvTag);
+        } catch (RuntimeException failure) {
+            try {
+                mpiSend(sendBuffer, sendCount, sendType, dest, sendTag);
+            } catch (RuntimeException e) {
+                failure.addSuppressed(e);
+            }
+            throw failure;
+        }
+        Request out = mpiIsend(sendBuffer, sendCount, sendType, dest, sendTag);
+        return Request.waitAll(in, out).get(0);
     }
 }

@@ -83,8 +83,10 @@ public final class MvapichProvider implements TransportProvider {
         details.put("found by", rt.foundBy);
         details.put("cuda-aware", (rt.cuda.cudaAware() ? "yes" : "no") + " (" + rt.cuda.explanation() + ")");
         details.put("threads", rt.threadLevelName());
-        if (rt.deviceReductionStaging != null) {
-            details.put("workarounds", rt.deviceReductionStaging);
+        String workarounds = java.util.stream.Stream.of(rt.deviceReductionStaging, rt.splitSendRecv).filter(java.util.Objects::nonNull)
+                .collect(java.util.stream.Collectors.joining("; "));
+        if (!workarounds.isEmpty()) {
+            details.put("workarounds", workarounds);
         }
         details.put("mpi family", family.reason());
         details.put("symbols", rt.symbolScope);

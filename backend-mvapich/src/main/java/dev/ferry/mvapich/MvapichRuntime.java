@@ -48,6 +48,8 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
     final String symbolScope;
     /** Why device buffers are refused although the library is CUDA-aware ({@link SharedGpuCheck}), or null. */
     final String sharedGpu;
+    /** Why sendRecv is made of MPI_Irecv + MPI_Isend instead of MPI_Sendrecv ({@link SplitSendRecv}), or null. */
+    final String splitSendRecv;
 
     private MvapichRuntime() {
         MpiLibraryLocator.Located lib = Mpi.library();
@@ -85,6 +87,7 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         this.deviceReductionStaging = DeviceReductionStaging.decide(version, cuda.cudaAware());
         this.symbolScope = symbolScope(lib);
         this.sharedGpu = SharedGpuCheck.applies(version, cuda.cudaAware()) ? SharedGpuCheck.run(version, worldSize) : null;
+        this.splitSendRecv = SplitSendRecv.decide(version);
     }
 
     /** Whether device buffers go straight to this library: it is CUDA-aware, CUDA works here, and no known fault stops it. */

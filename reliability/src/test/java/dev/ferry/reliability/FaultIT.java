@@ -34,7 +34,7 @@ class FaultIT {
     @TestFactory
     List<DynamicNode> faults() {
         List<DynamicNode> out = new ArrayList<>();
-        for (Pair pair : Pair.selected()) {
+        for (Pair pair : Pair.selectedWithMvapich2()) {
             List<DynamicNode> tests = new ArrayList<>();
             for (String how : List.of("halt", "sigkill", "exit")) {
                 tests.add(test(pair, "a rank lost by " + how + " inside allReduce ends the job, naming the rank", () -> loseRank(pair, how)));
@@ -71,8 +71,13 @@ class FaultIT {
         long end = System.currentTimeMillis();
         Matcher skip = Pattern.compile("ferry-fault: SKIP (.*)").matcher(r.output());
         if (skip.find()) {
+            if (pair.equals(Pair.MVAPICH2)) fail(pair + ": the backend must be available under MVAPICH2: " + skip.group(1));
             String reason = pair + ": " + skip.group(1);
             dev.ferry.testing.Required.assume(pair.backend(), false, () -> reason);
+        }
+        if (pair.equals(Pair.MVAPICH2)) {
+            assertTrue(r.output().contains("ferry: backend mvapich") && r.output().contains("MVAPICH2 2."),
+                    () -> "rank 0 must report backend mvapich on MVAPICH2:\n" + r.tail(40));
         }
         assertFalse(r.timedOut(), () -> name + ": the job did not end within 150 s; output:\n" + r.tail(60));
         return new Ran(r, end);

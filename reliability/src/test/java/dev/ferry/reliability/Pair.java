@@ -2,6 +2,7 @@ package dev.ferry.reliability;
 
 import dev.ferry.spi.TransportProvider;
 import dev.ferry.testing.MpiJob;
+import dev.ferry.testing.Mvapich2;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -19,7 +20,19 @@ import java.util.stream.Stream;
  *
  * <p>{@code -Dferry.test.pairs=ompi/openmpi,mvapich/mpich} restricts the list.
  */
-public record Pair(String backend, MpiJob.Family family) {
+public record Pair(String backend, MpiJob.Family family, String launcher) {
+    /** A pair under its family's default launcher. */
+    public Pair(String backend, MpiJob.Family family) {
+        this(backend, family, "");
+    }
+
+    /**
+     * Backend mvapich under MVAPICH2's own mpiexec (a launcher variant of the MPICH family, see
+     * {@link Mvapich2}); not in {@link #ALL}: the tests that run it add it ({@link #selectedWithMvapich2()}).
+     * It fails (does not skip) when MVAPICH2 is configured but unusable or the backend is unavailable in its ranks.
+     */
+    public static final Pair MVAPICH2 = new Pair("mvapich", MpiJob.Family.MPICH, "mvapich2");
+
     /** Every pair Ferry supports, whether or not this build has its backend. */
     public static final List<Pair> ALL = List.of(
             new Pair("ompi", MpiJob.Family.OPEN_MPI),
@@ -35,19 +48,30 @@ public record Pair(String backend, MpiJob.Family family) {
         return ALL.stream().filter(p -> names.contains(p.id())).toList();
     }
 
-    /** "ompi/openmpi", "mvapich/mpich". */
+    /** {@link #selected()} and {@link #MVAPICH2} (when {@code ferry.test.pairs} is empty or names "mvapich/mvapich2"). */
+    public static List<Pair> selectedWithMvapich2() {
+        String only = System.getProperty("ferry.test.pairs", "").trim().toLowerCase(Locale.ROOT);
+        List<Pair> out = new java.util.ArrayList<>(selected());
+        if (only.isEmpty() || Stream.of(only.split(",")).map(String::trim).anyMatch(MVAPICH2.id()::equals)) out.add(MVAPICH2);
+        return out;
+    }
+
+    /** "ompi/openmpi", "mvapich/mpich", "mvapich/mvapich2". */
     public String id() {
-        return backend + "/" + (family == MpiJob.Family.OPEN_MPI ? "openmpi" : "mpich");
+        return backend + "/" + (!launcher.isEmpty() ? launcher : family == MpiJob.Family.OPEN_MPI ? "openmpi" : "mpich");
     }
 
     /** Why this pair cannot run here, or empty. */
     public Optional<String> unavailable() {
+        if (launcher.equals("mvapich2") && Mvapich2.home().isEmpty()) { // configured but unusable: home() fails the test
+            return Optional.of("MVAPICH2 rows not configured: " + Mvapich2.howToRun());
+        }
         Set<String> providers = providers();
         if (!providers.contains(backend)) {
             return Optional.of("backend " + backend + " has no provider on the test class path (providers here: " + providers
                     + "); it is covered once its module provides one");
         }
-        if (!MpiJob.launcherInstalled(family)) {
+        if (launcher.isEmpty() && !MpiJob.launcherInstalled(family)) {
             return Optional.of("the " + family + " launcher (" + MpiJob.launcherPath(family) + ") is not installed");
         }
         return Optional.empty();
@@ -61,6 +85,9 @@ public record Pair(String backend, MpiJob.Family family) {
 
     /** A job of this pair: launcher family, backend property, a visible skip when the backend is unavailable in the ranks. */
     public MpiJob job(String name, int np) {
+        if (launcher.equals("mvapich2")) {
+            return Mvapich2.job(backend + "-mvapich2-" + name, np).property("ferry.backend", backend);
+        }
         return MpiJob.of(backend + "-" + (family == MpiJob.Family.OPEN_MPI ? "ompi" : "mpich") + "-" + name, family, np)
                 .property("ferry.backend", backend).skipWhenUnavailable();
     }

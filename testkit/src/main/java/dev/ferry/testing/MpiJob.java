@@ -44,6 +44,7 @@ public final class MpiJob {
     private final List<String> launcherPrefix = new ArrayList<>();
     private final List<String> launcherOptions = new ArrayList<>();
     private final List<String> jvmArgs = new ArrayList<>();
+    private String launcher; // null: the family's (launcherPath)
     private String mainClass = RankRunner.class.getName();
     private List<String> mainArgs;
     private long timeoutSeconds = Long.getLong("ferry.test.timeout", 600);
@@ -80,6 +81,12 @@ public final class MpiJob {
     /** Words put before the launcher, e.g. {@code ip netns exec NS ...} to start it inside a network namespace. */
     public MpiJob launcherPrefix(String... words) {
         launcherPrefix.addAll(List.of(words));
+        return this;
+    }
+
+    /** This job's launcher executable instead of the family's (e.g. another installation's Hydra {@code mpiexec}: {@link Mvapich2}). */
+    public MpiJob launcher(String path) {
+        this.launcher = path;
         return this;
     }
 
@@ -180,13 +187,13 @@ public final class MpiJob {
         List<String> cmd = new ArrayList<>(launcherPrefix);
         boolean root = "root".equals(System.getProperty("user.name"));
         if (family == Family.OPEN_MPI) {
-            cmd.add(launcherPath(family));
+            cmd.add(launcher != null ? launcher : launcherPath(family));
             if (root) cmd.add("--allow-run-as-root");
             if (Boolean.parseBoolean(System.getProperty("ferry.test.oversubscribe", "true"))) cmd.add("--oversubscribe");
             cmd.addAll(launcherOptions);
             cmd.add("-np");
         } else {
-            cmd.add(launcherPath(family));
+            cmd.add(launcher != null ? launcher : launcherPath(family));
             cmd.addAll(launcherOptions);
             cmd.add("-n");
         }
