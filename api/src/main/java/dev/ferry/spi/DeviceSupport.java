@@ -39,6 +39,11 @@ public interface DeviceSupport {
         throw new dev.ferry.UnsupportedBufferException("no device runtime to copy device memory with: " + describe());
     }
 
+    /** Copies {@code bytes} of the host buffer {@code src} to device memory at {@code address} (unified addressing). */
+    default void copyToDevice(long address, dev.ferry.HostBuffer src, long bytes) {
+        throw new dev.ferry.UnsupportedBufferException("no device runtime to copy device memory with: " + describe());
+    }
+
     /** Copies {@code bytes} of {@code src} (host or device memory) into the host buffer {@code dst}. */
     default void copyToHost(dev.ferry.HostBuffer dst, Buffer src, long bytes) {
         if (src instanceof dev.ferry.HostBuffer h) {

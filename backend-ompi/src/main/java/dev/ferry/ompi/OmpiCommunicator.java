@@ -101,8 +101,8 @@ final class OmpiCommunicator extends BindingCommunicator {
 
     @Override
     protected Status mpiRecv(Region buffer, int count, DataType type, int source, int tag) {
-        if (buffer.kind().needsCuda()) {
-            return recvDevice(buffer, count, type, source, tag);
+        if (buffer != null) {
+            return recvMatched(buffer, count, type, source, tag);
         }
         return call("MPI_Recv from rank " + source + " tag " + tag,
                 () -> status(comm.recv(bb(buffer), count, OmpiRuntime.type(type), source == ANY_SOURCE ? MPI.ANY_SOURCE : source,
@@ -125,14 +125,14 @@ final class OmpiCommunicator extends BindingCommunicator {
     }
 
     /**
-     * A blocking receive into device memory: the message is matched first (MPI_Mprobe) and then
-     * received (MPI_Mrecv). Why: Open MPI's CUDA path (smcuda, 5.0.7 here) never completes the
-     * sender's side of a device message that was truncated at the receiver: the receiver gets
+     * A blocking receive: the message is matched first (MPI_Mprobe) and then received (MPI_Mrecv).
+     * Why: Open MPI's CUDA path (smcuda, 5.0.7 here) and its TCP transport never complete the
+     * sender's side of a rendezvous message that was truncated at the receiver: the receiver gets
      * MPI_ERR_TRUNCATE and the sender waits in MPI_Send forever. A message longer than the buffer is
-     * therefore received whole into device memory of its own; the buffer gets its first bytes and
-     * the receive throws {@link TruncationException}, as for host memory.
+     * therefore received whole into memory of its own (of the buffer's kind); the buffer gets its
+     * first bytes and the receive throws {@link TruncationException}.
      */
-    private Status recvDevice(Region buffer, int count, DataType type, int source, int tag) {
+    private Status recvMatched(Region buffer, int count, DataType type, int source, int tag) {
         int src = source == ANY_SOURCE ? MPI.ANY_SOURCE : source, tg = tag == ANY_TAG ? MPI.ANY_TAG : tag;
         String what = "MPI_Mprobe/MPI_Mrecv from rank " + source + " tag " + tag;
         mpi.Message message = new mpi.Message();
@@ -142,9 +142,16 @@ final class OmpiCommunicator extends BindingCommunicator {
             return call(what, () -> status(message.mRecv(bb(buffer), count, OmpiRuntime.type(type))));
         }
         int from = call(what, probed::getSource), withTag = call(what, probed::getTag);
-        try (DeviceBuffer whole = Cuda.allocate(Cuda.deviceOf(buffer.address()), bytes)) {
-            call(what, () -> message.mRecv(bb(new Region(whole.address(), bytes, whole.kind())), bytes, MPI.BYTE));
-            Cuda.copy(DeviceBuffer.wrap(whole.device(), buffer.address(), buffer.bytes()), whole, buffer.bytes());
+        if (buffer.kind().needsCuda()) {
+            try (DeviceBuffer whole = Cuda.allocate(Cuda.deviceOf(buffer.address()), bytes)) {
+                call(what, () -> message.mRecv(bb(new Region(whole.address(), bytes, whole.kind())), bytes, MPI.BYTE));
+                Cuda.copy(DeviceBuffer.wrap(whole.device(), buffer.address(), buffer.bytes()), whole, buffer.bytes());
+            }
+        } else {
+            try (dev.ferry.HostBuffer whole = dev.ferry.HostBuffer.allocate(bytes)) {
+                call(what, () -> message.mRecv(bb(new Region(whole.address(), bytes, whole.kind())), bytes, MPI.BYTE));
+                MemorySegment.copy(whole.segment(), 0, MemorySegment.ofAddress(buffer.address()).reinterpret(buffer.bytes()), 0, buffer.bytes());
+            }
         }
         throw new TruncationException(what + " (message of " + bytes + " bytes from rank " + from + " tag " + withTag
                 + " is longer than the receive count of " + buffer.bytes() + " bytes)", MPI.ERR_TRUNCATE, MPI.ERR_TRUNCATE,
@@ -188,23 +195,17 @@ final class OmpiCommunicator extends BindingCommunicator {
     @Override
     protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
                                  Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
-        if (recvBuffer.kind().needsCuda()) {
-            // the send goes out first, the receive is matched as in recvDevice (a truncated device message must not hang its sender)
-            Request out = mpiIsend(sendBuffer, sendCount, sendType, dest, sendTag);
-            Status in;
-            try {
-                in = recvDevice(recvBuffer, recvCount, recvType, source, recvTag);
-            } catch (RuntimeException e) {
-                out.waitFor();
-                throw e;
-            }
+        // the send goes out first, the receive is matched as in recvMatched (a truncated message must not hang its sender)
+        Request out = mpiIsend(sendBuffer, sendCount, sendType, dest, sendTag);
+        Status in;
+        try {
+            in = recvMatched(recvBuffer, recvCount, recvType, source, recvTag);
+        } catch (RuntimeException e) {
             out.waitFor();
-            return in;
+            throw e;
         }
-        return call("MPI_Sendrecv with ranks " + dest + "/" + source, () -> status(comm.sendRecv(
-                bb(sendBuffer), sendCount, OmpiRuntime.type(sendType), dest, sendTag,
-                bb(recvBuffer), recvCount, OmpiRuntime.type(recvType), source == ANY_SOURCE ? MPI.ANY_SOURCE : source,
-                recvTag == ANY_TAG ? MPI.ANY_TAG : recvTag)));
+        out.waitFor();
+        return in;
     }
 
     @Override

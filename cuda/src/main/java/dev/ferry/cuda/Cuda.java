@@ -253,6 +253,12 @@ public final class Cuda {
         check(cuMemcpy(JCudaPointers.device(dst.address()), JCudaPointers.device(src.address()), bytes), "cuMemcpy(" + bytes + " bytes)");
     }
 
+    /** Raw-address form of {@link #copy}: unified addressing finds the direction; returns when done. */
+    public static void copy(long dst, long src, long bytes) {
+        defaultDevice();
+        check(cuMemcpy(JCudaPointers.device(dst), JCudaPointers.device(src), bytes), "cuMemcpy(" + bytes + " bytes)");
+    }
+
     /** Enqueues a copy on {@code stream}; asynchronous only when host memory involved is pinned. */
     public static void copyAsync(Buffer dst, Buffer src, long bytes, CudaStream stream) {
         checkCopy(dst, src, bytes);

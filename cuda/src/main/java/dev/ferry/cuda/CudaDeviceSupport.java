@@ -86,6 +86,11 @@ public final class CudaDeviceSupport implements DeviceSupport {
     }
 
     @Override
+    public void copyToDevice(long address, dev.ferry.HostBuffer src, long bytes) {
+        Cuda.copy(address, src.address(), bytes);
+    }
+
+    @Override
     public Scope preserveContext() {
         return Cuda.isAvailable() ? restoring(DriverContexts.current()) : Scope.NONE;
     }

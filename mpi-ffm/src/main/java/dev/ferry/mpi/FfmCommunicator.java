@@ -1,6 +1,9 @@
 package dev.ferry.mpi;
 
 import dev.ferry.DataType;
+import dev.ferry.HostBuffer;
+import dev.ferry.TruncationException;
+import dev.ferry.spi.DeviceSupport;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
@@ -83,13 +86,44 @@ public abstract class FfmCommunicator extends BindingCommunicator {
     }
 
     @Override
+    /**
+     * A blocking receive: the message is matched first (MPI_Mprobe), then received (MPI_Mrecv).
+     * Why: with a rendezvous transport (MPICH over UCX between nodes, Open MPI over TCP or its
+     * CUDA path), a message truncated at the receiver leaves its sender waiting in MPI_Send for
+     * ever. A message longer than the buffer is therefore received whole into host memory of its
+     * own; the buffer gets its first bytes and the receive throws {@link TruncationException}.
+     */
     protected Status mpiRecv(Region buffer, int count, DataType type, int source, int tag) {
         Mpi.Scratch s = Mpi.scratch();
-        int rc = Mpi.recv(buffer.address(), bytes(buffer), Mpi.ABI.byte_, source(source), tag(tag), comm, s.status);
+        String what = "MPI_Mprobe/MPI_Mrecv of " + count + " " + type + " from rank " + source + " tag " + tag;
+        int rc = Mpi.mprobe(source(source), tag(tag), comm, s.handle, s.status);
         if (rc != 0) {
-            throw Mpi.error("MPI_Recv of " + count + " " + type + " from rank " + source + " tag " + tag, rc);
+            throw Mpi.error(what, rc);
         }
-        return status(s, "MPI_Recv");
+        Status probed = status(s, "MPI_Mprobe");
+        if (probed.byteCount() > buffer.bytes()) {
+            long n = probed.byteCount();
+            try (HostBuffer whole = HostBuffer.allocate(n)) {
+                rc = Mpi.mrecv(whole.address(), Math.toIntExact(n), Mpi.ABI.byte_, s.handle, s.status);
+                if (rc != 0) {
+                    throw Mpi.error(what, rc);
+                }
+                if (buffer.kind().isHostAccessible()) {
+                    java.lang.foreign.MemorySegment.copy(whole.segment(), 0, java.lang.foreign.MemorySegment.ofAddress(buffer.address())
+                            .reinterpret(buffer.bytes()), 0, buffer.bytes());
+                } else {
+                    DeviceSupport.get().copyToDevice(buffer.address(), whole, buffer.bytes());
+                }
+            }
+            throw new TruncationException(what + " (message of " + n + " bytes from rank " + probed.source() + " tag " + probed.tag()
+                    + " is longer than the receive count of " + buffer.bytes() + " bytes)", Mpi.ABI.errTruncate, Mpi.ABI.errTruncate,
+                    "MPI_ERR_TRUNCATE: message truncated", null);
+        }
+        rc = Mpi.mrecv(buffer.address(), bytes(buffer), Mpi.ABI.byte_, s.handle, s.status);
+        if (rc != 0) {
+            throw Mpi.error(what, rc);
+        }
+        return status(s, "MPI_Mrecv");
     }
 
     @Override
@@ -135,13 +169,21 @@ public abstract class FfmCommunicator extends BindingCommunicator {
     @Override
     protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
                                  Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
-        Mpi.Scratch s = Mpi.scratch();
-        int rc = Mpi.sendrecv(sendBuffer.address(), bytes(sendBuffer), Mpi.ABI.byte_, dest, sendTag,
-                recvBuffer.address(), bytes(recvBuffer), Mpi.ABI.byte_, source(source), tag(recvTag), comm, s.status);
-        if (rc != 0) {
-            throw Mpi.error("MPI_Sendrecv to rank " + dest + " tag " + sendTag + ", from rank " + source + " tag " + recvTag, rc);
+        // the send goes out first and the receive is matched as in mpiRecv: a truncated message must not hang its sender
+        Request out = mpiIsend(sendBuffer, sendCount, sendType, dest, sendTag);
+        Status in;
+        try {
+            in = mpiRecv(recvBuffer, recvCount, recvType, source, recvTag);
+        } catch (RuntimeException e) {
+            try {
+                out.waitFor();
+            } catch (RuntimeException e2) {
+                e.addSuppressed(e2);
+            }
+            throw e;
         }
-        return status(s, "MPI_Sendrecv");
+        out.waitFor();
+        return in;
     }
 
     // ---- collectives -------------------------------------------------------------------------

@@ -168,6 +168,8 @@ public final class Mpi {
     private static final MethodHandle COMM_SIZE = B.required("MPI_Comm_size", "HA", CRITICAL);
     private static final MethodHandle SEND = B.required("MPI_Send", "LIHIIH");
     private static final MethodHandle RECV = B.required("MPI_Recv", "LIHIIHA");
+    private static final MethodHandle MPROBE = B.required("MPI_Mprobe", "IIHAA");
+    private static final MethodHandle MRECV = B.required("MPI_Mrecv", "LIHAA");
     private static final MethodHandle ISEND = B.required("MPI_Isend", "LIHIIHA");
     private static final MethodHandle IRECV = B.required("MPI_Irecv", "LIHIIHA");
     private static final MethodHandle SENDRECV = B.required("MPI_Sendrecv", "LIHIILIHIIHA");
@@ -490,6 +492,24 @@ public final class Mpi {
             return (int) RECV.invokeExact(a0, a1, a2, a3, a4, a5, a6);
         } catch (Throwable t) {
             throw rethrow("MPI_Recv", t);
+        }
+    }
+
+    /** {@code MPI_Mprobe(source, tag, comm, &message, &status)}. */
+    public static int mprobe(int a0, int a1, long a2, MemorySegment a3, MemorySegment a4) {
+        try {
+            return (int) MPROBE.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Mprobe", t);
+        }
+    }
+
+    /** {@code MPI_Mrecv(buf, count, type, &message, &status)}. */
+    public static int mrecv(long a0, int a1, long a2, MemorySegment a3, MemorySegment a4) {
+        try {
+            return (int) MRECV.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Mrecv", t);
         }
     }
 
