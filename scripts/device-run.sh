@@ -165,6 +165,18 @@ isolate_rows() {
         suite iso$i-staged-sys sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 "-Dferry.test.include=$g" "$t"
     done
 }
+# the last rows of a session: the full suites once more on the final code, 2 and 4 ranks on GPU 0 (MPS=1)
+final_rows() {
+    local t=-Dferry.test.perTestTimeout=60
+    suite final-staged-sys-np2 sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 "$t"
+    suite final-staged-sys-noipc-np2 sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false "$t"
+    suite final-patterns-ompi-np2 cuda 2 dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi -Dferry.device=0 "$t"
+    suite final-patterns-staged-np4 sys 4 dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged -Dferry.device=0 "$t"
+    suite final-ompi-cuda-np4 cuda 4 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0 "$t"
+    suite final-staged-sys-np4 sys 4 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 "$t"
+}
+step_final() { conformance_table "Final rows, ranks sharing GPU 0" final_rows; }
+
 step_isolate() { conformance_table "Conformance families one by one, 2 ranks on GPU 0" isolate_rows; }
 
 # Open MPI's smcuda path with device buffers freed and reallocated around every call and small
