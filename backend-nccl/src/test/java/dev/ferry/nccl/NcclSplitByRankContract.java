@@ -26,4 +26,9 @@ public class NcclSplitByRankContract extends NcclContract {
         // runs before the suite's own @AfterEach, which closes the one-rank communicator
         parent.close();
     }
+
+    @Override
+    protected boolean spansTheJob() {
+        return false; // one rank of the job per communicator
+    }
 }
