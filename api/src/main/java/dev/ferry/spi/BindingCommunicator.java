@@ -153,9 +153,14 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         } while (done < count);
     }
 
-    /** True for the types the MPI reduces itself; the others Ferry reduces ({@link #reduceByGathering}). */
+    /**
+     * True for the types the MPI reduces itself; the others Ferry reduces ({@link #reduceByGathering}):
+     * the 16-bit floating-point types (no MPI type), and the value/index pairs, whose MINLOC and MAXLOC
+     * not every MPI of the family takes (MVAPICH2 2.3.7 refuses MPI_SHORT_INT: "MPI_Op MPI_MINLOC
+     * operation not defined for this datatype"), so that they give the same result everywhere.
+     */
     private static boolean mpiReduces(DataType type) {
-        return type != DataType.FLOAT16 && type != DataType.BFLOAT16;
+        return type != DataType.FLOAT16 && type != DataType.BFLOAT16 && type.kind() != DataType.Kind.PAIR;
     }
 
     /**

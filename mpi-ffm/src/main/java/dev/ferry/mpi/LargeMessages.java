@@ -98,21 +98,43 @@ public final class LargeMessages {
     }
 
     public static Status recv(long comm, Region r, int source, int tag, long piece) {
+        // matched first, as FfmCommunicator.mpiRecv does: a truncated rendezvous message must not hang its sender
         Mpi.Scratch s = Mpi.scratch();
-        if (usesLargeCounts()) {
-            int rc = Mpi.recvC(r.address(), r.bytes(), Mpi.ABI.byte_, source(source), tag(tag), comm, s.status);
-            if (rc != 0) {
-                throw Mpi.error("MPI_Recv of up to " + r.bytes() + " bytes from rank " + source + " tag " + tag, rc);
-            }
-            return status(s, 0);
+        String what = "MPI_Mprobe/MPI_Mrecv of up to " + r.bytes() + " bytes from rank " + source + " tag " + tag;
+        int rc = Mpi.mprobe(source(source), tag(tag), comm, s.handle, s.status);
+        if (rc != 0) {
+            throw Mpi.error(what, rc);
         }
-        long t = byteType(r.bytes(), piece);
-        try {
-            int rc = Mpi.recv(r.address(), 1, t, source(source), tag(tag), comm, s.status);
-            if (rc != 0) {
-                throw Mpi.error("MPI_Recv of up to " + r.bytes() + " bytes from rank " + source + " tag " + tag, rc);
+        Mpi.check("MPI_Get_elements_x", Mpi.getElementsX(s.status, Mpi.ABI.byte_, s.count));
+        long n = s.count();
+        int from = s.source(), withTag = s.tag();
+        if (n > r.bytes()) {
+            try (dev.ferry.HostBuffer whole = dev.ferry.HostBuffer.allocate(n)) {
+                receive(s, whole.address(), n, piece, what);
+                if (r.kind().isHostAccessible()) {
+                    java.lang.foreign.MemorySegment.copy(whole.segment(), 0, java.lang.foreign.MemorySegment.ofAddress(r.address()).reinterpret(r.bytes()), 0, r.bytes());
+                } else {
+                    dev.ferry.spi.DeviceSupport.get().copyToDevice(r.address(), whole, r.bytes());
+                }
             }
-            return status(s, t);
+            throw new dev.ferry.TruncationException(what + " (message of " + n + " bytes from rank " + from + " tag " + withTag
+                    + " is longer than the receive count of " + r.bytes() + " bytes)", Mpi.ABI.errTruncate, Mpi.ABI.errTruncate,
+                    "MPI_ERR_TRUNCATE: message truncated", null);
+        }
+        receive(s, r.address(), n, piece, what);
+        return new Status(from, withTag, n);
+    }
+
+    /** MPI_Mrecv of the message matched in {@code s} ({@code bytes} of it) into {@code address}, as one derived datatype. */
+    private static void receive(Mpi.Scratch s, long address, long bytes, long piece, String what) {
+        long message = s.handle(); // byteType uses the same scratch handle
+        long t = byteType(Math.max(bytes, 1), piece);
+        s.handle(message);
+        try {
+            int rc = Mpi.mrecv(address, bytes == 0 ? 0 : 1, t, s.handle, s.status);
+            if (rc != 0) {
+                throw Mpi.error(what, rc);
+            }
         } finally {
             free(t);
         }
