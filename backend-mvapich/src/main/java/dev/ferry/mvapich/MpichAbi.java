@@ -167,6 +167,7 @@ final class MpichAbi {
     private static final MethodHandle COMM_SPLIT = B.required("MPI_Comm_split", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle COMM_DUP = B.required("MPI_Comm_dup", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle COMM_FREE = B.required("MPI_Comm_free", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle COMM_SPLIT_TYPE = B.optional("MPI_Comm_split_type", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
 
     // ---- GPU support (MPICH >= 4.0; absent elsewhere) ----------------------------------------
     private static final MethodHandle GPU_QUERY_SUPPORT = B.optional("MPIX_GPU_query_support", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
@@ -509,6 +510,16 @@ final class MpichAbi {
             return (int) COMM_SPLIT.invokeExact(comm, color, key, newcomm);
         } catch (Throwable t) {
             throw rethrow("MPI_Comm_split", t);
+        }
+    }
+
+    /** {@code MPI_Comm_split_type} (MPI-3); -1 when the library lacks it. */
+    static int commSplitType(int comm, int splitType, int key, int info, MemorySegment newcomm) {
+        if (COMM_SPLIT_TYPE == null) return -1;
+        try {
+            return (int) COMM_SPLIT_TYPE.invokeExact(comm, splitType, key, info, newcomm);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Comm_split_type", t);
         }
     }
 

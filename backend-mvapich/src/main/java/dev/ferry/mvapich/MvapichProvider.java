@@ -56,7 +56,8 @@ public final class MvapichProvider implements TransportProvider {
             return Probe.unavailable(name(), missing.getMessage(), missing, Map.of("mpi family", family.reason()));
         }
         // CUDA first: the GPU is chosen from the local rank before MPI_Init, as CUDA-aware MPIs want
-        if (Cuda.isAvailable()) {
+        // (when the launcher gave none, after MPI_Init from MPI's shared-memory split)
+        if (Cuda.isAvailable() && context.launch().localRank() >= 0) {
             Cuda.defaultDevice();
         }
         MvapichRuntime rt;
@@ -68,6 +69,9 @@ public final class MvapichProvider implements TransportProvider {
             details.put("mpi family", family.reason());
             return Probe.unavailable(name(), "MPI could not be initialized: " + e.getMessage(), e, details);
         }
+        if (Cuda.isAvailable()) {
+            Cuda.defaultDevice();
+        }
         Map<String, String> details = new LinkedHashMap<>();
         details.put("library", rt.version.name() + " at " + rt.library);
         details.put("family", rt.version.flavor().label() + (rt.version.device().isEmpty() ? "" : ", device " + rt.version.device()));
@@ -78,6 +82,7 @@ public final class MvapichProvider implements TransportProvider {
             details.put("workarounds", rt.deviceReductionStaging);
         }
         details.put("mpi family", family.reason());
+        details.put("node-local rank", dev.ferry.spi.NodeLocal.describe());
         details.put("symbols", rt.symbolScope);
         if (!NativeEnvironment.changes().isEmpty()) {
             details.put("environment", String.join(", ", NativeEnvironment.changes()));

@@ -75,11 +75,32 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         this.worldRank = s.int0();
         check("MPI_Comm_size(MPI_COMM_WORLD)", MpichAbi.commSize(MpichConstants.MPI_COMM_WORLD, s.int0));
         this.worldSize = s.int0();
+        nodeSplit(s);
         this.tagUpperBound = tagUpperBound();
         this.cuda = GpuSupport.ask(version, System.getenv());
         this.deviceReductionStaging = DeviceReductionStaging.decide(version, cuda.cudaAware());
         this.symbolScope = symbolScope(lib);
         this.sharedGpu = SharedGpuCheck.applies(version, cuda.cudaAware()) ? SharedGpuCheck.run(version, worldSize) : null;
+    }
+
+    /** MPICH's MPI_COMM_TYPE_SHARED and MPI_INFO_NULL (mpi.h). */
+    private static final int MPI_COMM_TYPE_SHARED = 1;
+    private static final int MPI_INFO_NULL = 0x1c000000;
+
+    /** MPI's view of the node-local rank: the world split by shared memory ({@link dev.ferry.spi.NodeLocal}). */
+    private void nodeSplit(MpichAbi.Scratch s) {
+        int rc = MpichAbi.commSplitType(MpichConstants.MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, worldRank, MPI_INFO_NULL, s.int0);
+        if (rc != MpichConstants.MPI_SUCCESS) {
+            dev.ferry.spi.NodeLocal.failed(rc < 0 ? "the library has no MPI_Comm_split_type" : "MPI_Comm_split_type failed with " + rc);
+            return;
+        }
+        int node = s.int0();
+        check("MPI_Comm_rank(node)", MpichAbi.commRank(node, s.int0));
+        int rank = s.int0();
+        check("MPI_Comm_size(node)", MpichAbi.commSize(node, s.int0));
+        dev.ferry.spi.NodeLocal.record(rank, s.int0(), dev.ferry.spi.Launch.detect());
+        s.int0.set(JAVA_INT, 0, node);
+        check("MPI_Comm_free(node)", MpichAbi.commFree(s.int0));
     }
 
     /** Whether device buffers go straight to this library: it is CUDA-aware, CUDA works here, and no known fault stops it. */

@@ -49,25 +49,32 @@ public final class OmpiProvider implements TransportProvider {
                     + "(Debian/Ubuntu ship none: ./ferry setup builds it from the matching source package)", e);
         }
         // CUDA first: the GPU is chosen from the local rank before MPI_Init, as CUDA-aware MPIs want
-        if (Cuda.isAvailable()) {
+        // (when the launcher gave none, after MPI_Init from MPI's shared-memory split)
+        if (Cuda.isAvailable() && context.launch().localRank() >= 0) {
             Cuda.defaultDevice();
         }
+        // libmpi_java.so: mpirun puts Open MPI's libdir on java.library.path, srun does not
+        java.util.Optional<String> javaLibrary = OmpiJavaLibrary.prepare();
         OmpiRuntime rt;
         try {
             rt = OmpiRuntime.get();
         } catch (FerryException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
             String hint = cause instanceof LinkageError
-                    ? "libmpi_java.so could not be loaded (" + cause.getMessage() + "): install Open MPI's Java bindings (Debian: openmpi-bin) "
-                      + "or add $(ompi_info --path libdir) to LD_LIBRARY_PATH; the mpi.jar must match the loaded Open MPI"
+                    ? OmpiJavaLibrary.explain(cause) + "; the mpi.jar must match the loaded Open MPI"
                     : "MPI_Init failed: " + cause.getMessage();
             return Probe.unavailable(name(), hint, cause);
+        }
+        if (Cuda.isAvailable()) {
+            Cuda.defaultDevice();
         }
         Map<String, String> details = new LinkedHashMap<>();
         details.put("library", rt.version + " at " + rt.library.map(Object::toString).orElse("?"));
         details.put("cuda-aware", (rt.cuda.cudaAware() ? "yes" : "no") + " (" + rt.cuda.explanation() + ")");
         details.put("threads", rt.threadLevelName());
         details.put("mpi family", family.reason());
+        details.put("node-local rank", dev.ferry.spi.NodeLocal.describe());
+        javaLibrary.ifPresent(f -> details.put("libmpi_java", f));
         if (!rt.workarounds.isEmpty()) {
             details.put("workarounds", String.join("; ", rt.workarounds));
         }
