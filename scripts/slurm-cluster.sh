@@ -128,8 +128,13 @@ EOF
 }
 
 wait_idle() {
-    local want=$1 i out=""
-    for i in $(seq 1 120); do
+    local want=$1 out="" deadline=$((SECONDS + 60))
+    while [ $SECONDS -lt $deadline ]; do
+        if grep -qs 'initialization failed\|fatal' "$DIR"/log/*.out; then
+            grep -hs 'error\|fatal' "$DIR"/log/*.out >&2 || true
+            say "a daemon failed to start (logs: $DIR/log)"
+            return 1
+        fi
         out=$(run_srun_cmd sinfo -h -o '%T %D' 2>&1 || true)
         local idle; idle=$(echo "$out" | awk '$1=="idle"{n+=$2} END{print n+0}')
         [ "$idle" -ge "$want" ] && return 0
@@ -156,6 +161,7 @@ up_local() {
     local cp; cp=$(free_port); local dp=$((cp + 1))
     while ss -Htln "sport = :$dp" 2>/dev/null | grep -q .; do dp=$((dp + 1)); done
     echo local > "$DIR/mode"
+    mkdir -p "$DIR/spool-$host"
     start_munge
     local cpus; cpus=4
     write_conf "$host" 127.0.0.1 "$cp" "$dp" "NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN"
@@ -164,6 +170,25 @@ up_local() {
     setsid "$(bin slurmd)" -D -f "$CONF" -N "$host" >"$DIR/log/slurmd-$host.out" 2>&1 < /dev/null &
     echo $! > "$DIR/slurmd.launcher.pid"
     wait_idle 1
+}
+
+# sh commands that mount this machine's cgroup file systems again under /sys/fs/cgroup (as seen here)
+cgroup_mounts() {
+    if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
+        echo 'mountpoint -q /sys/fs/cgroup || mount -t cgroup2 cgroup2 /sys/fs/cgroup; true'
+        return
+    fi
+    local m="mountpoint -q /sys/fs/cgroup || { mount -t tmpfs -o mode=755 cgroup_root /sys/fs/cgroup"
+    local d opts
+    for d in /sys/fs/cgroup/*; do
+        [ -d "$d" ] && mountpoint -q "$d" || continue
+        case "$(stat -fc %T "$d")" in
+            cgroup2fs) m="$m; mkdir -p $d && mount -t cgroup2 cgroup2 $d" ;;
+            *) opts=$(awk -v p="$d" '$2==p {print $4}' /proc/mounts | tr ',' '\n' | grep -v -e '^rw$' -e '^relatime$' -e '^ro$' | paste -sd,)
+               [ -n "$opts" ] && m="$m; mkdir -p $d && mount -t cgroup -o $opts cgroup $d" ;;
+        esac
+    done
+    echo "$m; }; true"
 }
 
 up_netns() {
@@ -177,10 +202,12 @@ up_netns() {
     setsid "${NETNS[@]}" exec "$PREFIX-h1" "$(bin slurmctld)" -D -i -f "$CONF" >"$DIR/log/slurmctld.out" 2>&1 < /dev/null &
     for i in $(seq 1 "$n"); do
         local h=$PREFIX-h$i
-        mkdir -p "$DIR/node-$h/tmp" "$DIR/node-$h/shm"; chmod 1777 "$DIR/node-$h/tmp" "$DIR/node-$h/shm"
-        # own /tmp and /dev/shm per node (mount namespace), as on separate machines
+        mkdir -p "$DIR/node-$h/tmp" "$DIR/node-$h/shm" "$DIR/spool-$h"; chmod 1777 "$DIR/node-$h/tmp" "$DIR/node-$h/shm"
+        # own /tmp and /dev/shm per node (mount namespace), as on separate machines; `ip netns exec`
+        # mounts a fresh /sys, without /sys/fs/cgroup, which slurmd's cgroup plugin wants to see:
+        # the cgroup hierarchies are mounted again there (slurmd uses none of them: proctrack/linuxproc)
         setsid "${NETNS[@]}" exec "$h" unshare --mount --propagation private -- /bin/sh -c \
-            'mount --bind "$1/tmp" /tmp && mount --bind "$1/shm" /dev/shm && exec "$2" -D -f "$3" -N "$4"' \
+            'mount --bind "$1/tmp" /tmp && mount --bind "$1/shm" /dev/shm && '"$(cgroup_mounts)"' && exec "$2" -D -f "$3" -N "$4"' \
             sh "$DIR/node-$h" "$(bin slurmd)" "$CONF" "$h" >"$DIR/log/slurmd-$h.out" 2>&1 < /dev/null &
     done
     wait_idle "$n"
