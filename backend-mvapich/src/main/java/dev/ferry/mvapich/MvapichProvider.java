@@ -48,8 +48,8 @@ public final class MvapichProvider implements TransportProvider {
         MpiFamilyChoice family = MpiFamilyChoice.of(context.launch());
         if (family.family() != Launch.Family.MPICH) {
             return Probe.unavailable(name(), "this process belongs to Open MPI (" + family.reason()
-                    + "); no MPICH-family library is loaded beside it: launch with MPICH's mpiexec (Hydra), MVAPICH2's mpirun_rsh "
-                    + "or Intel MPI's mpirun to use mvapich", null, Map.of("mpi family", family.reason()));
+                    + "); no MPICH-family library is loaded beside it: launch with MPICH's mpiexec (Hydra), MVAPICH2's mpirun_rsh, "
+                    + "Intel MPI's mpirun or srun --mpi=pmi2 to use mvapich", null, Map.of("mpi family", family.reason()));
         }
         Throwable missing = MpichAbi.unavailabilityCause();
         if (missing != null) {

@@ -40,7 +40,7 @@ public final class OmpiProvider implements TransportProvider {
         MpiFamilyChoice family = MpiFamilyChoice.of(context.launch());
         if (family.family() != Launch.Family.OPEN_MPI) {
             return Probe.unavailable(name(), "this process belongs to the MPICH family (" + family.reason()
-                    + "); Open MPI is not loaded beside it: launch with Open MPI's mpirun to use ompi", null);
+                    + "); Open MPI is not loaded beside it: launch with Open MPI's mpirun (or srun --mpi=pmix) to use ompi", null);
         }
         try {
             Class.forName("mpi.MPI", false, OmpiProvider.class.getClassLoader());
