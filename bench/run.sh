@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs Ferry's benchmarks under mpirun: the Java suite (dev.ferry.bench.BenchMain, JMH in every
+# Runs Ferry's benchmarks under mpirun (or Slurm's srun: --launcher srun): the Java suite (dev.ferry.bench.BenchMain, JMH in every
 # rank), the native C reference (ferry-osu) with the same sizes and policy, then the report
 # (results.md + results.png). Needs no Maven: only a JDK 25 (java), the class path and an MPI.
 #
-#   bench/run.sh [--suite quick|full|tiny] [--np N] [--hostfile FILE] [--out DIR] ... [-- LAUNCHER-ARGS]
+#   bench/run.sh [--suite quick|full|tiny] [--np N] [--hostfile FILE] [--launcher mpirun|srun] [--out DIR] ... [-- LAUNCHER-ARGS]
 #
 # See bench/README.md, or run with --help.
 set -euo pipefail
@@ -18,6 +18,9 @@ usage: bench/run.sh [options] [-- extra launcher arguments]
   --np N                    ranks (default 2)
   --hostfile FILE           run across the nodes of FILE (passed to mpirun --hostfile / mpiexec -f)
   --mpi openmpi|mpich       launcher family (default openmpi); mpich runs the mvapich backend
+  --launcher mpirun|srun    mpirun: the family's own launcher (default); srun: Slurm's srun, with
+                            --mpi=pmix for openmpi and --mpi=pmi2 for mpich, in the current allocation
+                            (or a new one: put srun's options such as -N 2 after --; --hostfile is not used)
   --backends LIST|all       Ferry backends to measure (default all: every available one)
   --mem LIST|auto           pageable,pinned,device (default auto: what this machine can do)
   --benchmarks LIST         latency,bw,bibw,bcast,allreduce,alltoall (default all)
@@ -44,7 +47,7 @@ environment: FERRY_JAVA_OPTS  extra JVM options for the ranks (e.g. -Djava.libra
 EOF
 }
 
-suite=quick np=2 limit=0 hostfile="" family=openmpi out="" java="" cp="" mpijar="" mpirun="" mpicc="" nativebin=""
+suite=quick np=2 limit=0 hostfile="" family=openmpi kind=mpirun out="" java="" cp="" mpijar="" mpirun="" mpicc="" nativebin=""
 run_java=1 run_native=1 report_only=0 over=auto
 pass=()       # options passed to BenchMain (and, for the C reference, through --print-native-args)
 extra=()      # extra launcher arguments
@@ -54,6 +57,7 @@ while [ $# -gt 0 ]; do
         --np|-np|-n) np=$2; shift 2 ;;
         --hostfile) hostfile=$2; shift 2 ;;
         --mpi) family=$2; shift 2 ;;
+        --launcher) kind=$2; shift 2 ;;
         --backends|--mem|--benchmarks|--sizes|--warmup|--iterations) pass+=("$1" "$2"); shift 2 ;;
         --time-limit) limit=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
@@ -74,6 +78,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 case "$family" in openmpi|mpich) ;; *) echo "run.sh: --mpi must be openmpi or mpich" >&2; exit 2 ;; esac
+case "$kind" in mpirun|srun) ;; *) echo "run.sh: --launcher must be mpirun or srun" >&2; exit 2 ;; esac
+if [ "$kind" = srun ] && [ -n "$hostfile" ]; then
+    echo "run.sh: --hostfile is for mpirun; under srun the nodes come from the allocation (or srun options after --, e.g. -N 2)" >&2; exit 2
+fi
 [ -n "$out" ] || out="$here/target/results/$suite-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -90,6 +98,8 @@ if [ -z "$java" ] || [ "$(java_major "$java" || echo 0)" -lt 25 ] 2>/dev/null; t
     exit 1
 fi
 [ -n "$mpirun" ] || { [ "$family" = mpich ] && mpirun=mpiexec.mpich || mpirun=mpirun; }
+# mpirun above stays the family's launcher (it finds the family's mpi.jar and mpicc); srun launches
+srun=""; [ "$kind" = srun ] && srun=${FERRY_SRUN:-srun}
 if [ -z "$mpicc" ]; then
     # the compiler wrapper of the launcher's own MPI, so that the C reference matches it
     # (Debian's plain mpicc follows the alternatives system, which may name the other MPI)
@@ -137,15 +147,33 @@ fi
 jopts=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Djmh.ignoreLock=true -Djava.awt.headless=true)
 # shellcheck disable=SC2206
 [ -n "${FERRY_JAVA_OPTS:-}" ] && jopts+=(${FERRY_JAVA_OPTS})
+if [ "$kind" = srun ] && [ "$family" = openmpi ] && [[ " ${FERRY_JAVA_OPTS:-} " != *" -Djava.library.path="* ]]; then
+    # mpirun puts Open MPI's libdir (libmpi_java.so) on java.library.path of the Java programs it starts; srun does not
+    # (the mpi.jar that scripts/setup builds finds it by itself; an Open MPI's own mpi.jar needs this)
+    ompilib=$(ompi_info --path libdir 2>/dev/null | sed 's/.*: *//' || true)
+    [ -n "$ompilib" ] && jopts+=("-Djava.library.path=$ompilib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}:/usr/java/packages/lib:/usr/lib64:/lib64:/lib:/usr/lib")
+fi
 
 # ---- the launcher --------------------------------------------------------------------------
 cores=$(nproc 2>/dev/null || echo 1)
 oversubscribed=0
-if [ "$over" = yes ] || { [ "$over" = auto ] && [ -z "$hostfile" ] && [ "$np" -gt "$cores" ]; }; then
+if [ "$over" = yes ] || { [ "$over" = auto ] && [ "$kind" = mpirun ] && [ -z "$hostfile" ] && [ "$np" -gt "$cores" ]; }; then
     oversubscribed=1
 fi
 launch=("$mpirun")
-if [ "$family" = openmpi ]; then
+if [ "$kind" = srun ]; then
+    # srun: the allocation's nodes; every variable of this environment reaches the ranks (--export=ALL)
+    launch=("$srun" "--mpi=$( [ "$family" = openmpi ] && echo pmix || echo pmi2 )" -n "$np")
+    [ "$over" = yes ] && launch+=(--overcommit)
+    if [ "$family" = openmpi ]; then
+        export OMPI_MCA_btl_base_warn_component_unused=${OMPI_MCA_btl_base_warn_component_unused:-0}
+        if [ -z "${OMPI_MCA_btl_vader_single_copy_mechanism:-}" ] && { [ -f /.dockerenv ] || [ -f /run/.containerenv ] || grep -qaE 'docker|containerd|kubepods|lxc' /proc/1/cgroup 2>/dev/null; }; then
+            export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl_sm_single_copy_mechanism=${OMPI_MCA_btl_sm_single_copy_mechanism:-none}
+        fi
+    fi
+    genv=()
+    fwd() { :; }
+elif [ "$family" = openmpi ]; then
     [ "$(id -u)" = 0 ] && launch+=(--allow-run-as-root)
     if [ "$oversubscribed" = 1 ]; then
         if "$mpirun" --version 2>&1 | grep -q -E 'Open MPI\)? 5|prte'; then launch+=(--map-by :OVERSUBSCRIBE)
@@ -175,13 +203,13 @@ if [ -n "${LD_LIBRARY_PATH:-}" ]; then fwd LD_LIBRARY_PATH; fi
 launch+=("${extra[@]}")
 # the launcher plus the environment it forwards (MPICH takes one -genvlist)
 launcher() {
-    if [ "$family" = mpich ] && [ "${#genv[@]}" -gt 0 ]; then
+    if [ "$kind" = mpirun ] && [ "$family" = mpich ] && [ "${#genv[@]}" -gt 0 ]; then
         local IFS=,
         echo "-genvlist" "${genv[*]}"
     fi
 }
 
-echo "[bench] suite $suite, $np ranks ($family, $mpirun$( [ -n "$hostfile" ] && echo ", hosts from $hostfile")); results in $out"
+echo "[bench] suite $suite, $np ranks ($family, ${srun:-$mpirun}$( [ -n "$srun" ] && echo " ${launch[1]}")$( [ -n "$hostfile" ] && echo ", hosts from $hostfile")); results in $out"
 if [ "$oversubscribed" = 1 ]; then
     echo "[bench] NOTE: $np ranks on $cores cores: oversubscribed; waiting ranks yield their core and latency is inflated"
 fi

@@ -7,6 +7,8 @@ import java.util.Locale;
  * Which MPI family's library this process may load: the launcher's, or for a singleton (no
  * launcher variables) the one named by {@code -Dferry.mpi=ompi|mpich}, else the one the requested
  * backend needs, else Open MPI when its mpi.jar is on the class path, else the MPICH family.
+ * Under a launcher that starts any family (Slurm's srun) {@code -Dferry.mpi} decides when given,
+ * else its PMI flavour: PMI-2 the MPICH family, PMIx Open MPI (when mpi.jar is on the class path).
  * Exactly one family is allowed, so that two MPI libraries never meet in one process.
  *
  * @param family the family allowed to load its library here
@@ -16,6 +18,9 @@ public record MpiFamilyChoice(Launch.Family family, String reason) {
 
     /** The choice for this process. */
     public static MpiFamilyChoice of(Launch launch) {
+        if (launch.family() != Launch.Family.NONE && launch.servesAnyFamily()) {
+            return anyFamilyLauncher(launch);
+        }
         if (launch.family() != Launch.Family.NONE) {
             return new MpiFamilyChoice(launch.family(), "launched by " + launch.describe());
         }
@@ -39,6 +44,32 @@ public record MpiFamilyChoice(Launch.Family family, String reason) {
             return new MpiFamilyChoice(Launch.Family.OPEN_MPI, "singleton; Open MPI's mpi.jar is on the class path (-Dferry.mpi=mpich to use MPICH)");
         } catch (ClassNotFoundException e) {
             return new MpiFamilyChoice(Launch.Family.MPICH, "singleton; no Open MPI mpi.jar on the class path");
+        }
+    }
+
+    /**
+     * srun (or another PMIx launcher) starts either family: {@code -Dferry.mpi} decides when given;
+     * else PMI-2 means the MPICH family, and PMIx means Open MPI when its mpi.jar is on the class
+     * path (an Open MPI can be used), else an MPICH-family library built for PMIx.
+     */
+    private static MpiFamilyChoice anyFamilyLauncher(Launch launch) {
+        String forced = Ferry.setting("ferry.mpi", null);
+        String by = "launched by " + launch.describe();
+        if (forced != null) {
+            return switch (forced.toLowerCase(Locale.ROOT)) {
+                case "ompi", "openmpi", "open-mpi" -> new MpiFamilyChoice(Launch.Family.OPEN_MPI, by + "; -Dferry.mpi=" + forced + " decides");
+                case "mpich", "mvapich" -> new MpiFamilyChoice(Launch.Family.MPICH, by + "; -Dferry.mpi=" + forced + " decides");
+                default -> throw new IllegalArgumentException("ferry.mpi='" + forced + "': expected ompi or mpich");
+            };
+        }
+        if (launch.family() == Launch.Family.MPICH) {
+            return new MpiFamilyChoice(Launch.Family.MPICH, by + "; PMI-2: the MPICH family (-Dferry.mpi=ompi overrides)");
+        }
+        try {
+            Class.forName("mpi.MPI", false, MpiFamilyChoice.class.getClassLoader());
+            return new MpiFamilyChoice(Launch.Family.OPEN_MPI, by + "; PMIx and Open MPI's mpi.jar on the class path: Open MPI (-Dferry.mpi=mpich overrides)");
+        } catch (ClassNotFoundException e) {
+            return new MpiFamilyChoice(Launch.Family.MPICH, by + "; PMIx but no Open MPI mpi.jar on the class path: an MPICH-family library built for PMIx (-Dferry.mpi=ompi overrides)");
         }
     }
 }

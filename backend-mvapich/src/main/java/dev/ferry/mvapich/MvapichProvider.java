@@ -53,8 +53,8 @@ public final class MvapichProvider implements TransportProvider {
         MpiFamilyChoice family = MpiFamilyChoice.of(context.launch());
         if (family.family() != Launch.Family.MPICH) {
             return Probe.unavailable(name(), "this process belongs to Open MPI (" + family.reason()
-                    + "); no MPICH-family library is loaded beside it: launch with MPICH's mpiexec (Hydra), MVAPICH2's mpirun_rsh "
-                    + "or Intel MPI's mpirun to use mvapich", null, Map.of("mpi family", family.reason()));
+                    + "); no MPICH-family library is loaded beside it: launch with MPICH's mpiexec (Hydra), MVAPICH2's mpirun_rsh, "
+                    + "Intel MPI's mpirun or srun --mpi=pmi2 to use mvapich", null, Map.of("mpi family", family.reason()));
         }
         if (MpiLibrary.request(MpiFamily.MPICH_ABI) != MpiFamily.MPICH_ABI) {
             return Probe.unavailable(name(), "this process already bound Open MPI through java.lang.foreign (backend ompi); "
@@ -65,7 +65,8 @@ public final class MvapichProvider implements TransportProvider {
             return Probe.unavailable(name(), missing.getMessage(), missing, Map.of("mpi family", family.reason()));
         }
         // CUDA first: the GPU is chosen from the local rank before MPI_Init, as CUDA-aware MPIs want
-        if (Cuda.isAvailable()) {
+        // (when the launcher gave none, after MPI_Init from MPI's shared-memory split)
+        if (Cuda.isAvailable() && context.launch().localRank() >= 0) {
             Cuda.defaultDevice();
         }
         MvapichRuntime rt;
@@ -76,6 +77,9 @@ public final class MvapichProvider implements TransportProvider {
             details.put("library", Mpi.library().path() + " (found by " + Mpi.library().how() + ")");
             details.put("mpi family", family.reason());
             return Probe.unavailable(name(), "MPI could not be initialized: " + e.getMessage(), e, details);
+        }
+        if (Cuda.isAvailable()) {
+            Cuda.defaultDevice();
         }
         Map<String, String> details = new LinkedHashMap<>();
         details.put("library", rt.version.name() + " at " + rt.library);
@@ -89,6 +93,7 @@ public final class MvapichProvider implements TransportProvider {
             details.put("workarounds", workarounds);
         }
         details.put("mpi family", family.reason());
+        details.put("node-local rank", dev.ferry.spi.NodeLocal.describe());
         details.put("symbols", rt.symbolScope);
         if (!NativeEnvironment.changes().isEmpty()) {
             details.put("environment", String.join(", ", NativeEnvironment.changes()));

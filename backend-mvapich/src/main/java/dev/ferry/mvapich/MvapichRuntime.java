@@ -82,6 +82,7 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         this.worldRank = s.int0();
         check("MPI_Comm_size(MPI_COMM_WORLD)", Mpi.commSize(Mpi.ABI.commWorld, s.int0));
         this.worldSize = s.int0();
+        Mpi.recordNodeSplit(worldRank);
         this.tagUpperBound = tagUpperBound();
         this.cuda = GpuSupport.ask(version, System.getenv());
         this.deviceReductionStaging = DeviceReductionStaging.decide(version, cuda.cudaAware());

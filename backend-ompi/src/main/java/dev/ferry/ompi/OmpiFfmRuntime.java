@@ -63,6 +63,7 @@ final class OmpiFfmRuntime implements MpiLifecycle.Binding {
         Mpi.check("MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)", Mpi.commSetErrhandler(Mpi.ABI.commWorld, Mpi.ABI.errorsReturn));
         Mpi.check("MPI_Comm_rank(MPI_COMM_WORLD)", Mpi.commRank(Mpi.ABI.commWorld, s.int0));
         this.worldRank = s.int0();
+        Mpi.recordNodeSplit(worldRank);
         Mpi.check("MPI_Comm_size(MPI_COMM_WORLD)", Mpi.commSize(Mpi.ABI.commWorld, s.int0));
         this.worldSize = s.int0();
         this.fullVersion = libraryVersion();

@@ -50,7 +50,7 @@ public final class OmpiProvider implements TransportProvider {
         MpiFamilyChoice family = MpiFamilyChoice.of(context.launch());
         if (family.family() != Launch.Family.OPEN_MPI) {
             return Probe.unavailable(name(), "this process belongs to the MPICH family (" + family.reason()
-                    + "); Open MPI is not loaded beside it: launch with Open MPI's mpirun to use ompi", null);
+                    + "); Open MPI is not loaded beside it: launch with Open MPI's mpirun (or srun --mpi=pmix) to use ompi", null);
         }
         if (MpiLibrary.request(MpiFamily.OPEN_MPI) != MpiFamily.OPEN_MPI) {
             return Probe.unavailable(name(), "this process already bound an MPICH-ABI library through java.lang.foreign (backend mvapich); "
@@ -64,7 +64,8 @@ public final class OmpiProvider implements TransportProvider {
         }
         this.path = choice.path();
         // CUDA first: the GPU is chosen from the local rank before MPI_Init, as CUDA-aware MPIs want
-        if (Cuda.isAvailable()) {
+        // (when the launcher gave none, after MPI_Init from MPI's shared-memory split)
+        if (Cuda.isAvailable() && context.launch().localRank() >= 0) {
             Cuda.defaultDevice();
         }
         Map<String, String> details = new LinkedHashMap<>();
@@ -77,14 +78,15 @@ public final class OmpiProvider implements TransportProvider {
                 return Probe.unavailable(name(), "Open MPI's mpi.jar is not on the class path (-Dferry.ompi.binding=java): add $(ompi_info --path libdir)/mpi.jar "
                         + "(Debian/Ubuntu ship none: ./ferry setup builds it from the matching source package), or use -Dferry.ompi.binding=ffm (needs no mpi.jar)", jar, details);
             }
+            // libmpi_java.so: mpirun puts Open MPI's libdir on java.library.path, srun does not
+            OmpiJavaLibrary.prepare().ifPresent(f -> details.put("libmpi_java", f));
             JarPath.Started rt;
             try {
                 rt = JarPath.load().start();
             } catch (FerryException | ReflectiveOperationException | LinkageError e) {
                 Throwable cause = e instanceof FerryException && e.getCause() != null ? e.getCause() : e;
                 String hint = cause instanceof LinkageError || cause instanceof ReflectiveOperationException
-                        ? "libmpi_java.so or mpi.jar could not be loaded (" + cause + "): install Open MPI's Java bindings (Debian: openmpi-bin) "
-                          + "or add $(ompi_info --path libdir) to LD_LIBRARY_PATH; the mpi.jar must match the loaded Open MPI; "
+                        ? OmpiJavaLibrary.explain(cause) + "; the mpi.jar must match the loaded Open MPI; "
                           + "or use -Dferry.ompi.binding=ffm (needs no mpi.jar)"
                         : "MPI_Init failed: " + cause.getMessage();
                 return Probe.unavailable(name(), hint, cause, details);
@@ -123,6 +125,7 @@ public final class OmpiProvider implements TransportProvider {
         details.put("large messages", Mpi.unavailabilityCause() == null ? LargeMessages.how() : "unavailable: " + Mpi.unavailabilityCause().getMessage());
         details.put("cuda-aware", (cuda.cudaAware() ? "yes" : "no") + " (" + cuda.explanation() + ")");
         details.put("mpi family", family.reason());
+        details.put("node-local rank", dev.ferry.spi.NodeLocal.describe());
         EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS, Capability.NONBLOCKING, Capability.COLLECTIVES);
         boolean direct = cuda.cudaAware() && Cuda.isAvailable();
         if (direct) {

@@ -56,6 +56,21 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
         Object ub = MPI.COMM_WORLD.getAttr(MPI.TAG_UB);
         this.tagUpperBound = ub instanceof Number n ? n.intValue() : 32767;
         this.worldRank = MPI.COMM_WORLD.getRank();
+        nodeSplit();
+    }
+
+    /** MPI's view of the node-local rank: the world split by shared memory ({@link dev.ferry.spi.NodeLocal}). */
+    private static void nodeSplit() {
+        try {
+            mpi.Intracomm node = MPI.COMM_WORLD.splitType(mpi.Comm.TYPE_SHARED, MPI.COMM_WORLD.getRank(), MPI.INFO_NULL);
+            try {
+                dev.ferry.spi.NodeLocal.record(node.getRank(), node.getSize(), dev.ferry.spi.Launch.detect());
+            } finally {
+                node.free();
+            }
+        } catch (MPIException | RuntimeException e) {
+            dev.ferry.spi.NodeLocal.failed("MPI_Comm_split_type failed: " + e.getMessage());
+        }
     }
 
     /** The runtime, initializing MPI on first call; throws with the original cause if that failed. */

@@ -108,6 +108,7 @@ public final class StagedProvider implements TransportProvider {
         }
         Map<String, String> details = new LinkedHashMap<>();
         details.put("inner", inner + " (" + chosen.reason() + ")");
+        details.put("node-local rank", dev.ferry.spi.NodeLocal.describe());
         details.putAll(s.describe());
         details.put("ipc", !s.ipc() ? "off (ferry.staged.ipc=false)" : !gpu ? "off (no CUDA)" : "on, cache of " + s.ipcCacheSize() + " mappings");
         details.put("peer access", gpu ? peerAccess() : "no CUDA");

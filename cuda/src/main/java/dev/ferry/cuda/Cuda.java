@@ -176,7 +176,10 @@ public final class Cuda {
         defaultDevice.makeCurrent();
     }
 
-    /** {@code ferry.device} if set, else local rank modulo {@code count} (0 when the local rank is unknown). */
+    /**
+     * {@code ferry.device} if set, else the node-local rank modulo {@code count}: the launcher's, else
+     * the one MPI's shared-memory split found ({@link dev.ferry.spi.NodeLocal}), else 0.
+     */
     static int selectOrdinal(Launch launch, int count) {
         String forced = Ferry.setting("ferry.device", null);
         if (forced != null) {
@@ -186,7 +189,7 @@ public final class Cuda {
                 throw new InvalidArgumentException("ferry.device='" + forced + "' is not a device ordinal");
             }
         }
-        int local = Math.max(launch.localRank(), 0);
+        int local = Math.max(dev.ferry.spi.NodeLocal.rank(launch), 0);
         return count == 0 ? 0 : local % count;
     }
 

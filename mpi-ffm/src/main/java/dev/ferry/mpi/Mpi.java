@@ -186,6 +186,7 @@ public final class Mpi {
     private static final MethodHandle COMM_SPLIT = B.required("MPI_Comm_split", "HIIA");
     private static final MethodHandle COMM_DUP = B.required("MPI_Comm_dup", "HA");
     private static final MethodHandle COMM_FREE = B.required("MPI_Comm_free", "A");
+    private static final MethodHandle COMM_SPLIT_TYPE = B.optional("MPI_Comm_split_type", "HIIHA");
     private static final MethodHandle TYPE_CONTIGUOUS = B.required("MPI_Type_contiguous", "IHA");
     private static final MethodHandle TYPE_CREATE_STRUCT = B.required("MPI_Type_create_struct", "IAAAA");
     private static final MethodHandle TYPE_COMMIT = B.required("MPI_Type_commit", "A");
@@ -631,6 +632,38 @@ public final class Mpi {
         } catch (Throwable t) {
             throw rethrow("MPI_Comm_dup", t);
         }
+    }
+
+    /** {@code MPI_Comm_split_type(comm, type, key, info, &newcomm)} (MPI-3); -1 when the library lacks it. */
+    public static int commSplitType(long a0, int a1, int a2, long a3, MemorySegment a4) {
+        if (COMM_SPLIT_TYPE == null) {
+            return -1;
+        }
+        try {
+            return (int) COMM_SPLIT_TYPE.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Comm_split_type", t);
+        }
+    }
+
+    /**
+     * MPI's view of the node-local rank after MPI_Init: the world split by shared memory, recorded
+     * in {@link dev.ferry.spi.NodeLocal} (which confirms the launcher's, or stands in for it).
+     */
+    public static void recordNodeSplit(int worldRank) {
+        Scratch s = scratch();
+        int rc = commSplitType(ABI.commWorld, ABI.commTypeShared, worldRank, ABI.infoNull, s.handle);
+        if (rc != ABI.success) {
+            dev.ferry.spi.NodeLocal.failed(rc < 0 ? "the library has no MPI_Comm_split_type" : "MPI_Comm_split_type failed with " + rc);
+            return;
+        }
+        long node = s.handle();
+        check("MPI_Comm_rank(node)", commRank(node, s.int0));
+        int rank = s.int0();
+        check("MPI_Comm_size(node)", commSize(node, s.int0));
+        dev.ferry.spi.NodeLocal.record(rank, s.int0(), dev.ferry.spi.Launch.detect());
+        s.handle(node);
+        check("MPI_Comm_free(node)", commFree(s.handle));
     }
 
     public static int commFree(MemorySegment a0) {

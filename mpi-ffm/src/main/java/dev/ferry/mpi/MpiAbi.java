@@ -19,6 +19,9 @@ public final class MpiAbi {
     public final int handleBytes;
 
     public final long commWorld;
+    /** MPI_INFO_NULL, and MPI_COMM_TYPE_SHARED (a plain value) for MPI_Comm_split_type. */
+    public final long infoNull;
+    public final int commTypeShared;
     public final long commNull;
     public final long requestNull;
     public final long errorsReturn;
@@ -71,6 +74,8 @@ public final class MpiAbi {
         boolean mpich = family == MpiFamily.MPICH_ABI;
         this.handleBytes = mpich ? MpichConstants.SIZEOF_MPI_COMM : OmpiConstants.SIZEOF_MPI_COMM;
         commWorld = handle.applyAsLong("MPI_COMM_WORLD");
+        infoNull = handle.applyAsLong("MPI_INFO_NULL");
+        commTypeShared = mpich ? MpichConstants.MPI_COMM_TYPE_SHARED : OmpiConstants.MPI_COMM_TYPE_SHARED;
         commNull = handle.applyAsLong("MPI_COMM_NULL");
         requestNull = handle.applyAsLong("MPI_REQUEST_NULL");
         errorsReturn = handle.applyAsLong("MPI_ERRORS_RETURN");

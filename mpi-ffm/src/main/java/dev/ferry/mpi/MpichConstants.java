@@ -34,6 +34,8 @@ public final class MpichConstants {
     public static final int MPI_FLOAT = 0x4c00040a;
     public static final int MPI_DOUBLE = 0x4c00080b;
     public static final int MPI_INT16_T = 0x4c000238;
+    public static final int MPI_INFO_NULL = 0x1c000000;
+    public static final int MPI_COMM_TYPE_SHARED = 1;
     public static final int MPI_SHORT_INT = 0x8c000003;
     public static final int MPI_2INT = 0x4c000816;
     public static final int MPI_LONG_INT = 0x8c000002;

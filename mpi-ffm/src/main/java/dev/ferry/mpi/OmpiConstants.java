@@ -42,6 +42,7 @@ public final class OmpiConstants {
     public static final int SIZEOF_MPI_COUNT = 8;
 
     /** {@code struct { int MPI_SOURCE; int MPI_TAG; int MPI_ERROR; int _cancelled; size_t _ucount; }}: 24 bytes. */
+    public static final int MPI_COMM_TYPE_SHARED = 0;
     public static final int SIZEOF_MPI_STATUS = 24;
     public static final int OFFSETOF_MPI_STATUS_MPI_SOURCE = 0;
     public static final int OFFSETOF_MPI_STATUS_MPI_TAG = 4;
@@ -50,6 +51,7 @@ public final class OmpiConstants {
     /** The exported object each predefined handle points at: macro name to symbol. */
     public static final java.util.Map<String, String> HANDLE_SYMBOLS = java.util.Map.ofEntries(
             java.util.Map.entry("MPI_COMM_WORLD", "ompi_mpi_comm_world"),
+            java.util.Map.entry("MPI_INFO_NULL", "ompi_mpi_info_null"),
             java.util.Map.entry("MPI_COMM_SELF", "ompi_mpi_comm_self"),
             java.util.Map.entry("MPI_COMM_NULL", "ompi_mpi_comm_null"),
             java.util.Map.entry("MPI_REQUEST_NULL", "ompi_request_null"),

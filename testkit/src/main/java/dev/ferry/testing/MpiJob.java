@@ -45,6 +45,7 @@ public final class MpiJob {
     private final List<String> launcherOptions = new ArrayList<>();
     private final List<String> jvmArgs = new ArrayList<>();
     private String launcher; // null: the family's (launcherPath)
+    private final List<String> launcherCommand = new ArrayList<>();
     private String mainClass = RankRunner.class.getName();
     private List<String> mainArgs;
     private long timeoutSeconds = Long.getLong("ferry.test.timeout", 600);
@@ -93,6 +94,15 @@ public final class MpiJob {
     /** Options for the launcher, put before the rank count (e.g. {@code --hostfile F}, {@code --mca btl tcp,self}). */
     public MpiJob launcherOptions(String... options) {
         launcherOptions.addAll(List.of(options));
+        return this;
+    }
+
+    /**
+     * Another launcher instead of the family's mpirun/mpiexec, e.g. {@code srun}: the words, then
+     * {@link #launcherOptions}, then {@code -n NP} (no family defaults such as --oversubscribe).
+     */
+    public MpiJob launcherCommand(String... words) {
+        launcherCommand.addAll(List.of(words));
         return this;
     }
 
@@ -186,7 +196,11 @@ public final class MpiJob {
     private List<String> launcher() {
         List<String> cmd = new ArrayList<>(launcherPrefix);
         boolean root = "root".equals(System.getProperty("user.name"));
-        if (family == Family.OPEN_MPI) {
+        if (!launcherCommand.isEmpty()) {
+            cmd.addAll(launcherCommand);
+            cmd.addAll(launcherOptions);
+            cmd.add("-n");
+        } else if (family == Family.OPEN_MPI) {
             cmd.add(launcher != null ? launcher : launcherPath(family));
             if (root) cmd.add("--allow-run-as-root");
             if (Boolean.parseBoolean(System.getProperty("ferry.test.oversubscribe", "true"))) cmd.add("--oversubscribe");
