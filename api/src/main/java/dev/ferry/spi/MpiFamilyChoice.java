@@ -49,8 +49,8 @@ public record MpiFamilyChoice(Launch.Family family, String reason) {
 
     /**
      * srun (or another PMIx launcher) starts either family: {@code -Dferry.mpi} decides when given;
-     * else PMI-2 means the MPICH family, and PMIx means Open MPI when its mpi.jar is on the class
-     * path (an Open MPI can be used), else an MPICH-family library built for PMIx.
+     * else PMI-2 means the MPICH family, and PMIx means Open MPI (whose own launcher speaks PMIx; an
+     * MPICH-family library built for PMIx needs {@code -Dferry.mpi=mpich}).
      */
     private static MpiFamilyChoice anyFamilyLauncher(Launch launch) {
         String forced = Ferry.setting("ferry.mpi", null);
@@ -65,11 +65,7 @@ public record MpiFamilyChoice(Launch.Family family, String reason) {
         if (launch.family() == Launch.Family.MPICH) {
             return new MpiFamilyChoice(Launch.Family.MPICH, by + "; PMI-2: the MPICH family (-Dferry.mpi=ompi overrides)");
         }
-        try {
-            Class.forName("mpi.MPI", false, MpiFamilyChoice.class.getClassLoader());
-            return new MpiFamilyChoice(Launch.Family.OPEN_MPI, by + "; PMIx and Open MPI's mpi.jar on the class path: Open MPI (-Dferry.mpi=mpich overrides)");
-        } catch (ClassNotFoundException e) {
-            return new MpiFamilyChoice(Launch.Family.MPICH, by + "; PMIx but no Open MPI mpi.jar on the class path: an MPICH-family library built for PMIx (-Dferry.mpi=ompi overrides)");
-        }
+        // Open MPI is PMIx's own MPI, and Ferry reaches it without mpi.jar (backend ompi's FFM path)
+        return new MpiFamilyChoice(Launch.Family.OPEN_MPI, by + "; PMIx: Open MPI (-Dferry.mpi=mpich overrides)");
     }
 }

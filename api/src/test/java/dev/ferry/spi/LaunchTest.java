@@ -163,10 +163,10 @@ class LaunchTest {
         pmix.put("PMIX_RANK", "3");
         Map<String, String> pmi2 = srunTask("pmi2");
         pmi2.put("PMI_FD", "11");
-        // api's test class path has no mpi.jar: PMIx then means an MPICH-family library built for PMIx
+        // PMIx: Open MPI, with or without mpi.jar (backend ompi's FFM path needs none)
         MpiFamilyChoice c = MpiFamilyChoice.of(Launch.detect(pmix));
-        assertEquals(Launch.Family.MPICH, c.family());
-        assertTrue(c.reason().contains("no Open MPI mpi.jar"), c.reason());
+        assertEquals(Launch.Family.OPEN_MPI, c.family());
+        assertTrue(c.reason().contains("PMIx: Open MPI"), c.reason());
         MpiFamilyChoice c2 = MpiFamilyChoice.of(Launch.detect(pmi2));
         assertEquals(Launch.Family.MPICH, c2.family());
         assertTrue(c2.reason().contains("PMI-2"), c2.reason());
