@@ -145,6 +145,9 @@ class MultiHostIT {
             // MPICH's netmod between hosts: UCX (Debian's ch4:ucx) or libfabric (ch4:ofi) would otherwise find the other
             // "host" on this machine's shared memory (they compare boot ids, not host names): TCP on fe0 only
             job.env("UCX_TLS", "tcp,self").env("UCX_NET_DEVICES", "fe0").env("FI_PROVIDER", "tcp").env("FI_TCP_IFACE", "fe0");
+            // a known defect of this MPI, not of Ferry: reported as a skipped MPI_Finalize with the reason, not as a pass
+            job.property("ferry.test.knownFinalizeHang", "MPICH 4.0.2 ch4:ucx over TCP between namespace hosts: in MPI_Finalize one rank's "
+                    + "UCX endpoint close waits for a peer that is already in the PMI barrier (docs/reliability.md)");
         }
         long[] before = new long[HOSTS + 1];
         for (int h = 1; h <= HOSTS; h++) before[h] = txBytes(h);
