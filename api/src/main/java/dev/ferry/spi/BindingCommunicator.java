@@ -350,6 +350,30 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         }
     }
 
+    /**
+     * {@code sendRecv} as a non-blocking send and this binding's blocking receive
+     * ({@link #mpiRecv}), for bindings whose receive matches the message first: a truncated
+     * message must not leave its sender waiting, as MPI_Sendrecv over some transports does. The
+     * send is completed whatever the receive does.
+     */
+    protected final Status sendThenReceive(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
+                                           Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
+        Request out = mpiIsend(sendBuffer, sendCount, sendType, dest, sendTag);
+        Status in;
+        try {
+            in = mpiRecv(recvBuffer, recvCount, recvType, source, recvTag);
+        } catch (RuntimeException e) {
+            try {
+                out.waitFor();
+            } catch (RuntimeException e2) {
+                e.addSuppressed(e2);
+            }
+            throw e;
+        }
+        out.waitFor();
+        return in;
+    }
+
     // ---- the binding: counts fit in an int, regions in maxPieceBytes ---------------------
 
     protected abstract void mpiSend(Region buffer, int count, DataType type, int dest, int tag);

@@ -195,17 +195,8 @@ final class OmpiCommunicator extends BindingCommunicator {
     @Override
     protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
                                  Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
-        // the send goes out first, the receive is matched as in recvMatched (a truncated message must not hang its sender)
-        Request out = mpiIsend(sendBuffer, sendCount, sendType, dest, sendTag);
-        Status in;
-        try {
-            in = recvMatched(recvBuffer, recvCount, recvType, source, recvTag);
-        } catch (RuntimeException e) {
-            out.waitFor();
-            throw e;
-        }
-        out.waitFor();
-        return in;
+        // the receive is matched first (mpiRecv, recvMatched): a truncated message must not hang its sender
+        return sendThenReceive(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);
     }
 
     @Override

@@ -169,21 +169,8 @@ public abstract class FfmCommunicator extends BindingCommunicator {
     @Override
     protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
                                  Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
-        // the send goes out first and the receive is matched as in mpiRecv: a truncated message must not hang its sender
-        Request out = mpiIsend(sendBuffer, sendCount, sendType, dest, sendTag);
-        Status in;
-        try {
-            in = mpiRecv(recvBuffer, recvCount, recvType, source, recvTag);
-        } catch (RuntimeException e) {
-            try {
-                out.waitFor();
-            } catch (RuntimeException e2) {
-                e.addSuppressed(e2);
-            }
-            throw e;
-        }
-        out.waitFor();
-        return in;
+        // the receive is matched first (mpiRecv): a truncated message must not hang its sender
+        return sendThenReceive(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);
     }
 
     // ---- collectives -------------------------------------------------------------------------
