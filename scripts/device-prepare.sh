@@ -94,6 +94,12 @@ done
 rm -rf "$D/c"; mkdir -p "$D/c"
 sh bench/src/main/c/build.sh "$D/c" mpicc.openmpi ferry-osu >/dev/null
 command -v mpicc.mpich >/dev/null && sh bench/src/main/c/build.sh "$D/c" mpicc.mpich ferry-osu-mpich >/dev/null
+# the smcuda probe in C (bench/experiments/smcuda-probe.c, device-run.sh step smcuda-c), against Open MPI's mpi.h and the CUDA runtime
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+if [ -f "$cuda_home/include/cuda_runtime.h" ]; then
+    mpicc.openmpi -O2 -I"$cuda_home/include" bench/experiments/smcuda-probe.c -L"$cuda_home/lib64" -lcudart -ldl -o "$D/c/smcuda-probe" \
+        || echo "device-prepare: smcuda-probe did not build (step smcuda-c will say so)" >&2
+fi
 # the NCCL reference (bench/src/main/c/nccl_ref.c), built against the wheel of scripts/install-nccl.sh; NCCL itself is
 # not carried (libnccl.so.2 is ~250 MB): the GPU machine's own is used (scripts/device-run.sh nccl finds it, or NCCL_LIB)
 [ -f "$REPO/.ferry/wheels/nccl/nvidia/nccl/lib/libnccl.so.2" ] && sh bench/src/main/c/build-nccl.sh "$D/c" >/dev/null

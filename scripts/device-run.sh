@@ -2,7 +2,8 @@
 # Usage (on the GPU machine, from the repository root, after scripts/device-prepare.sh here):
 #   scripts/device-run.sh STEP...        steps: info conformance ompi-bindings mvapich mvapich-1gpu staged-check
 #                                        conformance-staged staged-check-sys staged-check-pool staged-pipeline
-#                                        demo bench bench-mpich nccl nccl-bench
+#                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
+#                                        smcuda smcuda-c ordering-cost
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
 #                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS; MPS=1 runs the
 #                                        steps under a CUDA MPS daemon, for ranks that share one GPU)
@@ -194,6 +195,27 @@ smcuda_rows() {
 step_smcuda() {
     conformance_table "Open MPI smcuda with addresses that repeat (2 ranks on GPU 0)" smcuda_rows
     md "Messages of Open MPI's CUDA path seen in those runs:"; md ""; md '```'; cat "$W/logs/smcuda-messages.txt" >> "$SUMMARY"; md '```'; md ""
+}
+
+# the same crash looked for in C without Ferry (bench/experiments/smcuda-probe.c, built by device-prepare.sh)
+# under the CUDA-aware Open MPI: addresses that repeat, and small exchanges after a truncated device message
+step_smcuda-c() {
+    md "## Open MPI smcuda in C (bench/experiments/smcuda-probe.c), 2 ranks on GPU 0"; md ""
+    mpi_env cuda
+    # built on the build machine by device-prepare.sh (Open MPI's mpi.h; the kit has no headers), libmpi.so.40 of the kit here
+    local bin=$D/c/smcuda-probe
+    [ -x "$bin" ] || { md "skipped: .device/c/smcuda-probe not built (scripts/device-prepare.sh)"; md ""; return; }
+    md "| phase | MCA | exit | rank 0 says | Open MPI's CUDA messages |"; md "|---|---|---|---|---|"
+    local phase mca first
+    for first in "" cuda-first; do for phase in ${SMCUDA_PHASES:-realloc truncate ctx-own ctx-other free-pending}; do
+        for mca in "" "--mca btl_smcuda_use_cuda_ipc 0"; do
+            local log=$W/logs/smcuda-c-$phase-${first}-${mca:+ipcoff}.log
+            timeout 90 "${LAUNCH[@]}" $mca -np 2 "$bin" "$phase" $first > "$log" 2>&1
+            local rc=$?
+            md "| $phase $first | ${mca:-default} | $rc | $(grep -a -E "(realloc|truncate|ctx-own|ctx-other|free-pending).* (ok|FAIL)|rank [01]:" "$log" | tr '\n' ' ' | cut -c1-300) | $(grep -a -c -i -E "cuMemHostRegister|cuMemcpyAsync|rgpusm|SIGSEGV|Failed to register" "$log") lines: $(grep -a -i -o -E "cuMemHostRegister[^,]*|cuMemcpyAsync[^)]*\)[^.]*|rgpusm[a-z_]*|SIGSEGV|Failed to register[^,]*" "$log" | sort | uniq -c | tr '\n' ';' | cut -c1-300) |"
+        done
+    done; done
+    md ""
 }
 
 # what the device ordering contract costs: DeviceSupport.enter + close with nothing queued, the cost

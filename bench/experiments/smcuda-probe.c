@@ -1,0 +1,188 @@
+/* The Open MPI smcuda crash of issue #14 (SIGSEGV in mca_rcache_rgpusm_register inside MPI_Wait),
+ * looked for in C, without Ferry: two ranks on one GPU (CUDA MPS), CUDA-aware Open MPI.
+ *
+ *   smcuda-probe realloc    device buffers allocated and freed around every exchange (addresses
+ *                           repeat, sizes vary 8 B .. 1 MiB), 400 iterations, every byte checked
+ *   smcuda-probe truncate   a device message received with a shorter count (MPI_ERR_TRUNCATE,
+ *                           errors returned), then 200 small device exchanges as in the report
+ *
+ *   smcuda-probe ctx-own    the exchanges of "realloc" with a context of the program's own
+ *                           (cuCtxCreate) current, the buffers allocated in it
+ *   smcuda-probe ctx-other  the same context current, the buffers in the device's primary context
+ *   smcuda-probe free-pending  what Ferry did before buffer lifetimes: the sender's device buffer
+ *                           freed while its MPI_Isend is pending (the receiver posts late), then
+ *                           small exchanges
+ *   smcuda-probe PHASE cuda-first   the same with the CUDA context made current before MPI_Init
+ *                           (as a Java rank with Ferry's device support does)
+ *
+ * Build: mpicc -O2 -I$CUDA/include smcuda-probe.c -L$CUDA/lib64 -lcudart -ldl -o smcuda-probe
+ * Each phase ends with "PHASE ok" or "PHASE FAIL ..." on rank 0; a phase that does not finish in
+ * 30 s prints "PHASE HANG at STEP" and exits 3. */
+#include <mpi.h>
+#include <cuda.h>
+#include <dlfcn.h>
+#include <cuda_runtime.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *phase = "?";
+static volatile const char *step = "start";
+static int rank;
+static CUresult (*cuCtxSetCurrent_fn)(CUcontext);
+#define cuCtxSetCurrent(c) cuCtxSetCurrent_fn(c)
+
+static void on_alarm(int sig) {
+    (void) sig;
+    char msg[256];
+    int n = snprintf(msg, sizeof msg, "rank %d: %s HANG at %s\n", rank, phase, step);
+    write(2, msg, n);
+    _exit(3);
+}
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "rank %d: %s failed: %s (%s)\n", rank, #x, cudaGetErrorString(e_), step); exit(2); } } while (0)
+
+static void fill(unsigned char *h, size_t n, int seed) { for (size_t i = 0; i < n; i++) h[i] = (unsigned char) (i * 131 + seed * 7); }
+
+/* rank 0 sends n bytes of pattern seed to rank 1, rank 1 checks: returns wrong bytes (rank 1) */
+static long exchange(size_t n, int seed, unsigned char *host) {
+    void *d;
+    long bad = 0;
+    step = "cudaMalloc"; CK(cudaMalloc(&d, n));
+    MPI_Request r;
+    if (rank == 0) {
+        fill(host, n, seed);
+        step = "cudaMemcpy H2D"; CK(cudaMemcpy(d, host, n, cudaMemcpyHostToDevice));
+        step = "MPI_Isend"; MPI_Isend(d, (int) n, MPI_BYTE, 1, seed, MPI_COMM_WORLD, &r);
+        step = "MPI_Wait send"; MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+        step = "cudaMemset"; CK(cudaMemset(d, 0xEE, n));
+        step = "MPI_Irecv"; MPI_Irecv(d, (int) n, MPI_BYTE, 0, seed, MPI_COMM_WORLD, &r);
+        step = "MPI_Wait recv"; MPI_Wait(&r, MPI_STATUS_IGNORE);
+        step = "cudaMemcpy D2H"; CK(cudaMemcpy(host, d, n, cudaMemcpyDeviceToHost));
+        unsigned char *want = malloc(n);
+        fill(want, n, seed);
+        for (size_t i = 0; i < n; i++) bad += host[i] != want[i];
+        free(want);
+    }
+    step = "cudaFree"; CK(cudaFree(d));
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    phase = argc > 1 ? argv[1] : "realloc";
+    signal(SIGALRM, on_alarm);
+    alarm(30);
+    int cuda_first = argc > 2 && strcmp(argv[2], "cuda-first") == 0;
+    if (cuda_first) {
+        step = "cudaFree(0) before MPI_Init"; CK(cudaSetDevice(0)); CK(cudaFree(0));
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CK(cudaSetDevice(0));
+    unsigned char *host = malloc(1 << 20);
+    long bad = 0;
+    if (strcmp(phase, "realloc") == 0) {
+        for (int it = 0; it < 400; it++) bad += exchange((size_t) 8 << (it % 18), it, host);
+    } else if (strcmp(phase, "free-pending") == 0) {
+        for (int it = 0; it < 20; it++) {
+            size_t n = it % 2 ? 400 : 100003;
+            void *d;
+            MPI_Request r;
+            step = "cudaMalloc"; CK(cudaMalloc(&d, n));
+            if (rank == 0) {
+                step = "MPI_Isend then cudaFree";
+                MPI_Isend(d, (int) n, MPI_BYTE, 1, 1000 + it, MPI_COMM_WORLD, &r);
+                CK(cudaFree(d));
+                step = "MPI_Wait on freed memory";
+                int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+                if (rc != MPI_SUCCESS) printf("rank 0: MPI_Wait on freed memory returned %d at %d\n", rc, it);
+            } else {
+                usleep(20000);
+                step = "MPI_Recv of freed memory";
+                MPI_Recv(d, (int) n, MPI_BYTE, 0, 1000 + it, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                CK(cudaFree(d));
+            }
+            bad += exchange(400, it, host);
+        }
+    } else if (strncmp(phase, "ctx-", 4) == 0) {
+        /* a context of the program's own, current during the MPI calls: with ctx-own the buffers are
+         * allocated in it (exchange() runs with it current), with ctx-other in the primary context */
+        /* the driver API through dlsym: no libcuda.so to link against on the build machine */
+        void *cu = dlopen("libcuda.so.1", RTLD_NOW);
+        if (!cu) { fprintf(stderr, "rank %d: dlopen libcuda.so.1: %s\n", rank, dlerror()); exit(2); }
+        CUresult (*deviceGet)(CUdevice *, int) = (CUresult (*)(CUdevice *, int)) dlsym(cu, "cuDeviceGet");
+        CUresult (*retain)(CUcontext *, CUdevice) = (CUresult (*)(CUcontext *, CUdevice)) dlsym(cu, "cuDevicePrimaryCtxRetain");
+        CUresult (*create)(CUcontext *, unsigned, CUdevice) = (CUresult (*)(CUcontext *, unsigned, CUdevice)) dlsym(cu, "cuCtxCreate_v2");
+        cuCtxSetCurrent_fn = (CUresult (*)(CUcontext)) dlsym(cu, "cuCtxSetCurrent");
+        CUdevice dev;
+        CUcontext mine, primary;
+        step = "cuDeviceGet"; if (deviceGet(&dev, 0) != CUDA_SUCCESS) { fprintf(stderr, "cuDeviceGet failed\n"); exit(2); }
+        step = "cuDevicePrimaryCtxRetain"; retain(&primary, dev);
+        step = "cuCtxCreate";
+        CUresult cr = create(&mine, 0, dev);
+        if (cr != CUDA_SUCCESS) { fprintf(stderr, "rank %d: cuCtxCreate failed: %d\n", rank, (int) cr); exit(2); }
+        int other = strcmp(phase, "ctx-other") == 0;
+        for (int it = 0; it < 200; it++) {
+            size_t n = it % 2 ? 400 : (size_t) 8 << (it % 18);
+            if (other) {
+                void *d;
+                cuCtxSetCurrent(primary);
+                step = "cudaMalloc (primary)"; CK(cudaMalloc(&d, n));
+                if (rank == 0) { fill(host, n, it); CK(cudaMemcpy(d, host, n, cudaMemcpyHostToDevice)); } else CK(cudaMemset(d, 0xEE, n));
+                CK(cudaDeviceSynchronize());
+                cuCtxSetCurrent(mine);
+                MPI_Request r;
+                step = rank == 0 ? "MPI_Isend (own context current)" : "MPI_Irecv (own context current)";
+                if (rank == 0) MPI_Isend(d, (int) n, MPI_BYTE, 1, it, MPI_COMM_WORLD, &r); else MPI_Irecv(d, (int) n, MPI_BYTE, 0, it, MPI_COMM_WORLD, &r);
+                int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+                if (rc != MPI_SUCCESS) { fprintf(stderr, "rank %d: MPI_Wait returned %d at %d\n", rank, rc, it); bad++; }
+                cuCtxSetCurrent(primary);
+                if (rank == 1) {
+                    CK(cudaMemcpy(host, d, n, cudaMemcpyDeviceToHost));
+                    unsigned char *want = malloc(n); fill(want, n, it);
+                    for (size_t i = 0; i < n; i++) bad += host[i] != want[i];
+                    free(want);
+                }
+                CK(cudaFree(d));
+            } else {
+                cuCtxSetCurrent(mine);
+                bad += exchange(n, it, host);
+            }
+        }
+        cuCtxSetCurrent(primary);
+    } else {
+        void *d;
+        size_t n = 100003;
+        step = "cudaMalloc big"; CK(cudaMalloc(&d, n));
+        int rc = MPI_SUCCESS;
+        MPI_Request r;
+        if (rank == 0) {
+            step = "MPI_Isend 100003";
+            MPI_Isend(d, (int) n, MPI_BYTE, 1, 7, MPI_COMM_WORLD, &r);
+            /* the send may never complete after the receiver's truncation: poll 5 s, then go on */
+            int done = 0;
+            double t0 = MPI_Wtime();
+            step = "MPI_Test truncated send";
+            while (!done && MPI_Wtime() - t0 < 5) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+            printf("rank 0: the truncated send %s\n", done ? "completed" : "did not complete within 5 s");
+        } else {
+            step = "MPI_Recv 50001";
+            rc = MPI_Recv(d, 50001, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            int cls; MPI_Error_class(rc, &cls);
+            printf("rank 1: truncated receive returned class %d (MPI_ERR_TRUNCATE=%d)\n", cls, MPI_ERR_TRUNCATE);
+        }
+        fflush(stdout);
+        for (int it = 0; it < 200; it++) bad += exchange(400, it, host);
+    }
+    long total = 0;
+    step = "MPI_Reduce";
+    MPI_Reduce(&bad, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf("%s%s %s (%ld wrong bytes)\n", phase, cuda_first ? " cuda-first" : "", total == 0 ? "ok" : "FAIL", total);
+    step = "MPI_Finalize";
+    MPI_Finalize();
+    return 0;
+}
