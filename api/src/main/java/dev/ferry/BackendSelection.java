@@ -28,24 +28,48 @@ final class BackendSelection implements OpenContext {
     private final Map<String, TransportProvider> providers = new LinkedHashMap<>();
     private final Map<String, Probe> probes = new LinkedHashMap<>();
     private final Set<String> probing = new HashSet<>();
-    private final Launch launch = Launch.detect();
+    private final Launch launch;
+    private final List<Probe> duplicates = new ArrayList<>();
+    /** The provider whose probe or open is running (for its dependsOn), or null. */
+    private TransportProvider asking;
     private final Set<TransportProvider> opened = new HashSet<>();
     private final List<Throwable> loadFailures = new ArrayList<>();
     private Probe self;
 
-    BackendSelection() {
+    /** The providers on the class path ({@link ServiceLoader}), in class-path order. */
+    static BackendSelection discover() {
+        List<TransportProvider> found = new ArrayList<>();
+        List<Throwable> failures = new ArrayList<>();
         Iterator<TransportProvider> it = ServiceLoader.load(TransportProvider.class, BackendSelection.class.getClassLoader()).iterator();
         while (true) {
             try {
                 if (!it.hasNext()) {
                     break;
                 }
-                TransportProvider p = it.next();
-                providers.putIfAbsent(p.name().toLowerCase(Locale.ROOT), p);
+                found.add(it.next());
             } catch (ServiceConfigurationError | LinkageError e) {
                 // a provider whose class cannot even load (a missing jar it links against): keep the
                 // reason for the report instead of failing every backend
-                loadFailures.add(e);
+                failures.add(e);
+            }
+        }
+        return new BackendSelection(found, failures, Launch.detect());
+    }
+
+    /**
+     * A selection over {@code candidates}, in that order. Of two providers with one name (case
+     * ignored), the first is used and the other is reported as a duplicate; {@code loadFailures}
+     * are providers that could not be loaded, shown in the report.
+     */
+    BackendSelection(List<? extends TransportProvider> candidates, List<Throwable> loadFailures, Launch launch) {
+        this.launch = launch;
+        this.loadFailures.addAll(loadFailures);
+        for (TransportProvider p : candidates) {
+            String name = p.name().toLowerCase(Locale.ROOT);
+            TransportProvider first = providers.putIfAbsent(name, p);
+            if (first != null) {
+                duplicates.add(Probe.unavailable(name + " (duplicate)", "two providers are named " + name + ": " + first.getClass().getName()
+                        + " (used) and " + p.getClass().getName() + " (ignored); remove one of their jars from the class path", null));
             }
         }
     }
@@ -65,12 +89,17 @@ final class BackendSelection implements OpenContext {
 
     synchronized SelectionReport report(String requested, String source) {
         for (String name : providers.keySet()) {
+            // dependencies first: a decorator's probe finds the probes of what it wraps ready
+            for (String dep : providers.get(name).dependsOn()) {
+                probe(dep.toLowerCase(Locale.ROOT));
+            }
             probe(name);
         }
         List<Probe> all = new ArrayList<>();
         for (String name : providers.keySet()) {
             all.add(probes.get(name));
         }
+        all.addAll(duplicates);
         for (Throwable e : loadFailures) {
             all.add(Probe.unavailable("(unloadable)", "a provider on the class path could not be loaded: " + e
                     + (e.getCause() != null ? " caused by " + e.getCause() : ""), e));
@@ -115,26 +144,45 @@ final class BackendSelection implements OpenContext {
 
     @Override
     public synchronized Probe probe(String name) {
-        Probe p = probes.get(name);
+        String key = name.toLowerCase(Locale.ROOT);
+        if (asking != null && !declares(asking, key)) {
+            // a provider may only build on what it declares: the report probes those first
+            throw new IllegalStateException("backend " + asking.name() + " asked about backend " + key + ", which its dependsOn() "
+                    + asking.dependsOn() + " does not name: add it there");
+        }
+        Probe p = probes.get(key);
         if (p != null) {
             return p;
         }
-        TransportProvider provider = providers.get(name);
+        TransportProvider provider = providers.get(key);
         if (provider == null) {
-            return Probe.unavailable(name, "no provider named " + name + " on the class path", null);
+            return Probe.unavailable(key, "no provider named " + key + " on the class path", null);
         }
-        if (!probing.add(name)) {
-            return Probe.unavailable(name, "probe cycle through " + name, null);
+        if (!probing.add(key)) {
+            return Probe.unavailable(key, "probe cycle through " + key, null);
         }
+        TransportProvider outer = asking;
+        asking = provider;
         try {
             p = provider.probe(this);
+            if (p == null) {
+                p = Probe.unavailable(key, "probe of " + provider.getClass().getName() + " returned null", null);
+            }
         } catch (RuntimeException | LinkageError e) {
-            p = Probe.unavailable(name, "probe failed: " + e, e);
+            p = Probe.unavailable(key, "probe failed: " + e, e);
         } finally {
-            probing.remove(name);
+            asking = outer;
+            probing.remove(key);
         }
-        probes.put(name, p);
+        probes.put(key, p);
         return p;
+    }
+
+    private static boolean declares(TransportProvider p, String name) {
+        for (String d : p.dependsOn()) {
+            if (d.equalsIgnoreCase(name)) return true;
+        }
+        return false;
     }
 
     @Override
@@ -149,19 +197,23 @@ final class BackendSelection implements OpenContext {
 
     @Override
     public synchronized Communicator open(String name) {
-        TransportProvider provider = providers.get(name);
-        Probe p = probe(name);
+        String key = name.toLowerCase(Locale.ROOT);
+        TransportProvider provider = providers.get(key);
+        Probe p = probe(key);
         if (provider == null || !p.isAvailable()) {
-            throw new FerryException("cannot open backend " + name + ": " + p.reason(), p.unavailabilityCause());
+            throw new FerryException("cannot open backend " + key + ": " + p.reason(), p.unavailabilityCause());
         }
         Probe outer = self;
+        TransportProvider outerAsking = asking;
         self = p;
+        asking = provider;
         try {
             Communicator c = provider.open(this);
             opened.add(provider);
             return c;
         } finally {
             self = outer;
+            asking = outerAsking;
         }
     }
 

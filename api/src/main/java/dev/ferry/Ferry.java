@@ -75,7 +75,7 @@ public final class Ferry {
 
     private static BackendSelection selection() {
         if (selection == null) {
-            selection = new BackendSelection();
+            selection = BackendSelection.discover();
         }
         return selection;
     }

@@ -8,10 +8,6 @@ public enum Capability {
     CUDA_DEVICE_BUFFERS,
     /** Device memory handed straight to a CUDA-aware MPI (no staging by Ferry). */
     CUDA_AWARE_MPI,
-    /** isend/irecv. */
-    NONBLOCKING,
-    /** barrier, broadcast, scatter, gather, allGather, reduce, allReduce, allToAll. */
-    COLLECTIVES,
     /** Device-to-device copies between ranks of one node through CUDA IPC handles. */
     CUDA_IPC
 }

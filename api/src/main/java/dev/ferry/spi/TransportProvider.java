@@ -14,10 +14,10 @@ public interface TransportProvider {
     /** Short name used by {@code -Dferry.backend}: {@code ompi}, {@code mvapich}, {@code staged}. */
     String name();
 
-    /** One line for the report. */
-    String description();
-
-    /** Names of providers this one may ask about in its probe (decorators); probed first. */
+    /**
+     * Names of the providers this one builds on (decorators): the only names its probe and open may
+     * pass to {@link ProbeContext#probe} and {@link OpenContext#open}; they are probed first.
+     */
     default java.util.List<String> dependsOn() {
         return java.util.List.of();
     }

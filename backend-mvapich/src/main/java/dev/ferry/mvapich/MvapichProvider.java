@@ -44,11 +44,6 @@ public final class MvapichProvider implements TransportProvider {
     }
 
     @Override
-    public String description() {
-        return "MVAPICH2 / MPICH / Intel MPI / Cray MPICH (MPICH ABI) through java.lang.foreign; device buffers direct when the library is CUDA-aware";
-    }
-
-    @Override
     public Probe probe(ProbeContext context) {
         MpiFamilyChoice family = MpiFamilyChoice.of(context.launch());
         if (family.family() != Launch.Family.MPICH) {
@@ -98,7 +93,7 @@ public final class MvapichProvider implements TransportProvider {
         if (!NativeEnvironment.changes().isEmpty()) {
             details.put("environment", String.join(", ", NativeEnvironment.changes()));
         }
-        EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS, Capability.NONBLOCKING, Capability.COLLECTIVES);
+        EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS);
         if (rt.sharedGpu != null) {
             details.put("device buffers", "refused: " + rt.sharedGpu);
         }

@@ -55,11 +55,6 @@ public final class NcclProvider implements TransportProvider {
     }
 
     @Override
-    public String description() {
-        return "NVIDIA NCCL (java.lang.foreign) for device collectives, over the launched MPI backend for everything else";
-    }
-
-    @Override
     public List<String> dependsOn() {
         return INNER;
     }
@@ -145,7 +140,7 @@ public final class NcclProvider implements TransportProvider {
             inners.forEach((n, p) -> why.append(' ').append(n).append(": ").append(p == null ? "?" : p.reason()).append(';'));
             return Probe.unavailable("nccl", why.toString(), null, details);
         }
-        EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS, Capability.NONBLOCKING, Capability.COLLECTIVES, Capability.CUDA_DEVICE_BUFFERS);
+        EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_DEVICE_BUFFERS);
         if (innerProbe.has(Capability.CUDA_AWARE_MPI)) caps.add(Capability.CUDA_AWARE_MPI);
         if (innerProbe.has(Capability.CUDA_IPC)) caps.add(Capability.CUDA_IPC);
         String reason = "NCCL " + Nccl.version() + " for device collectives, " + inner + " for everything else ("

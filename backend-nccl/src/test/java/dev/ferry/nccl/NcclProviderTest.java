@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class NcclProviderTest {
 
     static Probe host(String name) {
-        return Probe.available(name, 20, EnumSet.of(Capability.HOST_BUFFERS, Capability.COLLECTIVES), name + " host buffers only", Map.of());
+        return Probe.available(name, 20, EnumSet.of(Capability.HOST_BUFFERS), name + " host buffers only", Map.of());
     }
 
     static Probe cudaAware(String name) {
@@ -166,7 +166,7 @@ class NcclProviderTest {
         assertTrue(p.isAvailable());
         assertEquals(110, p.priority());
         assertTrue(p.priority() > 100 && p.priority() > 60, "above CUDA-aware MPIs and staged");
-        assertTrue(p.has(Capability.CUDA_DEVICE_BUFFERS) && p.has(Capability.CUDA_AWARE_MPI) && p.has(Capability.COLLECTIVES));
+        assertTrue(p.has(Capability.CUDA_DEVICE_BUFFERS) && p.has(Capability.CUDA_AWARE_MPI));
         assertTrue(p.reason().contains("NCCL " + Nccl.version()) && p.reason().contains("ompi for everything else"), p.reason());
     }
 

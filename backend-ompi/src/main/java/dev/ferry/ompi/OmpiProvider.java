@@ -41,11 +41,6 @@ public final class OmpiProvider implements TransportProvider {
     }
 
     @Override
-    public String description() {
-        return "Open MPI through java.lang.foreign or mpi.jar (ferry.ompi.binding); device buffers direct when Open MPI is CUDA-aware";
-    }
-
-    @Override
     public Probe probe(ProbeContext context) {
         MpiFamilyChoice family = MpiFamilyChoice.of(context.launch());
         if (family.family() != Launch.Family.OPEN_MPI) {
@@ -126,7 +121,7 @@ public final class OmpiProvider implements TransportProvider {
         details.put("cuda-aware", (cuda.cudaAware() ? "yes" : "no") + " (" + cuda.explanation() + ")");
         details.put("mpi family", family.reason());
         details.put("node-local rank", dev.ferry.spi.NodeLocal.describe());
-        EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS, Capability.NONBLOCKING, Capability.COLLECTIVES);
+        EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS);
         boolean direct = cuda.cudaAware() && Cuda.isAvailable();
         if (direct) {
             caps.add(Capability.CUDA_DEVICE_BUFFERS);

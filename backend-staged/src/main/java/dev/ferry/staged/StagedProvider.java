@@ -43,11 +43,6 @@ public final class StagedProvider implements TransportProvider {
     }
 
     @Override
-    public String description() {
-        return "device buffers staged through pinned host memory (pipelined) or CUDA IPC, over a host MPI backend";
-    }
-
-    @Override
     public List<String> dependsOn() {
         return INNER;
     }
@@ -99,7 +94,7 @@ public final class StagedProvider implements TransportProvider {
 
         boolean gpu = Cuda.isAvailable();
         boolean ipc = gpu && s.ipc() && Cuda.deviceCount() >= 1;
-        EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS, Capability.NONBLOCKING, Capability.COLLECTIVES);
+        EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS);
         if (gpu) {
             caps.add(Capability.CUDA_DEVICE_BUFFERS);
         }
