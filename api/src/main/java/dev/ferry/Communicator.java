@@ -137,6 +137,46 @@ public interface Communicator extends AutoCloseable {
      */
     void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
 
+    // ---- non-blocking collectives ----------------------------------------------------------
+    //
+    // Each starts the collective of the same name and returns at once; its Request completes when
+    // the collective has completed on this rank (waitFor, test, Request.waitAll). The arguments are
+    // checked as in the blocking form before anything starts, and the buffers follow the rules of
+    // isend/irecv: not written (sent data) or read (received data) until the request completes;
+    // closing them meanwhile is safe. Device work submitted before the call completes before the
+    // collective reads the buffers. All collectives of a communicator, blocking and non-blocking,
+    // must be started by every rank in the same order; several may be in flight at once. A started
+    // collective progresses without further calls (it runs on a thread of Ferry's, on a duplicate
+    // of this communicator made by the first non-blocking collective, which is therefore a
+    // collective call like duplicate()); it needs ThreadLevel.MULTIPLE, else ThreadingException.
+    // close() waits for the communicator's started collectives. The Status of their requests
+    // carries no information (ANY_SOURCE, ANY_TAG, 0 bytes). A failure (an MpiException, the
+    // watchdog) is thrown by waitFor or test, as the blocking form would throw it.
+
+    /** Non-blocking {@link #barrier()}: the request completes once every rank has started it. */
+    Request ibarrier();
+
+    /** Non-blocking {@link #broadcast}; see the rules above. */
+    Request ibroadcast(Buffer buffer, long count, DataType type, int root);
+
+    /** Non-blocking {@link #scatter}; see the rules above. */
+    Request iscatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root);
+
+    /** Non-blocking {@link #gather}; see the rules above. */
+    Request igather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root);
+
+    /** Non-blocking {@link #allGather}; see the rules above. */
+    Request iallGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
+
+    /** Non-blocking {@link #reduce}; see the rules above. */
+    Request ireduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root);
+
+    /** Non-blocking {@link #allReduce}; see the rules above. */
+    Request iallReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
+
+    /** Non-blocking {@link #allToAll}; see the rules above. */
+    Request iallToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
+
     // ---- communicators -------------------------------------------------------------------
 
     /**

@@ -15,6 +15,7 @@ import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.ThreadLevel;
+import dev.ferry.ThreadingException;
 import dev.ferry.UnsupportedBufferException;
 import dev.ferry.spi.CallTracker.Op;
 import java.lang.invoke.MethodHandles;
@@ -53,6 +54,7 @@ public abstract class AbstractCommunicator implements Communicator {
     private final int maxTag;
     private final ThreadLevel threadLevel;
     private volatile boolean closed;
+    private volatile CollectiveLane lane; // made by the first non-blocking collective
     @SuppressWarnings("unused") // through COLLECTIVE_OWNER
     private volatile Thread collectiveOwner;
 
@@ -171,6 +173,7 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     // ---- collectives ---------------------------------------------------------------------
+    // each collective's checks are written once (check*) and serve its blocking and non-blocking forms
 
     @Override
     public final void barrier() {
@@ -182,13 +185,23 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     @Override
-    public final void broadcast(Buffer buffer, long count, DataType type, int root) {
-        ensureOpen("broadcast");
-        checkData("broadcast", "buffer", buffer, count, type, 1);
-        checkPeer("broadcast", "root", root, false);
+    public final Request ibarrier() {
+        ensureOpen("ibarrier");
+        return nonBlocking(Op.IBARRIER, -2, -1, null, Communicator::barrier);
+    }
+
+    private void checkBroadcast(String op, Buffer buffer, long count, DataType type, int root) {
+        ensureOpen(op);
+        checkData(op, "buffer", buffer, count, type, 1);
+        checkPeer(op, "root", root, false);
         if (rank != root) {
-            checkWritable("broadcast", "buffer (at a non-root rank)", buffer);
+            checkWritable(op, "buffer (at a non-root rank)", buffer);
         }
+    }
+
+    @Override
+    public final void broadcast(Buffer buffer, long count, DataType type, int root) {
+        checkBroadcast("broadcast", buffer, count, type, root);
         run(Op.BROADCAST, root, -2, -2, -2, count, type, () -> {
             doBroadcast(buffer, count, type, root);
             return null;
@@ -196,15 +209,25 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     @Override
-    public final void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
-        ensureOpen("scatter");
-        checkPeer("scatter", "root", root, false);
-        checkData("scatter", "receive buffer", recvBuffer, count, type, 1);
-        checkWritable("scatter", "receive buffer", recvBuffer);
+    public final Request ibroadcast(Buffer buffer, long count, DataType type, int root) {
+        checkBroadcast("ibroadcast", buffer, count, type, root);
+        return nonBlocking(Op.IBROADCAST, root, count, type, c -> c.broadcast(buffer, count, type, root), buffer);
+    }
+
+    private void checkScatter(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        ensureOpen(op);
+        checkPeer(op, "root", root, false);
+        checkData(op, "receive buffer", recvBuffer, count, type, 1);
+        checkWritable(op, "receive buffer", recvBuffer);
         if (rank == root) {
-            checkData("scatter", "send buffer (at root)", sendBuffer, count, type, size);
-            checkDisjoint("scatter", sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count));
+            checkData(op, "send buffer (at root)", sendBuffer, count, type, size);
+            checkDisjoint(op, sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count));
         }
+    }
+
+    @Override
+    public final void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        checkScatter("scatter", sendBuffer, recvBuffer, count, type, root);
         Buffer send = rank == root ? sendBuffer : null;
         run(Op.SCATTER, root, -2, -2, -2, count, type, () -> {
             doScatter(send, recvBuffer, count, type, root);
@@ -213,15 +236,26 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     @Override
-    public final void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
-        ensureOpen("gather");
-        checkPeer("gather", "root", root, false);
-        checkData("gather", "send buffer", sendBuffer, count, type, 1);
+    public final Request iscatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        checkScatter("iscatter", sendBuffer, recvBuffer, count, type, root);
+        Buffer send = rank == root ? sendBuffer : null;
+        return nonBlocking(Op.ISCATTER, root, count, type, c -> c.scatter(send, recvBuffer, count, type, root), send, recvBuffer);
+    }
+
+    private void checkGather(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        ensureOpen(op);
+        checkPeer(op, "root", root, false);
+        checkData(op, "send buffer", sendBuffer, count, type, 1);
         if (rank == root) {
-            checkData("gather", "receive buffer (at root)", recvBuffer, count, type, size);
-            checkWritable("gather", "receive buffer (at root)", recvBuffer);
-            checkDisjoint("gather", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
+            checkData(op, "receive buffer (at root)", recvBuffer, count, type, size);
+            checkWritable(op, "receive buffer (at root)", recvBuffer);
+            checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
         }
+    }
+
+    @Override
+    public final void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        checkGather("gather", sendBuffer, recvBuffer, count, type, root);
         Buffer recv = rank == root ? recvBuffer : null;
         run(Op.GATHER, root, -2, -2, -2, count, type, () -> {
             doGather(sendBuffer, recv, count, type, root);
@@ -230,12 +264,23 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     @Override
+    public final Request igather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+        checkGather("igather", sendBuffer, recvBuffer, count, type, root);
+        Buffer recv = rank == root ? recvBuffer : null;
+        return nonBlocking(Op.IGATHER, root, count, type, c -> c.gather(sendBuffer, recv, count, type, root), sendBuffer, recv);
+    }
+
+    private void checkAllGather(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        ensureOpen(op);
+        checkData(op, "send buffer", sendBuffer, count, type, 1);
+        checkData(op, "receive buffer", recvBuffer, count, type, size);
+        checkWritable(op, "receive buffer", recvBuffer);
+        checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
+    }
+
+    @Override
     public final void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
-        ensureOpen("allGather");
-        checkData("allGather", "send buffer", sendBuffer, count, type, 1);
-        checkData("allGather", "receive buffer", recvBuffer, count, type, size);
-        checkWritable("allGather", "receive buffer", recvBuffer);
-        checkDisjoint("allGather", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
+        checkAllGather("allGather", sendBuffer, recvBuffer, count, type);
         run(Op.ALL_GATHER, -2, -2, -2, -2, count, type, () -> {
             doAllGather(sendBuffer, recvBuffer, count, type);
             return null;
@@ -243,16 +288,26 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     @Override
-    public final void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
-        ensureOpen("reduce");
-        checkPeer("reduce", "root", root, false);
-        checkOp("reduce", op, type);
-        checkData("reduce", "send buffer", sendBuffer, count, type, 1);
+    public final Request iallGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        checkAllGather("iallGather", sendBuffer, recvBuffer, count, type);
+        return nonBlocking(Op.IALL_GATHER, -2, count, type, c -> c.allGather(sendBuffer, recvBuffer, count, type), sendBuffer, recvBuffer);
+    }
+
+    private void checkReduce(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp reduceOp, int root) {
+        ensureOpen(op);
+        checkPeer(op, "root", root, false);
+        checkOp(op, reduceOp, type);
+        checkData(op, "send buffer", sendBuffer, count, type, 1);
         if (rank == root) {
-            checkData("reduce", "receive buffer (at root)", recvBuffer, count, type, 1);
-            checkWritable("reduce", "receive buffer (at root)", recvBuffer);
-            checkDisjoint("reduce", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
+            checkData(op, "receive buffer (at root)", recvBuffer, count, type, 1);
+            checkWritable(op, "receive buffer (at root)", recvBuffer);
+            checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
         }
+    }
+
+    @Override
+    public final void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+        checkReduce("reduce", sendBuffer, recvBuffer, count, type, op, root);
         Buffer recv = rank == root ? recvBuffer : null;
         run(Op.REDUCE, root, -2, -2, -2, count, type, () -> {
             doReduce(sendBuffer, recv, count, type, op, root);
@@ -261,13 +316,24 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     @Override
+    public final Request ireduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+        checkReduce("ireduce", sendBuffer, recvBuffer, count, type, op, root);
+        Buffer recv = rank == root ? recvBuffer : null;
+        return nonBlocking(Op.IREDUCE, root, count, type, c -> c.reduce(sendBuffer, recv, count, type, op, root), sendBuffer, recv);
+    }
+
+    private void checkAllReduce(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp reduceOp) {
+        ensureOpen(op);
+        checkOp(op, reduceOp, type);
+        checkData(op, "send buffer", sendBuffer, count, type, 1);
+        checkData(op, "receive buffer", recvBuffer, count, type, 1);
+        checkWritable(op, "receive buffer", recvBuffer);
+        checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
+    }
+
+    @Override
     public final void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
-        ensureOpen("allReduce");
-        checkOp("allReduce", op, type);
-        checkData("allReduce", "send buffer", sendBuffer, count, type, 1);
-        checkData("allReduce", "receive buffer", recvBuffer, count, type, 1);
-        checkWritable("allReduce", "receive buffer", recvBuffer);
-        checkDisjoint("allReduce", sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
+        checkAllReduce("allReduce", sendBuffer, recvBuffer, count, type, op);
         run(Op.ALL_REDUCE, -2, -2, -2, -2, count, type, () -> {
             doAllReduce(sendBuffer, recvBuffer, count, type, op);
             return null;
@@ -275,16 +341,32 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     @Override
+    public final Request iallReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        checkAllReduce("iallReduce", sendBuffer, recvBuffer, count, type, op);
+        return nonBlocking(Op.IALL_REDUCE, -2, count, type, c -> c.allReduce(sendBuffer, recvBuffer, count, type, op), sendBuffer, recvBuffer);
+    }
+
+    private void checkAllToAll(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        ensureOpen(op);
+        checkData(op, "send buffer", sendBuffer, count, type, size);
+        checkData(op, "receive buffer", recvBuffer, count, type, size);
+        checkWritable(op, "receive buffer", recvBuffer);
+        checkDisjoint(op, sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count) * size);
+    }
+
+    @Override
     public final void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
-        ensureOpen("allToAll");
-        checkData("allToAll", "send buffer", sendBuffer, count, type, size);
-        checkData("allToAll", "receive buffer", recvBuffer, count, type, size);
-        checkWritable("allToAll", "receive buffer", recvBuffer);
-        checkDisjoint("allToAll", sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count) * size);
+        checkAllToAll("allToAll", sendBuffer, recvBuffer, count, type);
         run(Op.ALL_TO_ALL, -2, -2, -2, -2, count, type, () -> {
             doAllToAll(sendBuffer, recvBuffer, count, type);
             return null;
         }, sendBuffer, recvBuffer);
+    }
+
+    @Override
+    public final Request iallToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        checkAllToAll("iallToAll", sendBuffer, recvBuffer, count, type);
+        return nonBlocking(Op.IALL_TO_ALL, -2, count, type, c -> c.allToAll(sendBuffer, recvBuffer, count, type), sendBuffer, recvBuffer);
     }
 
     @Override
@@ -314,7 +396,14 @@ public abstract class AbstractCommunicator implements Communicator {
         if (!closed) {
             closed = true;
             OPEN.decrementAndGet();
-            doClose();
+            CollectiveLane l = lane;
+            try {
+                if (l != null) {
+                    l.close(); // waits for this communicator's non-blocking collectives, then frees their communicator
+                }
+            } finally {
+                doClose();
+            }
         }
     }
 
@@ -345,6 +434,31 @@ public abstract class AbstractCommunicator implements Communicator {
         try (BufferUse use = BufferUse.of(buffers)) {
             Request r = body.get();
             return new TrackedRequest(this, r, op, peer, tag, count, type, use.handOff());
+        } finally {
+            CallTracker.exit(s);
+        }
+    }
+
+    /**
+     * Starts a non-blocking collective: checked, pinned and ordered after the caller's device work
+     * here, then run as the blocking collective on this communicator's {@link CollectiveLane} (a
+     * duplicate communicator and a thread of its own, made at the first one), so that it progresses
+     * whatever the caller does meanwhile. The pins go with the request.
+     */
+    private Request nonBlocking(Op op, int root, long count, DataType type, java.util.function.Consumer<Communicator> body, Buffer... buffers) {
+        if (threadLevel != ThreadLevel.MULTIPLE) {
+            throw new ThreadingException(op.label + ": non-blocking collectives run on a thread of Ferry's, which needs MPI_THREAD_MULTIPLE; "
+                    + this + " has " + threadLevel.mpiName() + ": use the blocking " + op.label.substring(1) + " or request MULTIPLE (-Dferry.threads=multiple)");
+        }
+        CallTracker.Slot s = enter(op, root, -2, -2, -2, count, type);
+        try (BufferUse use = BufferUse.of(buffers)) {
+            CollectiveLane l = lane;
+            if (l == null) {
+                // collective: every rank makes its lane at its first non-blocking collective on this communicator
+                l = lane = new CollectiveLane(this, doDuplicate());
+            }
+            Request r = l.submit(op.label, body);
+            return new TrackedRequest(this, r, op, root, -2, count, type, use.handOff());
         } finally {
             CallTracker.exit(s);
         }

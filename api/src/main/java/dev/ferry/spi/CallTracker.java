@@ -36,6 +36,8 @@ final class CallTracker {
         SEND("send", false), RECV("recv", false), ISEND("isend", false), IRECV("irecv", false), SEND_RECV("sendRecv", false),
         BARRIER("barrier", true), BROADCAST("broadcast", true), SCATTER("scatter", true), GATHER("gather", true),
         ALL_GATHER("allGather", true), REDUCE("reduce", true), ALL_REDUCE("allReduce", true), ALL_TO_ALL("allToAll", true),
+        IBARRIER("ibarrier", true), IBROADCAST("ibroadcast", true), ISCATTER("iscatter", true), IGATHER("igather", true),
+        IALL_GATHER("iallGather", true), IREDUCE("ireduce", true), IALL_REDUCE("iallReduce", true), IALL_TO_ALL("iallToAll", true),
         SPLIT("split", true), DUPLICATE("duplicate", true),
         WAIT("waitFor", false), TEST("test", false), FINALIZE("MPI_Finalize", false);
 

@@ -11,10 +11,12 @@ import dev.ferry.ThreadLevel;
  * collective would otherwise leave them waiting forever, and MPI_Finalize itself would wait for
  * them. MPI_Abort ends the whole job at once with the rank's message.
  *
- * <p>Exit while a call is in progress: when the JVM exits (System.exit, a signal from the
- * launcher) while another thread is inside a Ferry call, MPI_Finalize is not called, because it
+ * <p>Exit in the middle of the work: when the JVM exits (System.exit, a signal from the launcher)
+ * while another thread is inside a Ferry call, or while the thread that initialized MPI (a
+ * non-daemon thread, such as main) is still running and is not the one that called System.exit, MPI_Finalize is not called, because it
  * would wait for the other ranks while they wait for this one: the process ends without it, and
- * the launcher ends the job and names the rank. With {@code ferry.timeout} set, MPI_Finalize
+ * the launcher ends the job and names the rank. A program that ends by returning from main, or by
+ * System.exit on the thread that initialized MPI, finalizes. With {@code ferry.timeout} set, MPI_Finalize
  * itself is watched like any blocking call.
  */
 public final class MpiLifecycle {
@@ -147,6 +149,27 @@ public final class MpiLifecycle {
         b.abort(1);
     }
 
+    /**
+     * What the thread that initialized MPI is doing when the JVM exits while that (non-daemon) thread
+     * still runs and is not the one exiting (System.exit from another thread, or a signal): the program is in
+     * the middle of its work, between two Ferry calls, and its peers may already wait in the next
+     * one. Null when that thread has ended (main returned) or is the one calling System.exit.
+     */
+    private static String midProgram() {
+        Thread t = initThread;
+        if (t == null || !t.isAlive() || t.isDaemon() || t == Thread.currentThread()) {
+            // a daemon thread (a pool's worker that opened Ferry) does not keep the JVM alive: idle, not mid-work
+            return null;
+        }
+        for (StackTraceElement e : t.getStackTrace()) {
+            if ((e.getClassName().equals("java.lang.Shutdown") || e.getClassName().equals("java.lang.Runtime"))
+                    && (e.getMethodName().equals("exit") || e.getMethodName().equals("halt"))) {
+                return null; // it is the thread that asked the JVM to exit: its work is done
+            }
+        }
+        return "thread \"" + t.getName() + "\", which initialized MPI, is still running (between Ferry calls)";
+    }
+
     /** The registered binding's name, or null when MPI was not initialized in this process. */
     public static synchronized String initializedBy() {
         return binding == null ? null : binding.name();
@@ -172,6 +195,9 @@ public final class MpiLifecycle {
 
     private static void finalizeAtExit() {
         String busy = CallTracker.inFlightElsewhere();
+        if (busy == null) {
+            busy = midProgram();
+        }
         if (busy != null && binding != null && !finalized && !aborting) {
             System.err.println("ferry: rank " + worldRank() + ": the JVM is exiting while " + busy + "; not calling MPI_Finalize, which "
                     + "would wait for ranks that wait for this one: the launcher ends the job");

@@ -36,7 +36,7 @@ class FaultIT {
         List<DynamicNode> out = new ArrayList<>();
         for (Pair pair : Pair.selectedWithMvapich2()) {
             List<DynamicNode> tests = new ArrayList<>();
-            for (String how : List.of("halt", "sigkill", "exit")) {
+            for (String how : List.of("halt", "sigkill", "exit", "exit-idle")) {
                 tests.add(test(pair, "a rank lost by " + how + " inside allReduce ends the job, naming the rank", () -> loseRank(pair, how)));
             }
             tests.add(test(pair, "watchdog: unmatched recv ends the job in ~" + WATCHDOG_SECONDS + " s naming recv, source and tag", () -> watchdogRecv(pair)));
@@ -138,8 +138,12 @@ class FaultIT {
         }
         String n = named;
         assertTrue(n != null, () -> "the output does not name rank " + victim + " as lost by " + how + ":\n" + ran.r().tail(40));
-        if (how.equals("exit")) {
+        if (how.startsWith("exit")) {
             assertTrue(ran.r().output().contains("not calling MPI_Finalize"), () -> "Ferry's exit path must skip MPI_Finalize:\n" + ran.r().tail(40));
+        }
+        if (how.equals("exit-idle")) {
+            assertTrue(ran.r().output().contains("which initialized MPI, is still running (between Ferry calls)"),
+                    () -> "an exit from another thread while main is between calls must skip MPI_Finalize too:\n" + ran.r().tail(40));
         }
         report(pair, "lose-rank " + how, String.format(Locale.ROOT, "job ended %.1f s after rank %d left (exit %d); launcher: %s",
                 after / 1000.0, victim, ran.r().exitCode(), n.replaceAll("\\s+", " ")));

@@ -919,4 +919,134 @@ public abstract class CommunicatorContract {
         assertThrows(dev.ferry.InvalidReduceOpException.class, () -> comm.allReduce(b, b.slice(32), 2, DataType.FLOAT16, ReduceOp.LAND));
         assertUsable();
     }
+
+    // ---- non-blocking collectives ---------------------------------------------------------------
+
+    /** Without MPI_THREAD_MULTIPLE non-blocking collectives are refused; the tests below need them. */
+    private void assumeNonBlockingCollectives() {
+        if (comm.threadLevel() != dev.ferry.ThreadLevel.MULTIPLE) {
+            assertThrows(dev.ferry.ThreadingException.class, comm::ibarrier, "ibarrier below MPI_THREAD_MULTIPLE");
+            Assumptions.abort("non-blocking collectives need MPI_THREAD_MULTIPLE; this communicator has " + comm.threadLevel()
+                    + " (the refusal was checked)");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void h_everyNonBlockingCollectiveInFlightAtOnce(Mem m) {
+        m.assume(comm);
+        assumeNonBlockingCollectives();
+        int n = 65539, root = size - 1;
+        byte[] bdata = Data.bytes(n, root, n);
+        Buffer bcast = rank == root ? filled(m, bdata) : poisoned(m, n);
+        byte[][] scatterParts = new byte[size][];
+        for (int r = 0; r < size; r++) scatterParts[r] = Data.bytes(n + 1, r, n);
+        Buffer scatterIn = rank == root ? filled(m, cat(scatterParts)) : null;
+        Buffer scatterOut = poisoned(m, n);
+        Buffer gatherOut = rank == root ? poisoned(m, (long) n * size) : null;
+        Buffer allGatherOut = poisoned(m, (long) n * size);
+        byte[][] a2aOut = new byte[size][];
+        for (int r = 0; r < size; r++) a2aOut[r] = Data.bytes(n + 7L * r, rank, n);
+        Buffer a2aIn = poisoned(m, (long) n * size);
+        int count = 1001;
+        HostBuffer redIn = Data.reductionInput(DataType.DOUBLE, ReduceOp.SUM, rank, count);
+        toClose.add(redIn);
+        Buffer reduceOut = rank == 0 ? poisoned(m, DataType.DOUBLE.bytes(count)) : null;
+        Buffer allReduceOut = poisoned(m, DataType.DOUBLE.bytes(count));
+        List<Request> started = List.of(
+                comm.ibroadcast(bcast, n, DataType.BYTE, root),
+                comm.iscatter(scatterIn, scatterOut, n, DataType.BYTE, root),
+                comm.igather(filled(m, Data.bytes(n + 2, rank, n)), gatherOut, n, DataType.BYTE, root),
+                comm.iallGather(filled(m, Data.bytes(n + 3, rank, n)), allGatherOut, n, DataType.BYTE),
+                comm.iallToAll(filled(m, cat(a2aOut)), a2aIn, n, DataType.BYTE),
+                comm.ireduce(filled(m, Mem.read(redIn)), reduceOut, count, DataType.DOUBLE, ReduceOp.SUM, 0),
+                comm.iallReduce(filled(m, Mem.read(redIn)), allReduceOut, count, DataType.DOUBLE, ReduceOp.SUM),
+                comm.ibarrier());
+        List<Status> st = Request.waitAll(started);
+        assertEquals(started.size(), st.size());
+        assertReceived(bdata, Mem.read(bcast), "ibroadcast from root " + root);
+        assertReceived(scatterParts[rank], Mem.read(scatterOut), "iscatter from root " + root);
+        byte[][] expectGather = new byte[size][], expectAllGather = new byte[size][], expectA2a = new byte[size][];
+        for (int r = 0; r < size; r++) {
+            expectGather[r] = Data.bytes(n + 2, r, n);
+            expectAllGather[r] = Data.bytes(n + 3, r, n);
+            expectA2a[r] = Data.bytes(n + 7L * rank, r, n);
+        }
+        if (rank == root) assertReceived(cat(expectGather), Mem.read(gatherOut), "igather to root " + root);
+        assertReceived(cat(expectAllGather), Mem.read(allGatherOut), "iallGather");
+        assertReceived(cat(expectA2a), Mem.read(a2aIn), "iallToAll");
+        MemorySegment all = MemorySegment.ofArray(Mem.read(allReduceOut));
+        for (int i = 0; i < count; i++) {
+            assertEquals(Data.expected(DataType.DOUBLE, ReduceOp.SUM, size, i), Data.get(all, DataType.DOUBLE, i), "iallReduce element " + i);
+        }
+        if (rank == 0) {
+            MemorySegment red = MemorySegment.ofArray(Mem.read(reduceOut));
+            for (int i = 0; i < count; i++) {
+                assertEquals(Data.expected(DataType.DOUBLE, ReduceOp.SUM, size, i), Data.get(red, DataType.DOUBLE, i), "ireduce element " + i);
+            }
+        }
+        assertUsable();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void h_aNonBlockingCollectiveCompletesWhileItsRankMakesNoCall(Mem m) throws InterruptedException {
+        m.assume(comm);
+        assumeNonBlockingCollectives();
+        Assumptions.assumeTrue(size >= 2, "needs two ranks");
+        int count = 1 << 20; // 8 MiB of doubles: the pipelined paths
+        HostBuffer in = Data.reductionInput(DataType.DOUBLE, ReduceOp.SUM, rank, count);
+        toClose.add(in);
+        Buffer out = poisoned(m, DataType.DOUBLE.bytes(count));
+        long quietMillis = 4000;
+        long start = System.nanoTime();
+        Request r = comm.iallReduce(filled(m, Mem.read(in)), out, count, DataType.DOUBLE, ReduceOp.SUM);
+        if (rank == 0) {
+            Thread.sleep(quietMillis); // no Ferry call here: the others must finish anyway
+            r.waitFor();
+        } else {
+            r.waitFor();
+            long took = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(took < quietMillis, "iallReduce on rank " + rank + " took " + took + " ms: it waited for rank 0 to call into Ferry again");
+        }
+        MemorySegment got = MemorySegment.ofArray(Mem.read(out));
+        for (int i = 0; i < count; i += 4099) {
+            assertEquals(Data.expected(DataType.DOUBLE, ReduceOp.SUM, size, i), Data.get(got, DataType.DOUBLE, i), "iallReduce element " + i);
+        }
+        assertUsable();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void h_nonBlockingCollectivesBesideBlockingCallsAndMessages(Mem m) {
+        m.assume(comm);
+        assumeNonBlockingCollectives();
+        int n = 4099;
+        Buffer recv = poisoned(m, (long) n * size);
+        Request gathering = comm.iallGather(filled(m, Data.bytes(n, rank, n)), recv, n, DataType.BYTE);
+        // blocking collectives and a ring of messages on the same communicator while it is in flight
+        comm.barrier();
+        assertUsable();
+        Buffer ring = poisoned(m, n);
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        comm.sendRecv(filled(m, Data.bytes(n + 9, rank, n)), n, DataType.BYTE, next, 46, ring, n, DataType.BYTE, prev, 46);
+        assertReceived(Data.bytes(n + 9, prev, n), Mem.read(ring), "sendRecv ring while an iallGather is in flight");
+        gathering.waitFor();
+        byte[][] parts = new byte[size][];
+        for (int r = 0; r < size; r++) parts[r] = Data.bytes(n, r, n);
+        assertReceived(cat(parts), Mem.read(recv), "iallGather beside blocking calls");
+    }
+
+    @Test
+    void h_nonBlockingCollectivesCheckTheirArgumentsAtTheCall() {
+        assumeNonBlockingCollectives();
+        try (HostBuffer a = HostBuffer.allocate(64); HostBuffer b = HostBuffer.allocate(64)) {
+            assertThrows(BufferTooSmallException.class, () -> comm.iallReduce(a, b, 9, DataType.DOUBLE, ReduceOp.SUM));
+            assertThrows(dev.ferry.InvalidReduceOpException.class, () -> comm.iallReduce(a, b, 2, DataType.DOUBLE, ReduceOp.BAND));
+            assertThrows(InvalidRankException.class, () -> comm.ibroadcast(a, 8, DataType.BYTE, size));
+            assertThrows(BufferOverlapException.class, () -> comm.iallReduce(a, a, 2, DataType.DOUBLE, ReduceOp.SUM));
+            assertThrows(InvalidArgumentException.class, () -> comm.iallToAll(null, b, 1, DataType.BYTE));
+        }
+        assertUsable();
+    }
 }

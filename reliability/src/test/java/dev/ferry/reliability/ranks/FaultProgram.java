@@ -18,7 +18,8 @@ import java.util.List;
  * {@code ferry-fault: ... at <epoch ms>}.
  *
  * <ul>
- *   <li>{@code lose-rank halt|sigkill|exit}: every rank loops over 8 MiB allReduces; after a second
+ *   <li>{@code lose-rank halt|sigkill|exit|exit-idle}: every rank loops over 8 MiB allReduces
+ *       (exit-idle: the last rank's main sleeps between two of them instead); after a second
  *       the last rank leaves from another thread while its main thread is inside one: by
  *       {@code Runtime.halt(7)}, by SIGKILL, or by {@code System.exit(3)} (which runs Ferry's exit
  *       path: no MPI_Finalize while a call is in flight).</li>
@@ -122,10 +123,10 @@ public final class FaultProgram {
                 } catch (InterruptedException e) {
                     return;
                 }
-                say("rank " + rank + " leaves by " + how + " at " + now() + " while main is inside allReduce");
+                say("rank " + rank + " leaves by " + how + " at " + now() + (how.equals("exit-idle") ? " while main sleeps between calls" : " while main is inside allReduce"));
                 switch (how) {
                     case "halt" -> Runtime.getRuntime().halt(7);
-                    case "exit" -> System.exit(3);
+                    case "exit", "exit-idle" -> System.exit(3);
                     default -> {
                         try {
                             new ProcessBuilder("kill", "-KILL", Long.toString(ProcessHandle.current().pid())).inheritIO().start().waitFor();
@@ -142,6 +143,9 @@ public final class FaultProgram {
         try (HostBuffer a = HostBuffer.allocate(8 << 20); HostBuffer b = HostBuffer.allocate(8 << 20)) {
             int i = 0;
             while (now() - start < 120_000) {
+                if (rank == victim && how.equals("exit-idle")) {
+                    Thread.sleep(60_000); // main between two calls, as a program computing; the others wait in allReduce
+                }
                 world.allReduce(a, b, 2 << 20, DataType.INT, ReduceOp.SUM);
                 i++;
             }
