@@ -83,6 +83,11 @@ public abstract class BadInputMatrix {
             return ordinal() <= SEND_RECV.ordinal();
         }
 
+        /** A collective with a non-blocking form (ibarrier, ibroadcast, ...). */
+        boolean collective() {
+            return !pointToPoint() && this != SPLIT && this != DUPLICATE;
+        }
+
         int bufferCount() {
             return switch (this) {
                 case SEND, RECV, ISEND, IRECV, BROADCAST -> 1;
@@ -150,11 +155,11 @@ public abstract class BadInputMatrix {
     }
 
     /** A generated bad call: the base, the fault, which argument it hits ({@code target}) and the bad value. */
-    public record BadCall(Base base, Fault fault, int target, long bad, int root) {
+    public record BadCall(Base base, Fault fault, int target, long bad, int root, boolean nonBlocking) {
         @Override
         public String toString() {
             Base b = base;
-            return fault + " in " + b.op + " (target " + target + ", bad value " + bad + "): " + b.type + "/" + b.type2 + " x " + b.count + "/" + b.count2
+            return fault + " in " + (nonBlocking && b.op.collective() ? "non-blocking " : "") + b.op + " (target " + target + ", bad value " + bad + "): " + b.type + "/" + b.type2 + " x " + b.count + "/" + b.count2
                     + ", buffers " + b.b0 + " " + b.b1 + ", peers " + b.peer + "/" + b.peer2 + ", tags " + b.tag + "/" + b.tag2
                     + ", root " + root + ", op " + b.reduceOp;
         }
@@ -391,7 +396,7 @@ public abstract class BadInputMatrix {
             case OVERLAPPING_BUFFERS -> Arbitraries.longs().between(0, Long.MAX_VALUE); // where in the first the second starts
             default -> Arbitraries.just(0L);
         };
-        return Combinators.combine(targets, bad, roots).as((target, v, root) -> {
+        return Combinators.combine(targets, bad, roots, Arbitraries.of(false, true)).as((target, v, root, nonBlocking) -> {
             int t = target;
             long value = v;
             // a fault aimed at an argument the call ignores would not be rejected: aim it at one that counts
@@ -410,7 +415,7 @@ public abstract class BadInputMatrix {
             if (op.rooted() && (f.targetsBuffer() && op.rootOnly(t) || f == Fault.OVERLAPPING_BUFFERS)) {
                 r = rank; // root-only buffers and the overlap check count only at the root
             }
-            return new BadCall(b, f, t, value, r);
+            return new BadCall(b, f, t, value, r, nonBlocking);
         });
     }
 
@@ -496,7 +501,25 @@ public abstract class BadInputMatrix {
                 };
             }
         }
+        if (c.nonBlocking() && op.collective()) {
+            return callNonBlocking(target, op, bufs[0], bufs[1], count, type, root, reduceOp);
+        }
         return call(target, op, bufs[0], bufs[1], count, count2, type, type2, peer, peer2, tag, tag2, root, reduceOp);
+    }
+
+    /** The non-blocking form of a collective: its arguments are checked at the call, as the blocking form's. */
+    private static Request callNonBlocking(Communicator c, Operation op, Buffer b0, Buffer b1, long count, DataType type, int root, ReduceOp reduceOp) {
+        return switch (op) {
+            case BARRIER -> c.ibarrier();
+            case BROADCAST -> c.ibroadcast(b0, count, type, root);
+            case SCATTER -> c.iscatter(b0, b1, count, type, root);
+            case GATHER -> c.igather(b0, b1, count, type, root);
+            case ALL_GATHER -> c.iallGather(b0, b1, count, type);
+            case REDUCE -> c.ireduce(b0, b1, count, type, reduceOp, root);
+            case ALL_REDUCE -> c.iallReduce(b0, b1, count, type, reduceOp);
+            case ALL_TO_ALL -> c.iallToAll(b0, b1, count, type);
+            default -> throw new IllegalArgumentException(op + " has no non-blocking form");
+        };
     }
 
     private static Object call(Communicator c, Operation op, Buffer b0, Buffer b1, long count, long count2, DataType type, DataType type2,
