@@ -121,7 +121,7 @@ final class OmpiCommunicator extends BindingCommunicator {
         ByteBuffer b = bb(buffer);
         mpi.Request r = call("MPI_Irecv from rank " + source + " tag " + tag, () -> comm.iRecv(b, count, OmpiRuntime.type(type),
                 source == ANY_SOURCE ? MPI.ANY_SOURCE : source, tag == ANY_TAG ? MPI.ANY_TAG : tag));
-        return new OmpiRequest(r, b, "MPI_Irecv from rank " + source, null);
+        return new OmpiRequest(r, b, "MPI_Irecv from rank " + source, null, Status.cancelledReceive(source, tag));
     }
 
     /**
@@ -156,6 +156,80 @@ final class OmpiCommunicator extends BindingCommunicator {
         throw new TruncationException(what + " (message of " + bytes + " bytes from rank " + from + " tag " + withTag
                 + " is longer than the receive count of " + buffer.bytes() + " bytes)", MPI.ERR_TRUNCATE, MPI.ERR_TRUNCATE,
                 "MPI_ERR_TRUNCATE: message truncated", null);
+    }
+
+    // ---- probing and matched messages (over the piece limit: through the FFM binding) ---------
+
+    private static int source(int s) {
+        return s == ANY_SOURCE ? MPI.ANY_SOURCE : s;
+    }
+
+    private static int tag(int t) {
+        return t == ANY_TAG ? MPI.ANY_TAG : t;
+    }
+
+    /** A probed status with the whole message's byte count (MPI_Get_elements_x: right over 2^31 bytes too). */
+    private static Status probed(mpi.Status s) throws MPIException {
+        return new Status(s.getSource(), s.getTag(), s.getElementsX(MPI.BYTE).getCount());
+    }
+
+    @Override
+    protected Status mpiProbe(int source, int tag) {
+        return call("MPI_Probe from rank " + source + " tag " + tag, () -> probed(comm.probe(source(source), tag(tag))));
+    }
+
+    @Override
+    protected Optional<Status> mpiIprobe(int source, int tag) {
+        return call("MPI_Iprobe from rank " + source + " tag " + tag, () -> {
+            mpi.Status s = comm.iProbe(source(source), tag(tag));
+            return s == null ? Optional.<Status>empty() : Optional.of(probed(s));
+        });
+    }
+
+    @Override
+    protected Probed mpiMprobe(int source, int tag) {
+        mpi.Message m = new mpi.Message();
+        return call("MPI_Mprobe from rank " + source + " tag " + tag, () -> new Probed(probed(m.mProbe(source(source), tag(tag), comm)), m));
+    }
+
+    @Override
+    protected Optional<Probed> mpiImprobe(int source, int tag) {
+        mpi.Message m = new mpi.Message();
+        return call("MPI_Improbe from rank " + source + " tag " + tag, () -> {
+            mpi.Status s = m.imProbe(source(source), tag(tag), comm);
+            return s == null ? Optional.<Probed>empty() : Optional.of(new Probed(probed(s), m));
+        });
+    }
+
+    @Override
+    protected Status mpiMrecv(Probed message, Region into) {
+        mpi.Message m = (mpi.Message) message.handle();
+        Status st = message.status();
+        if (into.bytes() > maxPieceBytes()) {
+            cHandle(); // says why when the FFM binding is missing
+            return dev.ferry.mpi.Probes.mrecv(CommHandle.of(m), st, into, maxPieceBytes());
+        }
+        call("MPI_Mrecv of the message matched from rank " + st.source() + " tag " + st.tag(), () -> m.mRecv(bb(into), (int) into.bytes(), MPI.BYTE));
+        return new Status(st.source(), st.tag(), into.bytes());
+    }
+
+    @Override
+    protected Request mpiImrecv(Probed message, Region into) {
+        mpi.Message m = (mpi.Message) message.handle();
+        Status st = message.status();
+        if (into.bytes() > maxPieceBytes()) {
+            cHandle();
+            return dev.ferry.mpi.Probes.imrecv(CommHandle.of(m), st, into, maxPieceBytes());
+        }
+        ByteBuffer b = bb(into);
+        String what = "MPI_Imrecv of the message matched from rank " + st.source() + " tag " + st.tag();
+        mpi.Request r = call(what, () -> m.imRecv(b, (int) into.bytes(), MPI.BYTE));
+        return new OmpiRequest(r, b, what, null);
+    }
+
+    @Override
+    protected TruncationException mpiTruncation(String what) {
+        return new TruncationException(what, MPI.ERR_TRUNCATE, MPI.ERR_TRUNCATE, "MPI_ERR_TRUNCATE: message truncated", null);
     }
 
     // ---- messages over the piece limit: one MPI message each, through the FFM binding ----------
@@ -294,11 +368,38 @@ final class OmpiCommunicator extends BindingCommunicator {
         private ByteBuffer keep;
         private Status result;
 
+        private final Status ifCancelled; // a receive's status if cancelled; null for sends and matched receives
+
         OmpiRequest(mpi.Request request, ByteBuffer keep, String what, Status sendStatus) {
+            this(request, keep, what, sendStatus, null);
+        }
+
+        OmpiRequest(mpi.Request request, ByteBuffer keep, String what, Status sendStatus, Status ifCancelled) {
             this.request = request;
             this.keep = keep;
             this.what = what;
             this.sendStatus = sendStatus;
+            this.ifCancelled = ifCancelled;
+        }
+
+        /** MPI_Cancel, then MPI_Wait: true when the receive was cancelled (MPI_Test_cancelled). */
+        @Override
+        public synchronized boolean cancel() {
+            if (result != null || ifCancelled == null) {
+                return false;
+            }
+            call(what, () -> {
+                request.cancel();
+                return null;
+            });
+            mpi.Status s = call(what, request::waitStatus);
+            if (call(what, s::isCancelled)) {
+                keep = null;
+                result = ifCancelled;
+                return true;
+            }
+            result = complete(s);
+            return false;
         }
 
         @Override
