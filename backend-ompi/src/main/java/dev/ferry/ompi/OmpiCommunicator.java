@@ -158,73 +158,40 @@ final class OmpiCommunicator extends BindingCommunicator {
                 "MPI_ERR_TRUNCATE: message truncated", null);
     }
 
-    // ---- probing and matched messages (over the piece limit: through the FFM binding) ---------
-
-    private static int source(int s) {
-        return s == ANY_SOURCE ? MPI.ANY_SOURCE : s;
-    }
-
-    private static int tag(int t) {
-        return t == ANY_TAG ? MPI.ANY_TAG : t;
-    }
-
-    /** A probed status with the whole message's byte count (MPI_Get_elements_x: right over 2^31 bytes too). */
-    private static Status probed(mpi.Status s) throws MPIException {
-        return new Status(s.getSource(), s.getTag(), s.getElementsX(MPI.BYTE).getCount());
-    }
+    // ---- probing and matched messages: through the FFM binding -----------------------------------
+    // On this libmpi with this communicator's C handle, as messages over the piece limit: a probe
+    // must report byte counts over 2^31 (MPI_Get_elements_x), and mpi.jar's Status.getElementsX
+    // crashes the JVM (Open MPI 4.1.4: a JNI NewObject of mpi.Count that does not match), while its
+    // getCount is an int. The matched receive then uses the same MPI_Message handle.
 
     @Override
     protected Status mpiProbe(int source, int tag) {
-        return call("MPI_Probe from rank " + source + " tag " + tag, () -> probed(comm.probe(source(source), tag(tag))));
+        return dev.ferry.mpi.Probes.probe(cHandle(), source, tag);
     }
 
     @Override
     protected Optional<Status> mpiIprobe(int source, int tag) {
-        return call("MPI_Iprobe from rank " + source + " tag " + tag, () -> {
-            mpi.Status s = comm.iProbe(source(source), tag(tag));
-            return s == null ? Optional.<Status>empty() : Optional.of(probed(s));
-        });
+        return dev.ferry.mpi.Probes.iprobe(cHandle(), source, tag);
     }
 
     @Override
     protected Probed mpiMprobe(int source, int tag) {
-        mpi.Message m = new mpi.Message();
-        return call("MPI_Mprobe from rank " + source + " tag " + tag, () -> new Probed(probed(m.mProbe(source(source), tag(tag), comm)), m));
+        return dev.ferry.mpi.Probes.mprobe(cHandle(), source, tag);
     }
 
     @Override
     protected Optional<Probed> mpiImprobe(int source, int tag) {
-        mpi.Message m = new mpi.Message();
-        return call("MPI_Improbe from rank " + source + " tag " + tag, () -> {
-            mpi.Status s = m.imProbe(source(source), tag(tag), comm);
-            return s == null ? Optional.<Probed>empty() : Optional.of(new Probed(probed(s), m));
-        });
+        return dev.ferry.mpi.Probes.improbe(cHandle(), source, tag);
     }
 
     @Override
     protected Status mpiMrecv(Probed message, Region into) {
-        mpi.Message m = (mpi.Message) message.handle();
-        Status st = message.status();
-        if (into.bytes() > maxPieceBytes()) {
-            cHandle(); // says why when the FFM binding is missing
-            return dev.ferry.mpi.Probes.mrecv(CommHandle.of(m), st, into, maxPieceBytes());
-        }
-        call("MPI_Mrecv of the message matched from rank " + st.source() + " tag " + st.tag(), () -> m.mRecv(bb(into), (int) into.bytes(), MPI.BYTE));
-        return new Status(st.source(), st.tag(), into.bytes());
+        return dev.ferry.mpi.Probes.mrecv((Long) message.handle(), message.status(), into, maxPieceBytes());
     }
 
     @Override
     protected Request mpiImrecv(Probed message, Region into) {
-        mpi.Message m = (mpi.Message) message.handle();
-        Status st = message.status();
-        if (into.bytes() > maxPieceBytes()) {
-            cHandle();
-            return dev.ferry.mpi.Probes.imrecv(CommHandle.of(m), st, into, maxPieceBytes());
-        }
-        ByteBuffer b = bb(into);
-        String what = "MPI_Imrecv of the message matched from rank " + st.source() + " tag " + st.tag();
-        mpi.Request r = call(what, () -> m.imRecv(b, (int) into.bytes(), MPI.BYTE));
-        return new OmpiRequest(r, b, what, null);
+        return dev.ferry.mpi.Probes.imrecv((Long) message.handle(), message.status(), into, maxPieceBytes());
     }
 
     @Override
@@ -240,7 +207,7 @@ final class OmpiCommunicator extends BindingCommunicator {
     private long cHandle() {
         Throwable missing = dev.ferry.mpi.Mpi.unavailabilityCause();
         if (missing != null) {
-            throw new FerryException("a message over ferry.maxPieceBytes (" + maxPieceBytes() + " bytes) needs the FFM binding on this libmpi, "
+            throw new FerryException("probes and messages over ferry.maxPieceBytes (" + maxPieceBytes() + " bytes) need the FFM binding on this libmpi, "
                     + "which could not be made: " + missing.getMessage(), missing);
         }
         return CommHandle.of(comm);
