@@ -51,7 +51,8 @@ package dev.ferry;
  * thread uses it is the caller's error, as in MPI.
  *
  * <p>Watchdog: with {@code -Dferry.timeout=SECONDS}, a blocking call (send, recv, sendRecv, every
- * collective, split, duplicate, {@link Request#waitFor()}, MPI_Finalize) that takes longer is
+ * collective, split, duplicate, {@link #probe}, {@link #mprobe}, {@link MatchedMessage#recv},
+ * {@link Request#waitFor()}, {@link Request#waitAny}, {@link Request#cancel()}, MPI_Finalize) that takes longer is
  * reported on stderr (operation, communicator, peer or root, tag) and the job is aborted; see
  * {@code docs/reliability.md}. {@link Request#waitFor(java.time.Duration)} is the recoverable form.
  */
