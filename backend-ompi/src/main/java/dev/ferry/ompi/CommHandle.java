@@ -27,21 +27,4 @@ final class CommHandle {
     static long of(mpi.Comm comm) {
         return (long) HANDLE.get(comm);
     }
-
-    /** The C {@code MPI_Message} of an mpi.jar message, kept the same way in {@code mpi.Message.handle}. */
-    static long of(mpi.Message message) {
-        return (long) MessageHandle.HANDLE.get(message);
-    }
-
-    private static final class MessageHandle {
-        static final VarHandle HANDLE;
-
-        static {
-            try {
-                HANDLE = MethodHandles.privateLookupIn(mpi.Message.class, MethodHandles.lookup()).findVarHandle(mpi.Message.class, "handle", long.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(new FerryException("this mpi.jar has no long field mpi.Message.handle: " + e, e));
-            }
-        }
-    }
 }
