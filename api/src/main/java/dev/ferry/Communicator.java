@@ -51,7 +51,8 @@ package dev.ferry;
  * thread uses it is the caller's error, as in MPI.
  *
  * <p>Watchdog: with {@code -Dferry.timeout=SECONDS}, a blocking call (send, recv, sendRecv, every
- * collective, split, duplicate, {@link Request#waitFor()}, MPI_Finalize) that takes longer is
+ * collective, split, duplicate, {@link #probe}, {@link #mprobe}, {@link MatchedMessage#recv},
+ * {@link Request#waitFor()}, {@link Request#waitAny}, {@link Request#cancel()}, MPI_Finalize) that takes longer is
  * reported on stderr (operation, communicator, peer or root, tag) and the job is aborted; see
  * {@code docs/reliability.md}. {@link Request#waitFor(java.time.Duration)} is the recoverable form.
  */
@@ -198,4 +199,35 @@ public interface Communicator extends AutoCloseable {
      */
     @Override
     void close();
+
+    // ---- probing: the size of a message before its receive ---------------------------------
+
+    /**
+     * Blocks until a message from {@code source} ({@link #ANY_SOURCE} allowed) with {@code tag}
+     * ({@link #ANY_TAG} allowed) can be received, and returns its status without receiving it
+     * (MPI_Probe): its source, tag and byte count, the whole message as its sender sent it whatever
+     * the backend does with it underneath (pieces, staging chunks); {@link Status#count(DataType)}
+     * gives its element count, so that the receive buffer can be allocated exactly. A receive
+     * posted next with the status's source and tag gets that message, unless another thread
+     * receives it first: where several threads receive, use {@link #mprobe}. Pending operations
+     * progress while it blocks, as in any blocking call.
+     */
+    Status probe(int source, int tag);
+
+    /**
+     * {@link #probe} without blocking (MPI_Iprobe): the status of a message that can be received
+     * now, or empty. Each call lets pending operations progress, so it may be polled.
+     */
+    java.util.Optional<Status> iprobe(int source, int tag);
+
+    /**
+     * Blocks until a message from {@code source} ({@link #ANY_SOURCE} allowed) with {@code tag}
+     * ({@link #ANY_TAG} allowed) arrives and takes it out of matching (MPI_Mprobe): no other
+     * receive can get it; the returned {@link MatchedMessage} holds its status and receives it,
+     * once. Pending operations progress while it blocks.
+     */
+    MatchedMessage mprobe(int source, int tag);
+
+    /** {@link #mprobe} without blocking (MPI_Improbe): a matched message, or empty when none has arrived. */
+    java.util.Optional<MatchedMessage> improbe(int source, int tag);
 }

@@ -1,11 +1,13 @@
 package dev.ferry;
 
+import dev.ferry.spi.Polling;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * A non-blocking operation in flight. Its buffers must not be written (a send's) or read (a
@@ -27,27 +29,8 @@ public interface Request {
      * must stay alive, and it must still be completed later (by another wait or a successful test).
      */
     default Status waitFor(Duration timeout) {
-        long start = System.nanoTime();
-        long limit = timeout.toNanos();
-        long pause = 0;
-        while (true) {
-            Optional<Status> s = test();
-            if (s.isPresent()) {
-                return s.get();
-            }
-            long waited = System.nanoTime() - start;
-            if (waited >= limit) {
-                throw new OperationTimeoutException(this + " did not complete within " + timeout.toMillis()
-                        + " ms; it is still in flight: keep its buffers alive and complete it later");
-            }
-            if (pause == 0) {
-                pause = 1_000;
-                Thread.onSpinWait();
-            } else {
-                java.util.concurrent.locks.LockSupport.parkNanos(Math.min(pause, limit - waited));
-                pause = Math.min(pause * 2, 1_000_000);
-            }
-        }
+        return Polling.until(this::test, timeout.toNanos()).orElseThrow(() -> new OperationTimeoutException(this
+                + " did not complete within " + timeout.toMillis() + " ms; it is still in flight: keep its buffers alive and complete it later"));
     }
 
     /** Waits for every request, in order; the statuses in the same order. */
@@ -72,5 +55,71 @@ public interface Request {
     /** Waits for every request, in order. */
     static List<Status> waitAll(Request... requests) {
         return waitAll(Arrays.asList(requests));
+    }
+
+    // ---- cancel, and completion of one of several requests ----------------------------------
+
+    /**
+     * Cancels a pending receive (MPI_Cancel followed by its completion). Returns once the request
+     * is complete: {@code true} when the receive was cancelled: it took no message and wrote
+     * nothing to its buffer, and {@link #waitFor()} / {@link #test()} return a {@link Status} with
+     * {@link Status#cancelled()} true (byte count 0); a later message that it would have matched
+     * goes to the next matching receive. {@code false} when it could not be cancelled because it
+     * had matched a message already (on {@code staged}: once the first bytes of the message
+     * arrived): it then completes by receiving that message, and {@link #waitFor()} returns its
+     * status, or throws the receive's failure (e.g. {@link TruncationException}).
+     *
+     * <p>A request that has completed already is not changed: {@code false}. A send cannot be
+     * cancelled (MPI 4 deprecates cancelling sends): {@code false} at once, the request stays in
+     * flight, unchanged, and must be completed as usual. The receive of a {@link MatchedMessage}
+     * has matched its message: {@code false}, and it is complete. This default cannot cancel
+     * anything and returns {@code false}; every request a {@link Communicator} returns overrides it.
+     */
+    default boolean cancel() {
+        return false;
+    }
+
+    /**
+     * Blocks until one of {@code requests} completes, and returns its index in the list (the
+     * lowest such index when several are complete), polling {@link #test()} of each like
+     * {@link #waitFor(Duration)}, with the watchdog ({@code ferry.timeout}) watching the wait as
+     * it watches {@link #waitFor()}. The request's status is then {@code requests.get(i).waitFor()}
+     * (or {@code test()}), which returns at once. Unlike MPI_Waitany, which skips handles set to
+     * MPI_REQUEST_NULL, a completed Ferry request stays complete: a request already completed is
+     * returned again, so remove the returned one from the list before the next call.
+     *
+     * @throws InvalidArgumentException when the list is empty or holds {@code null} (MPI returns
+     *         MPI_UNDEFINED for "nothing to wait for"; in Ferry that is a mistake)
+     * @throws RuntimeException the failure of a request that completed with one (that request is
+     *         then complete: its {@code waitFor()} throws the same exception)
+     */
+    static int waitAny(List<? extends Request> requests) {
+        return Polling.waitAny(requests);
+    }
+
+    /**
+     * Tests the requests in list order and returns the index of the first that is complete (it is
+     * then complete as after a successful {@link #test()}); empty when none is complete yet. Each
+     * test lets pending operations progress. A request already completed counts as complete, as in
+     * {@link #waitAny}.
+     *
+     * @throws InvalidArgumentException when the list is empty or holds {@code null}
+     * @throws RuntimeException the failure of the request that completed with one
+     */
+    static OptionalInt testAny(List<? extends Request> requests) {
+        return Polling.testAny(requests);
+    }
+
+    /**
+     * Tests every request (each test lets its operation progress, and completes it if it can) and
+     * returns the statuses in the same order when all are complete, or empty when at least one is
+     * still in flight (those that completed stay complete: their statuses are returned again by a
+     * later call). An empty collection is complete: an empty list. When some requests fail, the
+     * others are tested all the same, and the first failure is thrown (the others suppressed).
+     *
+     * @throws InvalidArgumentException when the collection holds {@code null}
+     */
+    static Optional<List<Status>> testAll(Collection<? extends Request> requests) {
+        return Polling.testAll(requests);
     }
 }

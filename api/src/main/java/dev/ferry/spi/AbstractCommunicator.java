@@ -11,6 +11,7 @@ import dev.ferry.InvalidArgumentException;
 import dev.ferry.InvalidCountException;
 import dev.ferry.InvalidRankException;
 import dev.ferry.InvalidTagException;
+import dev.ferry.MatchedMessage;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
@@ -412,6 +413,38 @@ public abstract class AbstractCommunicator implements Communicator {
         return getClass().getSimpleName() + "#" + id + "[" + backend + ", rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";
     }
 
+    // ---- probing and matched messages ----------------------------------------------------
+
+    @Override
+    public final Status probe(int source, int tag) {
+        checkProbe("probe", source, tag);
+        return run(Op.PROBE, source, tag, -2, -2, -1, null, () -> doProbe(source, tag));
+    }
+
+    @Override
+    public final Optional<Status> iprobe(int source, int tag) {
+        checkProbe("iprobe", source, tag);
+        return run(Op.IPROBE, source, tag, -2, -2, -1, null, () -> doIprobe(source, tag));
+    }
+
+    @Override
+    public final MatchedMessage mprobe(int source, int tag) {
+        checkProbe("mprobe", source, tag);
+        return run(Op.MPROBE, source, tag, -2, -2, -1, null, () -> new CheckedMessage(this, doMprobe(source, tag)));
+    }
+
+    @Override
+    public final Optional<MatchedMessage> improbe(int source, int tag) {
+        checkProbe("improbe", source, tag);
+        return run(Op.IMPROBE, source, tag, -2, -2, -1, null, () -> doImprobe(source, tag).map(m -> new CheckedMessage(this, m)));
+    }
+
+    private void checkProbe(String op, int source, int tag) {
+        ensureOpen(op);
+        checkPeer(op, "source", source, true);
+        checkTag(op, tag, true);
+    }
+
     // ---- one call: tracking, buffer pins, device ordering -----------------------------------
 
     /**
@@ -419,7 +452,7 @@ public abstract class AbstractCommunicator implements Communicator {
      * pinned (so that closing them from another thread cannot free them under the call), and
      * ordered after the caller's device work when any buffer is device memory.
      */
-    private <T> T run(Op op, int peer, int tag, int peer2, int tag2, long count, DataType type, java.util.function.Supplier<T> body, Buffer... buffers) {
+    <T> T run(Op op, int peer, int tag, int peer2, int tag2, long count, DataType type, java.util.function.Supplier<T> body, Buffer... buffers) {
         CallTracker.Slot s = enter(op, peer, tag, peer2, tag2, count, type);
         try (BufferUse use = BufferUse.of(buffers)) {
             return body.get();
@@ -429,7 +462,7 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     /** Starts a non-blocking operation; its buffers stay pinned until the request completes. */
-    private Request start(Op op, int peer, int tag, long count, DataType type, java.util.function.Supplier<Request> body, Buffer... buffers) {
+    Request start(Op op, int peer, int tag, long count, DataType type, java.util.function.Supplier<Request> body, Buffer... buffers) {
         CallTracker.Slot s = enter(op, peer, tag, -2, -2, count, type);
         try (BufferUse use = BufferUse.of(buffers)) {
             Request r = body.get();
@@ -549,6 +582,36 @@ public abstract class AbstractCommunicator implements Communicator {
             } catch (RuntimeException e) {
                 completed();
                 throw e;
+            } finally {
+                CallTracker.exit(s);
+            }
+        }
+
+        private synchronized boolean isComplete() {
+            return pins == null;
+        }
+
+        /**
+         * Sends: nothing (false, still in flight). Receives: the backend's cancel, then the
+         * completion, whatever it gave, so that the request is complete on return on every backend.
+         * The receive of a matched message has its message: completed, false.
+         */
+        @Override
+        public boolean cancel() {
+            if ((op != Op.IRECV && op != Op.MESSAGE_IRECV) || isComplete()) {
+                return false;
+            }
+            ensureMpi("cancel");
+            CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.CANCEL, this, -2, -2, -2, -2, -1, null);
+            try (DeviceSupport.Scope ctx = pins != null && pins.device() ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
+                boolean cancelled = op == Op.IRECV && inner.cancel();
+                try {
+                    inner.waitFor(); // at once when the backend's cancel completed it
+                } catch (RuntimeException e) {
+                    // the receive failed (e.g. truncated): its waitFor throws the failure again
+                }
+                completed();
+                return cancelled;
             } finally {
                 CallTracker.exit(s);
             }
@@ -687,4 +750,21 @@ public abstract class AbstractCommunicator implements Communicator {
 
     /** Frees the native communicator; called once. */
     protected abstract void doClose();
+
+    /** Status of the next message matching {@code source} and {@code tag} (wildcards allowed), its byte count the whole message's; blocks. */
+    protected abstract Status doProbe(int source, int tag);
+
+    /** {@link #doProbe} without blocking. */
+    protected abstract Optional<Status> doIprobe(int source, int tag);
+
+    /**
+     * Matches the next message and takes it out of matching; blocks. The front calls the
+     * message's {@code recv} or {@code irecv} at most once, with checked arguments, and
+     * {@code irecv} only with a buffer that holds the whole message; {@code recv} with a smaller
+     * buffer receives the message whole and throws {@link dev.ferry.TruncationException}.
+     */
+    protected abstract MatchedMessage doMprobe(int source, int tag);
+
+    /** {@link #doMprobe} without blocking. */
+    protected abstract Optional<MatchedMessage> doImprobe(int source, int tag);
 }

@@ -5,6 +5,8 @@ import dev.ferry.Communicator;
 import dev.ferry.DataType;
 import dev.ferry.DataTypeMismatchException;
 import dev.ferry.HostBuffer;
+import dev.ferry.MatchedMessage;
+import dev.ferry.TruncationException;
 import java.lang.foreign.MemorySegment;
 import dev.ferry.MemoryKind;
 import dev.ferry.ReduceOp;
@@ -75,7 +77,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     private static Status checked(Status s, DataType type, String op) {
-        if (s.byteCount() % type.size() != 0) {
+        if (!s.cancelled() && s.byteCount() % type.size() != 0) {
             throw new DataTypeMismatchException(op + ": received " + s.byteCount() + " bytes from rank " + s.source()
                     + ", not a whole number of " + type + " (" + type.size() + " bytes): sender and receiver disagree on the datatype");
         }
@@ -348,6 +350,11 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         public Optional<Status> test() {
             return receive.test().map(s -> checked(s, type, "irecv"));
         }
+
+        @Override
+        public boolean cancel() {
+            return receive.cancel();
+        }
     }
 
     /**
@@ -373,6 +380,111 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         out.waitFor();
         return in;
     }
+
+    // ---- probing and matched messages -----------------------------------------------------
+    // A Ferry message is one MPI message (see above), so MPI's probe reports its whole size.
+
+    /**
+     * A message matched by the binding's {@link #mpiMprobe} or {@link #mpiImprobe}: its status
+     * (the whole message's byte count) and the binding's handle of it ({@code MPI_Message}), which
+     * only {@link #mpiMrecv} or {@link #mpiImrecv} may use, once.
+     */
+    public record Probed(Status status, Object handle) {
+    }
+
+    @Override
+    protected Status doProbe(int source, int tag) {
+        return mpiProbe(source, tag);
+    }
+
+    @Override
+    protected Optional<Status> doIprobe(int source, int tag) {
+        return mpiIprobe(source, tag);
+    }
+
+    @Override
+    protected MatchedMessage doMprobe(int source, int tag) {
+        return new BindingMessage(mpiMprobe(source, tag));
+    }
+
+    @Override
+    protected Optional<MatchedMessage> doImprobe(int source, int tag) {
+        return mpiImprobe(source, tag).map(BindingMessage::new);
+    }
+
+    /** A matched message of the binding; the front calls recv or irecv once, with checked arguments. */
+    private final class BindingMessage implements MatchedMessage {
+        private final Probed probed;
+        private volatile boolean received;
+
+        BindingMessage(Probed probed) {
+            this.probed = probed;
+        }
+
+        @Override
+        public Status status() {
+            return probed.status();
+        }
+
+        @Override
+        public boolean isReceived() {
+            return received;
+        }
+
+        /**
+         * A message longer than the buffer is received whole into host memory of its own, the
+         * buffer gets its first bytes and {@link TruncationException} is thrown: a truncated
+         * rendezvous receive would leave its sender waiting on some transports (see mpiRecv).
+         */
+        @Override
+        public Status recv(Buffer buffer, long count, DataType type) {
+            received = true;
+            long room = type.bytes(count), n = probed.status().byteCount();
+            if (n <= room) {
+                return checked(mpiMrecv(probed, region(buffer, 0, n)), type, "recv");
+            }
+            try (HostBuffer whole = HostBuffer.allocate(n)) {
+                mpiMrecv(probed, region(whole, 0, n));
+                if (buffer.kind().isHostAccessible()) {
+                    MemorySegment.copy(whole.segment(), 0, MemorySegment.ofAddress(buffer.address()).reinterpret(room), 0, room);
+                } else {
+                    DeviceSupport.get().copyToDevice(buffer.address(), whole, room);
+                }
+            }
+            throw mpiTruncation("MPI_Mrecv of the message matched from rank " + probed.status().source() + " tag " + probed.status().tag()
+                    + " (message of " + n + " bytes is longer than the receive count of " + room + " bytes)");
+        }
+
+        @Override
+        public Request irecv(Buffer buffer, long count, DataType type) {
+            received = true;
+            return new CheckedReceive(mpiImrecv(probed, region(buffer, 0, probed.status().byteCount())), type);
+        }
+    }
+
+    /** MPI_Probe: the status of the next matching message, with its whole byte count. */
+    protected abstract Status mpiProbe(int source, int tag);
+
+    /** MPI_Iprobe. */
+    protected abstract Optional<Status> mpiIprobe(int source, int tag);
+
+    /** MPI_Mprobe. */
+    protected abstract Probed mpiMprobe(int source, int tag);
+
+    /** MPI_Improbe. */
+    protected abstract Optional<Probed> mpiImprobe(int source, int tag);
+
+    /**
+     * MPI_Mrecv of the whole message into {@code into}, which is exactly the message's size (it
+     * may exceed {@link #maxPieceBytes()}: then as one large-count or derived-datatype receive).
+     */
+    protected abstract Status mpiMrecv(Probed message, Region into);
+
+    /** MPI_Imrecv, as {@link #mpiMrecv}. */
+    protected abstract Request mpiImrecv(Probed message, Region into);
+
+    /** The binding's {@link TruncationException} (its MPI_ERR_TRUNCATE) for {@code what}. */
+    protected abstract TruncationException mpiTruncation(String what);
 
     // ---- the binding: counts fit in an int, regions in maxPieceBytes ---------------------
 

@@ -39,7 +39,10 @@ final class CallTracker {
         IBARRIER("ibarrier", true), IBROADCAST("ibroadcast", true), ISCATTER("iscatter", true), IGATHER("igather", true),
         IALL_GATHER("iallGather", true), IREDUCE("ireduce", true), IALL_REDUCE("iallReduce", true), IALL_TO_ALL("iallToAll", true),
         SPLIT("split", true), DUPLICATE("duplicate", true),
-        WAIT("waitFor", false), TEST("test", false), FINALIZE("MPI_Finalize", false);
+        WAIT("waitFor", false), TEST("test", false), FINALIZE("MPI_Finalize", false),
+        PROBE("probe", false), IPROBE("iprobe", false), MPROBE("mprobe", false), IMPROBE("improbe", false),
+        MESSAGE_RECV("MatchedMessage.recv", false), MESSAGE_IRECV("MatchedMessage.irecv", false),
+        WAIT_ANY("Request.waitAny", false), CANCEL("cancel", false);
 
         final String label;
         final boolean collective;
@@ -253,14 +256,14 @@ final class CallTracker {
         String n = count < 0 || type == null ? "" : ", " + count + " x " + type;
         String args = switch (op) {
             case SEND, ISEND -> "destination " + rank(peer) + ", tag " + tag(tag) + n;
-            case RECV, IRECV -> "source " + rank(peer) + ", tag " + tag(tag) + n;
+            case RECV, IRECV, PROBE, IPROBE, MPROBE, IMPROBE, MESSAGE_RECV, MESSAGE_IRECV -> "source " + rank(peer) + ", tag " + tag(tag) + n;
             case SEND_RECV -> "destination " + rank(peer) + ", send tag " + tag(tag) + ", source " + rank(peer2) + ", receive tag " + tag(tag2) + n;
             case BROADCAST, SCATTER, GATHER, REDUCE -> "root " + rank(peer) + n;
             case ALL_GATHER, ALL_REDUCE, ALL_TO_ALL -> n.isEmpty() ? "" : n.substring(2);
             case SPLIT -> "color " + peer + ", key " + tag;
             default -> "";
         };
-        String on = subject == null ? "" : op == Op.WAIT || op == Op.TEST ? " of " + subject : " on " + subject;
+        String on = subject == null ? "" : op == Op.WAIT || op == Op.TEST || op == Op.WAIT_ANY || op == Op.CANCEL ? " of " + subject : " on " + subject;
         return op.label + "(" + args + ")" + on;
     }
 

@@ -52,6 +52,10 @@ class CallTrackerTest {
         @Override protected Communicator doSplit(int color, int key) { return null; }
         @Override protected Communicator doDuplicate() { return null; }
         @Override protected void doClose() { }
+        @Override protected Status doProbe(int s, int g) { return new Status(s, g, 0); }
+        @Override protected java.util.Optional<Status> doIprobe(int s, int g) { return java.util.Optional.empty(); }
+        @Override protected dev.ferry.MatchedMessage doMprobe(int s, int g) { return null; }
+        @Override protected java.util.Optional<dev.ferry.MatchedMessage> doImprobe(int s, int g) { return java.util.Optional.empty(); }
     }
 
     @Test

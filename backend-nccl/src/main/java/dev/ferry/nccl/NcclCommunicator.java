@@ -277,6 +277,26 @@ public final class NcclCommunicator extends AbstractCommunicator {
         inner.barrier();
     }
 
+    @Override
+    protected Status doProbe(int source, int tag) {
+        return inner.probe(source, tag);
+    }
+
+    @Override
+    protected java.util.Optional<Status> doIprobe(int source, int tag) {
+        return inner.iprobe(source, tag);
+    }
+
+    @Override
+    protected dev.ferry.MatchedMessage doMprobe(int source, int tag) {
+        return inner.mprobe(source, tag);
+    }
+
+    @Override
+    protected java.util.Optional<dev.ferry.MatchedMessage> doImprobe(int source, int tag) {
+        return inner.improbe(source, tag);
+    }
+
     // ---- collectives ---------------------------------------------------------------------------
 
     /** Device memory of this communicator's GPU (null, an insignificant buffer, counts as eligible). */

@@ -141,4 +141,27 @@ final class OneRankHostCommunicator extends AbstractCommunicator {
     protected void doClose() {
         calls.add("close");
     }
+
+    @Override
+    protected Status doProbe(int source, int tag) {
+        calls.add("probe");
+        return new Status(0, tag, 0);
+    }
+
+    @Override
+    protected java.util.Optional<Status> doIprobe(int source, int tag) {
+        calls.add("iprobe");
+        return java.util.Optional.empty();
+    }
+
+    @Override
+    protected dev.ferry.MatchedMessage doMprobe(int source, int tag) {
+        throw new UnsupportedOperationException("one-rank test communicator: no matched messages");
+    }
+
+    @Override
+    protected java.util.Optional<dev.ferry.MatchedMessage> doImprobe(int source, int tag) {
+        calls.add("improbe");
+        return java.util.Optional.empty();
+    }
 }

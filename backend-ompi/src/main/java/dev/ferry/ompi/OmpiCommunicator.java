@@ -121,7 +121,7 @@ final class OmpiCommunicator extends BindingCommunicator {
         ByteBuffer b = bb(buffer);
         mpi.Request r = call("MPI_Irecv from rank " + source + " tag " + tag, () -> comm.iRecv(b, count, OmpiRuntime.type(type),
                 source == ANY_SOURCE ? MPI.ANY_SOURCE : source, tag == ANY_TAG ? MPI.ANY_TAG : tag));
-        return new OmpiRequest(r, b, "MPI_Irecv from rank " + source, null);
+        return new OmpiRequest(r, b, "MPI_Irecv from rank " + source, null, Status.cancelledReceive(source, tag));
     }
 
     /**
@@ -158,6 +158,47 @@ final class OmpiCommunicator extends BindingCommunicator {
                 "MPI_ERR_TRUNCATE: message truncated", null);
     }
 
+    // ---- probing and matched messages: through the FFM binding -----------------------------------
+    // On this libmpi with this communicator's C handle, as messages over the piece limit: a probe
+    // must report byte counts over 2^31 (MPI_Get_elements_x), and mpi.jar's Status.getElementsX
+    // crashes the JVM (Open MPI 4.1.4: a JNI NewObject of mpi.Count that does not match), while its
+    // getCount is an int. The matched receive then uses the same MPI_Message handle.
+
+    @Override
+    protected Status mpiProbe(int source, int tag) {
+        return dev.ferry.mpi.Probes.probe(cHandle(), source, tag);
+    }
+
+    @Override
+    protected Optional<Status> mpiIprobe(int source, int tag) {
+        return dev.ferry.mpi.Probes.iprobe(cHandle(), source, tag);
+    }
+
+    @Override
+    protected Probed mpiMprobe(int source, int tag) {
+        return dev.ferry.mpi.Probes.mprobe(cHandle(), source, tag);
+    }
+
+    @Override
+    protected Optional<Probed> mpiImprobe(int source, int tag) {
+        return dev.ferry.mpi.Probes.improbe(cHandle(), source, tag);
+    }
+
+    @Override
+    protected Status mpiMrecv(Probed message, Region into) {
+        return dev.ferry.mpi.Probes.mrecv((Long) message.handle(), message.status(), into, maxPieceBytes());
+    }
+
+    @Override
+    protected Request mpiImrecv(Probed message, Region into) {
+        return dev.ferry.mpi.Probes.imrecv((Long) message.handle(), message.status(), into, maxPieceBytes());
+    }
+
+    @Override
+    protected TruncationException mpiTruncation(String what) {
+        return new TruncationException(what, MPI.ERR_TRUNCATE, MPI.ERR_TRUNCATE, "MPI_ERR_TRUNCATE: message truncated", null);
+    }
+
     // ---- messages over the piece limit: one MPI message each, through the FFM binding ----------
     // mpi.jar cannot carry them (its ByteBuffers stop below 2 GiB, its derived-type constructors
     // take int displacements), so they go through dev.ferry.mpi on the same loaded libmpi with
@@ -166,7 +207,7 @@ final class OmpiCommunicator extends BindingCommunicator {
     private long cHandle() {
         Throwable missing = dev.ferry.mpi.Mpi.unavailabilityCause();
         if (missing != null) {
-            throw new FerryException("a message over ferry.maxPieceBytes (" + maxPieceBytes() + " bytes) needs the FFM binding on this libmpi, "
+            throw new FerryException("probes and messages over ferry.maxPieceBytes (" + maxPieceBytes() + " bytes) need the FFM binding on this libmpi, "
                     + "which could not be made: " + missing.getMessage(), missing);
         }
         return CommHandle.of(comm);
@@ -294,11 +335,38 @@ final class OmpiCommunicator extends BindingCommunicator {
         private ByteBuffer keep;
         private Status result;
 
+        private final Status ifCancelled; // a receive's status if cancelled; null for sends and matched receives
+
         OmpiRequest(mpi.Request request, ByteBuffer keep, String what, Status sendStatus) {
+            this(request, keep, what, sendStatus, null);
+        }
+
+        OmpiRequest(mpi.Request request, ByteBuffer keep, String what, Status sendStatus, Status ifCancelled) {
             this.request = request;
             this.keep = keep;
             this.what = what;
             this.sendStatus = sendStatus;
+            this.ifCancelled = ifCancelled;
+        }
+
+        /** MPI_Cancel, then MPI_Wait: true when the receive was cancelled (MPI_Test_cancelled). */
+        @Override
+        public synchronized boolean cancel() {
+            if (result != null || ifCancelled == null) {
+                return false;
+            }
+            call(what, () -> {
+                request.cancel();
+                return null;
+            });
+            mpi.Status s = call(what, request::waitStatus);
+            if (call(what, s::isCancelled)) {
+                keep = null;
+                result = ifCancelled;
+                return true;
+            }
+            result = complete(s);
+            return false;
         }
 
         @Override

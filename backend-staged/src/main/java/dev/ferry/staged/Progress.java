@@ -74,6 +74,14 @@ final class Progress {
         abstract String describe();
 
         /**
+         * Cancels the op if it can (under the lock): true when it did and completed itself (with a
+         * cancelled status); false when it cannot (it goes on). Default: false.
+         */
+        boolean cancel() {
+            return false;
+        }
+
+        /**
          * While the op can do nothing but wait for an event that comes in order for all ops with an
          * equal key (the first piece of a receive: MPI matches receives of one source, tag and
          * communicator in the order they were posted; a staging copy: copies on one stream finish in
@@ -287,6 +295,21 @@ final class Progress {
         return op.result();
     }
 
+    /** Cancels {@code op} (see {@link Op#cancel()}); true when it was cancelled, and is then done and cleaned up. */
+    synchronized boolean cancel(Op op) {
+        if (op.isDone() || !op.cancel()) {
+            return false;
+        }
+        active.remove(op);
+        finish(op, false);
+        return true;
+    }
+
+    /** Runs {@code body} under the progress lock (which serializes staged's calls into the inner MPI). */
+    synchronized <T> T locked(java.util.function.Supplier<T> body) {
+        return body.get();
+    }
+
     /** Transfers in flight, for leak checks. */
     synchronized int inFlight() {
         return active.size();
@@ -313,6 +336,11 @@ final class Progress {
                 progress.poll();
             }
             return op.isDone() ? Optional.of(op.result()) : Optional.empty();
+        }
+
+        @Override
+        public boolean cancel() {
+            return progress.cancel(op);
         }
 
         @Override

@@ -36,6 +36,7 @@ final class StagedCommunicator extends AbstractCommunicator {
     private final int[] transfers;
     private final boolean[] noIpc;
     private final Collectives collectives;
+    private final StagedProbes probes = new StagedProbes(this);
     private final AtomicBoolean released = new AtomicBoolean();
     private StagedCommunicator internal; // for collectives done by point-to-point messages
     private volatile boolean offerIpc = true;
@@ -89,6 +90,10 @@ final class StagedCommunicator extends AbstractCommunicator {
 
     Peers peers() {
         return peers;
+    }
+
+    StagedProbes probes() {
+        return probes;
     }
 
     /** A new transfer tag for messages to {@code dest}. */
@@ -321,6 +326,7 @@ final class StagedCommunicator extends AbstractCommunicator {
             }
         }
         collectives.close();
+        probes.close();
         if (released.compareAndSet(false, true)) {
             try {
                 rt.release();
@@ -333,6 +339,28 @@ final class StagedCommunicator extends AbstractCommunicator {
             for (int i = 1; i < errors.size(); i++) first.addSuppressed(errors.get(i));
             throw first;
         }
+    }
+
+    // ---- probing (StagedProbes) -------------------------------------------------------------
+
+    @Override
+    protected Status doProbe(int source, int tag) {
+        return probes.probe(source, tag);
+    }
+
+    @Override
+    protected java.util.Optional<Status> doIprobe(int source, int tag) {
+        return probes.iprobe(source, tag);
+    }
+
+    @Override
+    protected dev.ferry.MatchedMessage doMprobe(int source, int tag) {
+        return probes.mprobe(source, tag);
+    }
+
+    @Override
+    protected java.util.Optional<dev.ferry.MatchedMessage> doImprobe(int source, int tag) {
+        return probes.improbe(source, tag);
     }
 
     /**

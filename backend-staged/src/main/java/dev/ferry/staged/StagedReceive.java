@@ -37,6 +37,9 @@ final class StagedReceive extends Progress.Op {
     private final CopyEngine engine; // null: host memory received straight
 
     private HostBuffer slot;
+    private boolean ownSlot; // the slot is a message a probe took off MPI (Arrivals): closed, not pooled
+    private Arrivals.Arrived adopted;
+    private Status pending; // the adopted message, for the next advance
     private Request first;
     private Request reply;
     private int from = -1, tagSeen = -1;
@@ -66,6 +69,12 @@ final class StagedReceive extends Progress.Op {
     }
 
     StagedReceive(StagedCommunicator comm, Buffer buffer, long capacity, DataType type, int source, int tag) {
+        this(comm, buffer, capacity, type, source, tag, null);
+    }
+
+    /** A receive of {@code adopted}, a message a matched probe took off MPI (null: match a message as usual). */
+    StagedReceive(StagedCommunicator comm, Buffer buffer, long capacity, DataType type, int source, int tag, Arrivals.Arrived adopted) {
+        this.adopted = adopted;
         this.comm = comm;
         this.rt = comm.runtime();
         this.buffer = StagedCommunicator.innerView(buffer);
@@ -86,6 +95,15 @@ final class StagedReceive extends Progress.Op {
     void post() {
         if (engine != null) {
             engine.awaitPriorWork(buffer);
+        }
+        if (adopted == null) {
+            adopted = comm.probes().arrivals().take(source, tag); // a message a probe took off MPI comes first
+        }
+        if (adopted != null) {
+            slot = adopted.data();
+            ownSlot = true;
+            pending = new Status(adopted.source(), adopted.tag(), adopted.wireBytes());
+            return;
         }
         long piece = Wire.firstPiece(rt.settings.eager());
         long t = rt.calls.start();
@@ -112,6 +130,12 @@ final class StagedReceive extends Progress.Op {
     @Override
     boolean advance() {
         boolean moved = false;
+        if (pending != null) {
+            Status arrivedEarlier = pending;
+            pending = null;
+            moved = true;
+            arrived(arrivedEarlier);
+        }
         if (first != null) {
             Optional<Status> s = test(first);
             if (s.isEmpty()) {
@@ -368,6 +392,20 @@ final class StagedReceive extends Progress.Op {
         complete(new Status(from, tagSeen, total));
     }
 
+    /**
+     * Cancels the receive while its first receive has matched nothing (cancelled in the inner
+     * MPI); false once a message (or its first piece) has arrived, or was taken from a probe.
+     */
+    @Override
+    boolean cancel() {
+        if (first == null || !first.cancel()) {
+            return false; // when the inner cancel failed, its receive completed: the next advance takes the message
+        }
+        first = null;
+        complete(Status.cancelledReceive(source, tag));
+        return true;
+    }
+
     /** True when the receive buffer is device memory the IPC path can copy into. */
     boolean deviceTarget() {
         return buffer instanceof DeviceBuffer && StagedRuntime.ipcExportable(buffer);
@@ -425,7 +463,11 @@ final class StagedReceive extends Progress.Op {
                 busy = true;
             }
             if (!busy) {
-                rt.slots.release(slot);
+                if (ownSlot) {
+                    slot.close();
+                } else {
+                    rt.slots.release(slot);
+                }
             }
             slot = null;
         }

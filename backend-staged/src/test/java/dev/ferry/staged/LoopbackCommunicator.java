@@ -146,4 +146,8 @@ final class LoopbackCommunicator extends AbstractCommunicator {
     @Override protected void doAllReduce(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
     @Override protected void doAllToAll(Buffer s, Buffer r, long count, DataType type) { throw no(); }
     @Override protected Communicator doSplit(int color, int key) { throw no(); }
+    @Override protected Status doProbe(int source, int tag) { throw no(); }
+    @Override protected java.util.Optional<Status> doIprobe(int source, int tag) { throw no(); }
+    @Override protected dev.ferry.MatchedMessage doMprobe(int source, int tag) { throw no(); }
+    @Override protected java.util.Optional<dev.ferry.MatchedMessage> doImprobe(int source, int tag) { throw no(); }
 }

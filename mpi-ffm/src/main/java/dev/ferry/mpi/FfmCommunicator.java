@@ -173,6 +173,43 @@ public abstract class FfmCommunicator extends BindingCommunicator {
         return sendThenReceive(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);
     }
 
+    // ---- probing and matched messages --------------------------------------------------------
+
+    @Override
+    protected Status mpiProbe(int source, int tag) {
+        return Probes.probe(comm, source, tag);
+    }
+
+    @Override
+    protected java.util.Optional<Status> mpiIprobe(int source, int tag) {
+        return Probes.iprobe(comm, source, tag);
+    }
+
+    @Override
+    protected Probed mpiMprobe(int source, int tag) {
+        return Probes.mprobe(comm, source, tag);
+    }
+
+    @Override
+    protected java.util.Optional<Probed> mpiImprobe(int source, int tag) {
+        return Probes.improbe(comm, source, tag);
+    }
+
+    @Override
+    protected Status mpiMrecv(Probed message, Region into) {
+        return Probes.mrecv((Long) message.handle(), message.status(), into, maxPieceBytes());
+    }
+
+    @Override
+    protected Request mpiImrecv(Probed message, Region into) {
+        return Probes.imrecv((Long) message.handle(), message.status(), into, maxPieceBytes());
+    }
+
+    @Override
+    protected TruncationException mpiTruncation(String what) {
+        return new TruncationException(what, Mpi.ABI.errTruncate, Mpi.ABI.errTruncate, "MPI_ERR_TRUNCATE: message truncated", null);
+    }
+
     // ---- collectives -------------------------------------------------------------------------
 
     @Override

@@ -21,16 +21,23 @@ final class FfmRequest implements Request {
     private final Status sendStatus; // null for receives
     /** 0: MPI_Get_count(MPI_BYTE); LARGE_COUNT: MPI_Get_count_c(MPI_BYTE); else a derived type for MPI_Get_elements_x, freed at completion. */
     private final long countType;
+    /** The status of a matched receive (MPI_Imrecv), known from its probe; else null. */
+    private final Status matched;
     private long handle;
     private Status result;
     private RuntimeException failure;
 
     FfmRequest(long handle, int peer, int peerTag, Status sendStatus, long countType) {
+        this(handle, peer, peerTag, sendStatus, countType, null);
+    }
+
+    FfmRequest(long handle, int peer, int peerTag, Status sendStatus, long countType, Status matched) {
         this.handle = handle;
         this.peer = peer;
         this.peerTag = peerTag;
         this.sendStatus = sendStatus;
         this.countType = countType;
+        this.matched = matched;
     }
 
     /** For messages only: built when something failed, not per request. */
@@ -82,6 +89,8 @@ final class FfmRequest implements Request {
             }
             if (sendStatus != null) {
                 result = sendStatus;
+            } else if (matched != null) {
+                result = matched;
             } else if (countType == 0) {
                 Mpi.check("MPI_Get_count", Mpi.getCount(s.status, Mpi.ABI.byte_, s.int1));
                 result = new Status(s.source(), s.tag(), s.int1());
@@ -95,5 +104,46 @@ final class FfmRequest implements Request {
                 LargeMessages.free(countType);
             }
         }
+    }
+
+    /**
+     * MPI_Cancel, then MPI_Wait and MPI_Test_cancelled: true when the receive was cancelled (its
+     * status then says so), false when it had matched a message, which it has now received (or
+     * failed on). A send, or a request already complete: false, nothing done.
+     */
+    @Override
+    public synchronized boolean cancel() {
+        if (result != null || failure != null || sendStatus != null) {
+            return false;
+        }
+        Mpi.Scratch s = Mpi.scratch();
+        s.handle(handle);
+        int rc = Mpi.cancel(s.handle);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Cancel of " + what(), rc); // the request is in flight, unchanged
+        }
+        rc = Mpi.await(s.handle, s.status);
+        if (rc == 0) {
+            s.int0.set(java.lang.foreign.ValueLayout.JAVA_INT, 0, 0);
+            int trc = Mpi.testCancelled(s.status, s.int0);
+            if (trc == 0 && s.int0() != 0) {
+                handle = s.handle();
+                result = Status.cancelledReceive(peer, peerTag);
+                if (countType != 0 && countType != LARGE_COUNT) {
+                    LargeMessages.free(countType);
+                }
+                return true;
+            }
+            if (trc != 0) {
+                handle = s.handle();
+                failure = Mpi.error("MPI_Test_cancelled after MPI_Cancel of " + what(), trc);
+                if (countType != 0 && countType != LARGE_COUNT) {
+                    LargeMessages.free(countType);
+                }
+                return false;
+            }
+        }
+        complete(s, rc);
+        return false;
     }
 }

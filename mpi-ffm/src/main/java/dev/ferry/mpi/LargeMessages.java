@@ -126,7 +126,7 @@ public final class LargeMessages {
     }
 
     /** MPI_Mrecv of the message matched in {@code s} ({@code bytes} of it) into {@code address}, as one derived datatype. */
-    private static void receive(Mpi.Scratch s, long address, long bytes, long piece, String what) {
+    static void receive(Mpi.Scratch s, long address, long bytes, long piece, String what) {
         long message = s.handle(); // byteType uses the same scratch handle
         long t = byteType(Math.max(bytes, 1), piece);
         s.handle(message);

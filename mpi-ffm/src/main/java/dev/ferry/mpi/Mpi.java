@@ -170,6 +170,12 @@ public final class Mpi {
     private static final MethodHandle RECV = B.required("MPI_Recv", "LIHIIHA");
     private static final MethodHandle MPROBE = B.required("MPI_Mprobe", "IIHAA");
     private static final MethodHandle MRECV = B.required("MPI_Mrecv", "LIHAA");
+    private static final MethodHandle PROBE = B.required("MPI_Probe", "IIHA");
+    private static final MethodHandle IPROBE = B.required("MPI_Iprobe", "IIHAA");
+    private static final MethodHandle IMPROBE = B.required("MPI_Improbe", "IIHAAA");
+    private static final MethodHandle IMRECV = B.required("MPI_Imrecv", "LIHAA");
+    private static final MethodHandle CANCEL = B.required("MPI_Cancel", "A");
+    private static final MethodHandle TEST_CANCELLED = B.required("MPI_Test_cancelled", "AA");
     private static final MethodHandle ISEND = B.required("MPI_Isend", "LIHIIHA");
     private static final MethodHandle IRECV = B.required("MPI_Irecv", "LIHIIHA");
     private static final MethodHandle SENDRECV = B.required("MPI_Sendrecv", "LIHIILIHIIHA");
@@ -788,5 +794,61 @@ public final class Mpi {
 
     public static boolean hasQueryCudaSupport() {
         return X_QUERY_CUDA_SUPPORT != null;
+    }
+
+    // ---- probing, matched receives, cancel ---------------------------------------------------
+
+    /** {@code MPI_Probe(source, tag, comm, &status)}. */
+    public static int probe(int a0, int a1, long a2, MemorySegment a3) {
+        try {
+            return (int) PROBE.invokeExact(a0, a1, a2, a3);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Probe", t);
+        }
+    }
+
+    /** {@code MPI_Iprobe(source, tag, comm, &flag, &status)}. */
+    public static int iprobe(int a0, int a1, long a2, MemorySegment a3, MemorySegment a4) {
+        try {
+            return (int) IPROBE.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Iprobe", t);
+        }
+    }
+
+    /** {@code MPI_Improbe(source, tag, comm, &flag, &message, &status)}. */
+    public static int improbe(int a0, int a1, long a2, MemorySegment a3, MemorySegment a4, MemorySegment a5) {
+        try {
+            return (int) IMPROBE.invokeExact(a0, a1, a2, a3, a4, a5);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Improbe", t);
+        }
+    }
+
+    /** {@code MPI_Imrecv(buf, count, type, &message, &request)}. */
+    public static int imrecv(long a0, int a1, long a2, MemorySegment a3, MemorySegment a4) {
+        try {
+            return (int) IMRECV.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Imrecv", t);
+        }
+    }
+
+    /** {@code MPI_Cancel(&request)}. */
+    public static int cancel(MemorySegment a0) {
+        try {
+            return (int) CANCEL.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Cancel", t);
+        }
+    }
+
+    /** {@code MPI_Test_cancelled(&status, &flag)}. */
+    public static int testCancelled(MemorySegment a0, MemorySegment a1) {
+        try {
+            return (int) TEST_CANCELLED.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Test_cancelled", t);
+        }
     }
 }

@@ -69,10 +69,23 @@ import net.jqwik.api.lifecycle.BeforeProperty;
 public abstract class BadInputMatrix {
     /** Operations of {@link Communicator}. */
     public enum Operation {
-        SEND, RECV, ISEND, IRECV, SEND_RECV, BARRIER, BROADCAST, SCATTER, GATHER, ALL_GATHER, REDUCE, ALL_REDUCE, ALL_TO_ALL, SPLIT, DUPLICATE;
+        SEND, RECV, ISEND, IRECV, SEND_RECV, BARRIER, BROADCAST, SCATTER, GATHER, ALL_GATHER, REDUCE, ALL_REDUCE, ALL_TO_ALL, SPLIT, DUPLICATE,
+        /** Probes: a source and a tag, wildcards allowed. */
+        PROBE, IPROBE, MPROBE, IMPROBE,
+        /** The receive of a {@link dev.ferry.MatchedMessage} (of a message this rank sent itself). */
+        MATCHED_RECV;
 
         boolean hasBuffers() {
-            return this != BARRIER && this != SPLIT && this != DUPLICATE;
+            return this != BARRIER && this != SPLIT && this != DUPLICATE && !probe();
+        }
+
+        boolean probe() {
+            return this == PROBE || this == IPROBE || this == MPROBE || this == IMPROBE;
+        }
+
+        /** Takes a source and a tag where wildcards are allowed. */
+        boolean receives() {
+            return this == RECV || this == IRECV || probe();
         }
 
         boolean rooted() {
@@ -85,13 +98,13 @@ public abstract class BadInputMatrix {
 
         /** A collective with a non-blocking form (ibarrier, ibroadcast, ...). */
         boolean collective() {
-            return !pointToPoint() && this != SPLIT && this != DUPLICATE;
+            return ordinal() >= BARRIER.ordinal() && ordinal() <= ALL_TO_ALL.ordinal();
         }
 
         int bufferCount() {
             return switch (this) {
-                case SEND, RECV, ISEND, IRECV, BROADCAST -> 1;
-                case BARRIER, SPLIT, DUPLICATE -> 0;
+                case SEND, RECV, ISEND, IRECV, BROADCAST, MATCHED_RECV -> 1;
+                case BARRIER, SPLIT, DUPLICATE, PROBE, IPROBE, MPROBE, IMPROBE -> 0;
                 default -> 2;
             };
         }
@@ -127,7 +140,8 @@ public abstract class BadInputMatrix {
         OVERLAPPING_BUFFERS(BufferOverlapException.class),
         DEVICE_BUFFER_ON_HOST_ONLY_BACKEND(UnsupportedBufferException.class),
         HEAP_MEMORY(UnsupportedBufferException.class),
-        SLICE_OUT_OF_BOUNDS(IndexOutOfBoundsException.class);
+        SLICE_OUT_OF_BOUNDS(IndexOutOfBoundsException.class),
+        MESSAGE_ALREADY_RECEIVED(dev.ferry.MessageAlreadyReceivedException.class);
 
         final Class<? extends RuntimeException> expected;
 
@@ -167,7 +181,13 @@ public abstract class BadInputMatrix {
 
     /** How the two sides of a message call. */
     public enum Style {
-        BLOCKING, NONBLOCKING_WAIT, NONBLOCKING_TEST, NONBLOCKING_WAIT_DURATION, SEND_RECV
+        BLOCKING, NONBLOCKING_WAIT, NONBLOCKING_TEST, NONBLOCKING_WAIT_DURATION, SEND_RECV,
+        /** Receiver: probe (its byte count must be the message's), then recv from the probed source and tag. Sender: as NONBLOCKING_WAIT. */
+        PROBED,
+        /** Receiver: mprobe, then the matched message's recv. Sender: as NONBLOCKING_WAIT. */
+        MATCHED,
+        /** Receiver: improbe until a message, then the matched message's irecv and waitFor. Sender: as NONBLOCKING_WAIT. */
+        MATCHED_NONBLOCKING
     }
 
     /** How the receive relates to the message. */
@@ -336,15 +356,16 @@ public abstract class BadInputMatrix {
     }
 
     private Set<Fault> faults(Operation op) {
-        Set<Fault> f = EnumSet.of(Fault.CLOSED_COMMUNICATOR);
+        // a matched message belongs to an open communicator: its receive has its own faults
+        Set<Fault> f = op == Operation.MATCHED_RECV ? EnumSet.of(Fault.MESSAGE_ALREADY_RECEIVED) : EnumSet.of(Fault.CLOSED_COMMUNICATOR);
         if (op.hasBuffers()) {
             f.addAll(EnumSet.of(Fault.NEGATIVE_COUNT, Fault.OVERFLOWING_COUNT, Fault.BUFFER_TOO_SMALL, Fault.NULL_BUFFER, Fault.NULL_DATATYPE,
                     Fault.FREED_BUFFER, Fault.HEAP_MEMORY, Fault.SLICE_OUT_OF_BOUNDS));
             if (device != null) f.add(Fault.DEVICE_BUFFER_ON_HOST_ONLY_BACKEND);
         }
         if (op == Operation.REDUCE || op == Operation.ALL_REDUCE) f.add(Fault.NULL_REDUCE_OP);
-        if (op.pointToPoint() || op.rooted()) f.add(Fault.RANK_OUT_OF_RANGE);
-        if (op.pointToPoint()) f.add(Fault.TAG_OUT_OF_RANGE);
+        if (op.pointToPoint() || op.rooted() || op.probe()) f.add(Fault.RANK_OUT_OF_RANGE);
+        if (op.pointToPoint() || op.probe()) f.add(Fault.TAG_OUT_OF_RANGE);
         if (op.bufferCount() == 2) f.add(Fault.OVERLAPPING_BUFFERS);
         return f;
     }
@@ -358,7 +379,7 @@ public abstract class BadInputMatrix {
         Arbitrary<DataType> types = Arbitraries.of(Data.CLASSIC_TYPES).withoutEdgeCases();
         Arbitrary<Long> counts = Arbitraries.frequencyOf(Tuple.of(1, Arbitraries.just((long) minCount)), Tuple.of(1, Arbitraries.just((long) LOCAL_MAX_COUNT)),
                 Tuple.of(6, Arbitraries.longs().between(minCount, LOCAL_MAX_COUNT)));
-        boolean recv = op == Operation.RECV || op == Operation.IRECV;
+        boolean recv = op.receives();
         Arbitrary<Integer> peers = recv ? Arbitraries.oneOf(Arbitraries.integers().between(0, size - 1), Arbitraries.just(Communicator.ANY_SOURCE))
                 : Arbitraries.integers().between(0, size - 1);
         Arbitrary<Integer> sources = Arbitraries.oneOf(Arbitraries.integers().between(0, size - 1), Arbitraries.just(Communicator.ANY_SOURCE));
@@ -402,7 +423,7 @@ public abstract class BadInputMatrix {
             // a fault aimed at an argument the call ignores would not be rejected: aim it at one that counts
             if ((f == Fault.RANK_OUT_OF_RANGE || f == Fault.TAG_OUT_OF_RANGE) && value == -1) {
                 // ANY_SOURCE / ANY_TAG are bad only where no wildcard is allowed: a destination, a root, a send tag
-                if (op == Operation.RECV || op == Operation.IRECV) {
+                if (op.receives()) {
                     value = -2;
                 } else if (op == Operation.SEND_RECV) {
                     t = 0;
@@ -504,6 +525,9 @@ public abstract class BadInputMatrix {
         if (c.nonBlocking() && op.collective()) {
             return callNonBlocking(target, op, bufs[0], bufs[1], count, type, root, reduceOp);
         }
+        if (op == Operation.MATCHED_RECV) {
+            return matchedRecv(bufs[0], count, type, f == Fault.MESSAGE_ALREADY_RECEIVED);
+        }
         return call(target, op, bufs[0], bufs[1], count, count2, type, type2, peer, peer2, tag, tag2, root, reduceOp);
     }
 
@@ -520,6 +544,36 @@ public abstract class BadInputMatrix {
             case ALL_TO_ALL -> c.iallToAll(b0, b1, count, type);
             default -> throw new IllegalArgumentException(op + " has no non-blocking form");
         };
+    }
+
+    private static final int SELF_TAG = 1;
+
+    /**
+     * The receive of a matched message of 8 bytes this rank sent itself, with the case's buffer,
+     * count and type; {@code twice}: after a valid receive of it. The message is received and the
+     * send completed whatever the bad call did, so that nothing is left in flight.
+     */
+    private Object matchedRecv(Buffer buffer, long count, DataType type, boolean twice) {
+        HostBuffer out = HostBuffer.allocate(8);
+        HostBuffer drain = HostBuffer.allocate(8);
+        try {
+            Request sent = comm.isend(out, 8, DataType.BYTE, rank, SELF_TAG);
+            dev.ferry.MatchedMessage m = comm.mprobe(rank, SELF_TAG);
+            try {
+                if (twice) {
+                    m.recv(drain, 8, DataType.BYTE);
+                }
+                return m.recv(buffer, count, type);
+            } finally {
+                if (!m.isReceived()) {
+                    m.recv(drain, 8, DataType.BYTE);
+                }
+                sent.waitFor();
+            }
+        } finally {
+            out.close();
+            drain.close();
+        }
     }
 
     private static Object call(Communicator c, Operation op, Buffer b0, Buffer b1, long count, long count2, DataType type, DataType type2,
@@ -552,6 +606,19 @@ public abstract class BadInputMatrix {
             case DUPLICATE -> {
                 return c.duplicate();
             }
+            case PROBE -> {
+                return c.probe(peer, tag);
+            }
+            case IPROBE -> {
+                return c.iprobe(peer, tag);
+            }
+            case MPROBE -> {
+                return c.mprobe(peer, tag);
+            }
+            case IMPROBE -> {
+                return c.improbe(peer, tag);
+            }
+            case MATCHED_RECV -> throw new IllegalStateException("matched receives are called by matchedRecv");
         }
         return "nothing (void)";
     }
@@ -681,6 +748,25 @@ public abstract class BadInputMatrix {
                     Optional<Status> s;
                     while ((s = r.test()).isEmpty()) Thread.onSpinWait();
                     yield s.get();
+                }
+                case PROBED -> {
+                    Status p = comm.probe(source, tag);
+                    if (p.byteCount() != sendBytes || p.source() != sender || p.tag() != m.tag()) {
+                        throw new AssertionError("probe gave " + p + ", expected " + sendBytes + " bytes from " + sender + " with tag " + m.tag());
+                    }
+                    yield comm.recv(recv, recvCount, m.recvType(), p.source(), p.tag());
+                }
+                case MATCHED -> {
+                    dev.ferry.MatchedMessage mm = comm.mprobe(source, tag);
+                    if (mm.status().byteCount() != sendBytes) {
+                        throw new AssertionError("mprobe gave " + mm.status() + ", expected " + sendBytes + " bytes");
+                    }
+                    yield mm.recv(recv, recvCount, m.recvType());
+                }
+                case MATCHED_NONBLOCKING -> {
+                    Optional<dev.ferry.MatchedMessage> mm;
+                    while ((mm = comm.improbe(source, tag)).isEmpty()) Thread.onSpinWait();
+                    yield mm.get().irecv(recv, recvCount, m.recvType()).waitFor();
                 }
             };
         } catch (RuntimeException e) {

@@ -1,0 +1,7 @@
+package dev.ferry.mvapich;
+
+import dev.ferry.testing.ProbeAndRequestsContract;
+
+/** Probes, matched messages, waitAny/testAny/testAll and cancel on backend mvapich. */
+public class MvapichProbeAndRequests extends ProbeAndRequestsContract {
+}

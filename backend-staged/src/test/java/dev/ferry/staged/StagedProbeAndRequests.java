@@ -1,0 +1,7 @@
+package dev.ferry.staged;
+
+import dev.ferry.testing.ProbeAndRequestsContract;
+
+/** Probes, matched messages, waitAny/testAny/testAll and cancel on backend staged. */
+public class StagedProbeAndRequests extends ProbeAndRequestsContract {
+}
