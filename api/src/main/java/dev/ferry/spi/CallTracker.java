@@ -37,6 +37,8 @@ final class CallTracker {
         BARRIER("barrier", true), BROADCAST("broadcast", true), SCATTER("scatter", true), GATHER("gather", true),
         ALL_GATHER("allGather", true), REDUCE("reduce", true), ALL_REDUCE("allReduce", true), ALL_TO_ALL("allToAll", true),
         SPLIT("split", true), DUPLICATE("duplicate", true),
+        SCATTER_V("scatterV", true), GATHER_V("gatherV", true), ALL_GATHER_V("allGatherV", true), ALL_TO_ALL_V("allToAllV", true),
+        REDUCE_SCATTER_BLOCK("reduceScatterBlock", true), REDUCE_SCATTER("reduceScatter", true), SCAN("scan", true), EXSCAN("exscan", true),
         WAIT("waitFor", false), TEST("test", false), FINALIZE("MPI_Finalize", false);
 
         final String label;
