@@ -53,7 +53,9 @@ import net.jqwik.api.lifecycle.BeforeProperty;
  *   <li>{@link #rejectedBeforeAnyNativeCall}: one fault injected into an otherwise valid call of
  *       any operation (counts, datatypes, ranks, roots, tags, buffer kinds and slices, null
  *       arguments, freed buffers, overlapping buffers, closed communicators, heap memory, device
- *       memory on a host-only backend). Such calls never reach MPI, so every rank draws its own
+ *       memory on a host-only backend; for the vector collectives and reduce-scatter also count and
+ *       displacement arrays of the wrong length or null, negative displacements, and blocks past
+ *       their buffer). Such calls never reach MPI, so every rank draws its own
  *       cases (they depend on the rank: a root-only buffer is only checked at the root).</li>
  *   <li>{@link #mismatchedSizesReachMpi}: a sender and a receiver that disagree on the size or the
  *       datatype of a message (truncation, partial elements, a larger receive), over every pair of
@@ -69,14 +71,40 @@ import net.jqwik.api.lifecycle.BeforeProperty;
 public abstract class BadInputMatrix {
     /** Operations of {@link Communicator}. */
     public enum Operation {
-        SEND, RECV, ISEND, IRECV, SEND_RECV, BARRIER, BROADCAST, SCATTER, GATHER, ALL_GATHER, REDUCE, ALL_REDUCE, ALL_TO_ALL, SPLIT, DUPLICATE;
+        SEND, RECV, ISEND, IRECV, SEND_RECV, BARRIER, BROADCAST, SCATTER, GATHER, ALL_GATHER, REDUCE, ALL_REDUCE, ALL_TO_ALL, SPLIT, DUPLICATE,
+        SCATTER_V, GATHER_V, ALL_GATHER_V, ALL_TO_ALL_V, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER, SCAN, EXSCAN;
 
         boolean hasBuffers() {
             return this != BARRIER && this != SPLIT && this != DUPLICATE;
         }
 
         boolean rooted() {
-            return this == BROADCAST || this == SCATTER || this == GATHER || this == REDUCE;
+            return this == BROADCAST || this == SCATTER || this == GATHER || this == REDUCE || this == SCATTER_V || this == GATHER_V;
+        }
+
+        /** Takes count arrays (one entry per rank). */
+        boolean vector() {
+            return this == SCATTER_V || this == GATHER_V || this == ALL_GATHER_V || this == ALL_TO_ALL_V || this == REDUCE_SCATTER;
+        }
+
+        /** Takes displacement arrays too. */
+        boolean displaced() {
+            return vector() && this != REDUCE_SCATTER;
+        }
+
+        boolean reduction() {
+            return this == REDUCE || this == ALL_REDUCE || this == REDUCE_SCATTER_BLOCK || this == REDUCE_SCATTER || this == SCAN || this == EXSCAN;
+        }
+
+        /** Which of the four arrays (send counts, send displacements, receive counts, receive displacements) the operation takes. */
+        int[] arrays() {
+            return switch (this) {
+                case SCATTER_V -> new int[] {0, 1};
+                case GATHER_V, ALL_GATHER_V -> new int[] {2, 3};
+                case ALL_TO_ALL_V -> new int[] {0, 1, 2, 3};
+                case REDUCE_SCATTER -> new int[] {2};
+                default -> new int[0];
+            };
         }
 
         boolean pointToPoint() {
@@ -94,16 +122,16 @@ public abstract class BadInputMatrix {
         /** Blocks of {@code count} elements that buffer {@code i} must hold. */
         int blocks(int i, int size) {
             return switch (this) {
-                case SCATTER -> i == 0 ? size : 1;
-                case GATHER, ALL_GATHER -> i == 1 ? size : 1;
-                case ALL_TO_ALL -> size;
+                case SCATTER, SCATTER_V, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER -> i == 0 ? size : 1;
+                case GATHER, ALL_GATHER, GATHER_V, ALL_GATHER_V -> i == 1 ? size : 1;
+                case ALL_TO_ALL, ALL_TO_ALL_V -> size;
                 default -> 1;
             };
         }
 
         /** Whether buffer {@code i} is significant only at the root. */
         boolean rootOnly(int i) {
-            return (this == SCATTER && i == 0) || ((this == GATHER || this == REDUCE) && i == 1);
+            return ((this == SCATTER || this == SCATTER_V) && i == 0) || ((this == GATHER || this == REDUCE || this == GATHER_V) && i == 1);
         }
     }
 
@@ -122,7 +150,11 @@ public abstract class BadInputMatrix {
         OVERLAPPING_BUFFERS(BufferOverlapException.class),
         DEVICE_BUFFER_ON_HOST_ONLY_BACKEND(UnsupportedBufferException.class),
         HEAP_MEMORY(UnsupportedBufferException.class),
-        SLICE_OUT_OF_BOUNDS(IndexOutOfBoundsException.class);
+        SLICE_OUT_OF_BOUNDS(IndexOutOfBoundsException.class),
+        WRONG_ARRAY_LENGTH(InvalidArgumentException.class),
+        NULL_ARRAY(InvalidArgumentException.class),
+        NEGATIVE_DISPLACEMENT(InvalidCountException.class),
+        DISPLACEMENT_PAST_BUFFER(BufferTooSmallException.class);
 
         final Class<? extends RuntimeException> expected;
 
@@ -132,6 +164,11 @@ public abstract class BadInputMatrix {
 
         boolean targetsBuffer() {
             return this == BUFFER_TOO_SMALL || this == NULL_BUFFER || this == FREED_BUFFER || this == DEVICE_BUFFER_ON_HOST_ONLY_BACKEND;
+        }
+
+        /** Aimed at a count or displacement array of a vector collective. */
+        boolean targetsArray() {
+            return this == WRONG_ARRAY_LENGTH || this == NULL_ARRAY || this == NEGATIVE_DISPLACEMENT || this == DISPLACEMENT_PAST_BUFFER;
         }
     }
 
@@ -337,7 +374,9 @@ public abstract class BadInputMatrix {
                     Fault.FREED_BUFFER, Fault.HEAP_MEMORY, Fault.SLICE_OUT_OF_BOUNDS));
             if (device != null) f.add(Fault.DEVICE_BUFFER_ON_HOST_ONLY_BACKEND);
         }
-        if (op == Operation.REDUCE || op == Operation.ALL_REDUCE) f.add(Fault.NULL_REDUCE_OP);
+        if (op.reduction()) f.add(Fault.NULL_REDUCE_OP);
+        if (op.vector()) f.addAll(EnumSet.of(Fault.WRONG_ARRAY_LENGTH, Fault.NULL_ARRAY));
+        if (op.displaced()) f.addAll(EnumSet.of(Fault.NEGATIVE_DISPLACEMENT, Fault.DISPLACEMENT_PAST_BUFFER));
         if (op.pointToPoint() || op.rooted()) f.add(Fault.RANK_OUT_OF_RANGE);
         if (op.pointToPoint()) f.add(Fault.TAG_OUT_OF_RANGE);
         if (op.bufferCount() == 2) f.add(Fault.OVERLAPPING_BUFFERS);
@@ -349,7 +388,7 @@ public abstract class BadInputMatrix {
     }
 
     private Arbitrary<Base> base(Operation op, Fault f) {
-        int minCount = f == Fault.BUFFER_TOO_SMALL || f == Fault.OVERLAPPING_BUFFERS ? 1 : 0;
+        int minCount = f == Fault.BUFFER_TOO_SMALL || f == Fault.OVERLAPPING_BUFFERS || f == Fault.DISPLACEMENT_PAST_BUFFER ? 1 : 0;
         Arbitrary<DataType> types = Arbitraries.of(Data.CLASSIC_TYPES).withoutEdgeCases();
         Arbitrary<Long> counts = Arbitraries.frequencyOf(Tuple.of(1, Arbitraries.just((long) minCount)), Tuple.of(1, Arbitraries.just((long) LOCAL_MAX_COUNT)),
                 Tuple.of(6, Arbitraries.longs().between(minCount, LOCAL_MAX_COUNT)));
@@ -389,6 +428,8 @@ public abstract class BadInputMatrix {
             case HEAP_MEMORY, FREED_BUFFER -> Arbitraries.longs().between(0, 1); // variant
             case SLICE_OUT_OF_BOUNDS -> Arbitraries.longs().between(0, 2); // variant: negative offset, negative length, past the end
             case OVERLAPPING_BUFFERS -> Arbitraries.longs().between(0, Long.MAX_VALUE); // where in the first the second starts
+            case WRONG_ARRAY_LENGTH, NULL_ARRAY, NEGATIVE_DISPLACEMENT, DISPLACEMENT_PAST_BUFFER ->
+                    Arbitraries.longs().between(0, Long.MAX_VALUE); // which array, which entry, how bad: see arrayFault()
             default -> Arbitraries.just(0L);
         };
         return Combinators.combine(targets, bad, roots).as((target, v, root) -> {
@@ -407,8 +448,11 @@ public abstract class BadInputMatrix {
                 t = op == Operation.SEND_RECV ? t : 0;
             }
             int r = root;
-            if (op.rooted() && (f.targetsBuffer() && op.rootOnly(t) || f == Fault.OVERLAPPING_BUFFERS)) {
-                r = rank; // root-only buffers and the overlap check count only at the root
+            if (op.rooted() && (f.targetsBuffer() && op.rootOnly(t) || f == Fault.OVERLAPPING_BUFFERS || f.targetsArray())) {
+                r = rank; // root-only buffers and arrays, and the overlap check, count only at the root
+            }
+            if (op == Operation.EXSCAN && f == Fault.NULL_BUFFER && rank == 0) {
+                t = 0; // rank 0 of an exscan may pass no receive buffer
             }
             return new BadCall(b, f, t, value, r);
         });
@@ -433,6 +477,11 @@ public abstract class BadInputMatrix {
             bufs[i] = poolSlice(i == 0 ? b.b0() : b.b1(), i, bytes);
         }
         int peer = b.peer(), peer2 = b.peer2(), tag = b.tag(), tag2 = b.tag2(), root = c.root();
+        long[][] arrays = new long[4][]; // send counts and displacements, receive counts and displacements: blocks of count, one after the other
+        for (int a : op.arrays()) {
+            arrays[a] = new long[size];
+            for (int i = 0; i < size; i++) arrays[a][i] = a % 2 == 0 ? count : i * count;
+        }
         ReduceOp reduceOp = b.reduceOp();
         Communicator target = comm;
         int t = c.target();
@@ -487,6 +536,7 @@ public abstract class BadInputMatrix {
             case HEAP_MEMORY -> {
                 return c.bad() == 0 ? HostBuffer.wrap(MemorySegment.ofArray(new byte[64])) : HostBuffer.wrap(ByteBuffer.allocate(64));
             }
+            case WRONG_ARRAY_LENGTH, NULL_ARRAY, NEGATIVE_DISPLACEMENT, DISPLACEMENT_PAST_BUFFER -> arrayFault(c, arrays, bufs, type, count);
             case SLICE_OUT_OF_BOUNDS -> {
                 Buffer p = pool.get(b.b0().kind())[0];
                 return switch ((int) c.bad()) {
@@ -496,11 +546,36 @@ public abstract class BadInputMatrix {
                 };
             }
         }
-        return call(target, op, bufs[0], bufs[1], count, count2, type, type2, peer, peer2, tag, tag2, root, reduceOp);
+        return call(target, op, bufs[0], bufs[1], count, count2, type, type2, peer, peer2, tag, tag2, root, reduceOp, arrays);
+    }
+
+    /** Spoils one array of a vector collective: which one, which entry and how, from the case's bad value. */
+    private void arrayFault(BadCall c, long[][] arrays, Buffer[] bufs, DataType type, long count) {
+        Fault f = c.fault();
+        long v = c.bad();
+        int[] present = c.base().op().arrays();
+        if (f == Fault.NEGATIVE_DISPLACEMENT || f == Fault.DISPLACEMENT_PAST_BUFFER) {
+            present = Arrays.stream(present).filter(a -> a % 2 == 1).toArray();
+        }
+        int a = present[(int) Math.floorMod(v, (long) present.length)];
+        int entry = (int) Math.floorMod(v / 4, (long) size);
+        switch (f) {
+            case NULL_ARRAY -> arrays[a] = null;
+            case WRONG_ARRAY_LENGTH -> {
+                int[] lengths = {0, size - 1, size + 1, 2 * size};
+                arrays[a] = Arrays.copyOf(arrays[a], lengths[(int) Math.floorMod(v / 64, 4L)]);
+            }
+            case NEGATIVE_DISPLACEMENT -> arrays[a][entry] = -1 - Math.floorMod(v / 64, 1L << 40);
+            default -> {
+                // the block (count >= 1 elements) now ends past its buffer: buffer 0 holds the send blocks, buffer 1 the receive blocks
+                long elements = bufs[a < 2 ? 0 : 1].byteSize() / type.size();
+                arrays[a][entry] = elements - count + 1 + Math.floorMod(v / 64, 1000L);
+            }
+        }
     }
 
     private static Object call(Communicator c, Operation op, Buffer b0, Buffer b1, long count, long count2, DataType type, DataType type2,
-                               int peer, int peer2, int tag, int tag2, int root, ReduceOp reduceOp) {
+                               int peer, int peer2, int tag, int tag2, int root, ReduceOp reduceOp, long[][] a) {
         switch (op) {
             case SEND -> c.send(b0, count, type, peer, tag);
             case RECV -> {
@@ -529,6 +604,14 @@ public abstract class BadInputMatrix {
             case DUPLICATE -> {
                 return c.duplicate();
             }
+            case SCATTER_V -> c.scatterV(b0, a[0], a[1], b1, count, type, root);
+            case GATHER_V -> c.gatherV(b0, count, b1, a[2], a[3], type, root);
+            case ALL_GATHER_V -> c.allGatherV(b0, count, b1, a[2], a[3], type);
+            case ALL_TO_ALL_V -> c.allToAllV(b0, a[0], a[1], b1, a[2], a[3], type);
+            case REDUCE_SCATTER_BLOCK -> c.reduceScatterBlock(b0, b1, count, type, reduceOp);
+            case REDUCE_SCATTER -> c.reduceScatter(b0, b1, a[2], type, reduceOp);
+            case SCAN -> c.scan(b0, b1, count, type, reduceOp);
+            case EXSCAN -> c.exscan(b0, b1, count, type, reduceOp);
         }
         return "nothing (void)";
     }
