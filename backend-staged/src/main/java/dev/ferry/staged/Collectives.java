@@ -30,6 +30,10 @@ import java.util.function.IntFunction;
  *     are made of staged point-to-point messages on a private communicator, which pipeline
  *     themselves and take the IPC path between device buffers of one node.</li>
  * </ul>
+ *
+ * <p>Scan and exscan run like allReduce, reduce-scatter like a block collective (large: one
+ * chunked reduce per block); the vector collectives like the block collectives after one more
+ * agreement, since a rank sees only its own blocks (see the section below).
  */
 final class Collectives {
     private final StagedCommunicator comm;

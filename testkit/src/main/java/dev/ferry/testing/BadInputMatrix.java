@@ -477,11 +477,6 @@ public abstract class BadInputMatrix {
             bufs[i] = poolSlice(i == 0 ? b.b0() : b.b1(), i, bytes);
         }
         int peer = b.peer(), peer2 = b.peer2(), tag = b.tag(), tag2 = b.tag2(), root = c.root();
-        long[][] arrays = new long[4][]; // send counts and displacements, receive counts and displacements: blocks of count, one after the other
-        for (int a : op.arrays()) {
-            arrays[a] = new long[size];
-            for (int i = 0; i < size; i++) arrays[a][i] = a % 2 == 0 ? count : i * count;
-        }
         ReduceOp reduceOp = b.reduceOp();
         Communicator target = comm;
         int t = c.target();
@@ -536,7 +531,7 @@ public abstract class BadInputMatrix {
             case HEAP_MEMORY -> {
                 return c.bad() == 0 ? HostBuffer.wrap(MemorySegment.ofArray(new byte[64])) : HostBuffer.wrap(ByteBuffer.allocate(64));
             }
-            case WRONG_ARRAY_LENGTH, NULL_ARRAY, NEGATIVE_DISPLACEMENT, DISPLACEMENT_PAST_BUFFER -> arrayFault(c, arrays, bufs, type, count);
+            case WRONG_ARRAY_LENGTH, NULL_ARRAY, NEGATIVE_DISPLACEMENT, DISPLACEMENT_PAST_BUFFER -> { } // below, once the arrays are made
             case SLICE_OUT_OF_BOUNDS -> {
                 Buffer p = pool.get(b.b0().kind())[0];
                 return switch ((int) c.bad()) {
@@ -545,6 +540,14 @@ public abstract class BadInputMatrix {
                     default -> p.slice(b.b0().offset(), p.byteSize() - b.b0().offset() + 1 + b.b0().slack());
                 };
             }
+        }
+        long[][] arrays = new long[4][]; // send counts and displacements, receive counts and displacements: blocks of count, one after the other
+        for (int a : op.arrays()) {
+            arrays[a] = new long[size];
+            for (int i = 0; i < size; i++) arrays[a][i] = a % 2 == 0 ? count : i * count;
+        }
+        if (f.targetsArray()) {
+            arrayFault(c, arrays, bufs, type, count);
         }
         return call(target, op, bufs[0], bufs[1], count, count2, type, type2, peer, peer2, tag, tag2, root, reduceOp, arrays);
     }
