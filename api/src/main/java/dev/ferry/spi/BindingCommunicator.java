@@ -444,9 +444,16 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         reduceScatterOtherwise(sendBuffer, recvBuffer, Blocks.contiguous(counts), type, op);
     }
 
+    /**
+     * MPI_Reduce_scatter on device memory is left out: Open MPI's CUDA support (coll/cuda) stages
+     * reduce, allreduce, reduce_scatter_block, scan and exscan, but not reduce_scatter, whose host
+     * algorithms may reduce in device memory with the CPU. So where a rank passes device memory,
+     * every rank runs it as one reduce per block (they agree first, where device memory can come).
+     */
     @Override
     protected void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
-        if (mpiReduces(type) && fits(type.bytes(blocks.total()))) {
+        boolean device = supportsDeviceBuffers() && anyRank(sendBuffer.kind().needsCuda() || recvBuffer.kind().needsCuda());
+        if (mpiReduces(type) && fits(type.bytes(blocks.total())) && !device) {
             mpiReduceScatter(region(sendBuffer, 0, type.bytes(blocks.total())), region(recvBuffer, 0, blocks.bytes(rank(), type)),
                     blocks.intCounts(), type, op);
             return;
