@@ -12,6 +12,27 @@ package dev.ferry;
  * matching counts, datatypes, operators and roots, as in MPI. Rooted collectives ignore the
  * buffer arguments documented as "significant only at root" on other ranks (pass {@code null}).
  *
+ * <p>Vector collectives ({@link #scatterV}, {@link #gatherV}, {@link #allGatherV},
+ * {@link #allToAllV}) describe a buffer as one <em>block</em> per rank: block {@code i} is
+ * {@code counts[i]} elements of the call's {@link DataType} starting {@code displacements[i]}
+ * elements from the start of the buffer (counts and displacements are in elements, never bytes).
+ * The arrays have exactly {@link #size()} entries ({@link InvalidArgumentException} otherwise, and
+ * for a null array where it is significant); counts and displacements are {@code >= 0}
+ * ({@link InvalidCountException}); every non-empty block lies within its buffer
+ * ({@link BufferTooSmallException}). Blocks of a receive buffer must not overlap
+ * ({@link BufferOverlapException}); blocks of a send buffer may. Bytes of a receive buffer between
+ * and after its blocks are never written. Send and receive buffers must not overlap. A count that
+ * must equal a count on another rank (what one rank sends, another receives) is checked wherever
+ * one rank knows both (a rank's own block): {@link InvalidCountException}. Between ranks the
+ * counts must match, as in MPI: Ferry cannot see the other rank's count, and a receive count
+ * smaller than what arrives gives whatever the MPI library reports ({@link TruncationException}
+ * or {@link MpiException} where it detects it).
+ *
+ * <p>Counts beyond what a binding takes in one call (an {@code int} count, or more bytes than
+ * {@code ferry.maxPieceBytes}) are carried on every backend: vector collectives then run as one
+ * point-to-point message per pair of ranks, reduce-scatter as one reduce per block, and scan and
+ * exscan piece by piece.
+ *
  * <p>Device buffers are carried only by backends that support them ({@link #supportsDeviceBuffers()});
  * others throw {@link UnsupportedBufferException}.
  *
@@ -177,6 +198,127 @@ public interface Communicator extends AutoCloseable {
 
     /** Non-blocking {@link #allToAll}; see the rules above. */
     Request iallToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
+    // ---- vector collectives, reduce-scatter, prefix reductions (blocks: see the class comment) ----
+
+    /**
+     * The vector form of {@link #scatter}: root sends block {@code i} of {@code sendBuffer}
+     * ({@code sendCounts[i]} elements at element {@code displacements[i]}) to rank {@code i}, which
+     * receives it into the first {@code recvCount} elements of {@code recvBuffer}.
+     *
+     * <p>{@code sendBuffer}, {@code sendCounts} and {@code displacements} are significant only at
+     * root; other ranks may pass {@code null}. Every rank's {@code recvCount} must equal root's
+     * {@code sendCounts[rank]}; root's own is checked ({@link InvalidCountException}). Send blocks
+     * may overlap (the same elements sent to several ranks). Collective.
+     *
+     * @param sendBuffer    root's data; null elsewhere
+     * @param sendCounts    elements for each rank ({@code size()} entries, {@code >= 0}); null except at root
+     * @param displacements where each rank's block starts in {@code sendBuffer}, in elements; null except at root
+     * @param recvBuffer    this rank's block, {@code recvCount} elements
+     * @param recvCount     elements this rank receives ({@code >= 0}, may differ between ranks)
+     * @param type          element type
+     * @param root          the sending rank
+     */
+    void scatterV(Buffer sendBuffer, long[] sendCounts, long[] displacements, Buffer recvBuffer, long recvCount, DataType type, int root);
+
+    /**
+     * The vector form of {@link #gather}: every rank sends {@code sendCount} elements; root
+     * receives rank {@code i}'s into block {@code i} of {@code recvBuffer} ({@code recvCounts[i]}
+     * elements at element {@code displacements[i]}). Bytes of {@code recvBuffer} outside the blocks
+     * are left untouched.
+     *
+     * <p>{@code recvBuffer}, {@code recvCounts} and {@code displacements} are significant only at
+     * root; other ranks may pass {@code null}. Root's {@code recvCounts[i]} must equal rank
+     * {@code i}'s {@code sendCount} (root's own is checked: {@link InvalidCountException}); the
+     * receive blocks must not overlap ({@link BufferOverlapException}). Collective.
+     *
+     * @param sendBuffer    this rank's {@code sendCount} elements
+     * @param sendCount     elements this rank sends ({@code >= 0}, may differ between ranks)
+     * @param recvBuffer    root's result; null elsewhere
+     * @param recvCounts    elements from each rank ({@code size()} entries); null except at root
+     * @param displacements where each rank's block goes in {@code recvBuffer}, in elements; null except at root
+     * @param type          element type
+     * @param root          the receiving rank
+     */
+    void gatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type, int root);
+
+    /**
+     * Like {@link #gatherV} with the result on every rank: {@code recvBuffer}, {@code recvCounts}
+     * and {@code displacements} are significant on every rank and must be the same on every rank;
+     * {@code recvCounts[rank()]} must equal {@code sendCount} ({@link InvalidCountException}).
+     * Collective.
+     */
+    void allGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type);
+
+    /**
+     * The vector form of {@link #allToAll}: every rank sends block {@code j} of
+     * {@code sendBuffer} ({@code sendCounts[j]} elements at element {@code sendDisplacements[j]})
+     * to rank {@code j}, and receives rank {@code i}'s block for it into block {@code i} of
+     * {@code recvBuffer} ({@code recvCounts[i]} elements at element {@code recvDisplacements[i]}).
+     * Rank {@code i}'s {@code sendCounts[j]} must equal rank {@code j}'s {@code recvCounts[i]};
+     * a rank's own block is checked ({@code sendCounts[rank()] == recvCounts[rank()]}, else
+     * {@link InvalidCountException}). Every argument is significant on every rank. Collective.
+     */
+    void allToAllV(Buffer sendBuffer, long[] sendCounts, long[] sendDisplacements, Buffer recvBuffer, long[] recvCounts,
+                   long[] recvDisplacements, DataType type);
+
+    /**
+     * Reduce-scatter with equal blocks (MPI_Reduce_scatter_block): the element-wise reduction
+     * with {@code op} of every rank's {@code size() * recvCount} elements is computed, and rank
+     * {@code i} receives elements {@code [i*recvCount, (i+1)*recvCount)} of it into
+     * {@code recvBuffer}. Types and operators as for {@link #allReduce}
+     * ({@link InvalidReduceOpException}). Collective, with the same {@code recvCount} on every rank.
+     */
+    void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op);
+
+    /**
+     * Reduce-scatter (MPI_Reduce_scatter): the element-wise reduction with {@code op} of every
+     * rank's {@code sum(recvCounts)} elements is computed, and rank {@code i} receives the
+     * {@code recvCounts[i]} elements that start at element {@code recvCounts[0] + ... +
+     * recvCounts[i-1]} into {@code recvBuffer}. {@code recvCounts} has {@code size()} entries,
+     * {@code >= 0}, and must be the same on every rank. Collective.
+     */
+    void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op);
+
+    /**
+     * Inclusive prefix reduction (MPI_Scan): rank {@code i} receives the element-wise reduction
+     * with {@code op} of the {@code count} elements of ranks {@code 0..i}, in rank order (rank 0
+     * receives its own). Types and operators as for {@link #allReduce}. Collective.
+     */
+    void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
+
+    /**
+     * Exclusive prefix reduction (MPI_Exscan): rank {@code i > 0} receives the element-wise
+     * reduction with {@code op} of the {@code count} elements of ranks {@code 0..i-1}, in rank
+     * order. Rank 0 receives nothing: its {@code recvBuffer} may be {@code null}; when given, it is
+     * checked as on the other ranks and is never written (Ferry hands MPI memory of its own at
+     * rank 0, whatever the library does with it). Collective.
+     */
+    void exscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
+
+    /** Non-blocking {@link #scatterV} (the arrays are copied at the call); see the rules of the non-blocking collectives. */
+    Request iscatterV(Buffer sendBuffer, long[] sendCounts, long[] displacements, Buffer recvBuffer, long recvCount, DataType type, int root);
+
+    /** Non-blocking {@link #gatherV} (the arrays are copied at the call); see the rules of the non-blocking collectives. */
+    Request igatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type, int root);
+
+    /** Non-blocking {@link #allGatherV} (the arrays are copied at the call); see the rules of the non-blocking collectives. */
+    Request iallGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type);
+
+    /** Non-blocking {@link #allToAllV} (the arrays are copied at the call); see the rules of the non-blocking collectives. */
+    Request iallToAllV(Buffer sendBuffer, long[] sendCounts, long[] sendDisplacements, Buffer recvBuffer, long[] recvCounts,
+                       long[] recvDisplacements, DataType type);
+
+    /** Non-blocking {@link #reduceScatterBlock}; see the rules of the non-blocking collectives. */
+    Request ireduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op);
+
+    /** Non-blocking {@link #reduceScatter} (the array is copied at the call); see the rules of the non-blocking collectives. */
+    Request ireduceScatter(Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op);
+
+    /** Non-blocking {@link #scan}; see the rules of the non-blocking collectives. */
+    Request iscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
+
+    /** Non-blocking {@link #exscan}; see the rules of the non-blocking collectives. */
+    Request iexscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
 
     // ---- communicators -------------------------------------------------------------------
 

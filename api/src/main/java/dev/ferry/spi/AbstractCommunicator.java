@@ -445,6 +445,235 @@ public abstract class AbstractCommunicator implements Communicator {
         checkTag(op, tag, true);
     }
 
+    // ---- vector collectives, reduce-scatter, prefix reductions ---------------------------
+
+    private Blocks checkScatterV(String op, Buffer sendBuffer, long[] sendCounts, long[] displacements, Buffer recvBuffer, long recvCount,
+                                 DataType type, int root) {
+        ensureOpen(op);
+        checkPeer(op, "root", root, false);
+        checkData(op, "receive buffer", recvBuffer, recvCount, type, 1);
+        checkWritable(op, "receive buffer", recvBuffer);
+        if (rank != root) {
+            return null;
+        }
+        Blocks blocks = checkBlocks(op, "send buffer (at root)", sendBuffer, "sendCounts", sendCounts, "displacements", displacements, type, false);
+        checkOwnBlock(op, "sendCounts[" + root + "] at root", blocks.count(rank), "recvCount", recvCount);
+        checkDisjoint(op, sendBuffer, type.bytes(blocks.span()), recvBuffer, type.bytes(recvCount));
+        return blocks;
+    }
+
+    @Override
+    public final void scatterV(Buffer sendBuffer, long[] sendCounts, long[] displacements, Buffer recvBuffer, long recvCount, DataType type, int root) {
+        Blocks sendBlocks = checkScatterV("scatterV", sendBuffer, sendCounts, displacements, recvBuffer, recvCount, type, root);
+        Buffer send = rank == root ? sendBuffer : null;
+        run(Op.SCATTER_V, root, -2, -2, -2, recvCount, type, () -> {
+            doScatterV(send, sendBlocks, recvBuffer, recvCount, type, root);
+            return null;
+        }, send, recvBuffer);
+    }
+
+    @Override
+    public final Request iscatterV(Buffer sendBuffer, long[] sendCounts, long[] displacements, Buffer recvBuffer, long recvCount, DataType type, int root) {
+        checkScatterV("iscatterV", sendBuffer, sendCounts, displacements, recvBuffer, recvCount, type, root);
+        Buffer send = rank == root ? sendBuffer : null;
+        long[] counts = copy(sendCounts, rank == root), displs = copy(displacements, rank == root);
+        return nonBlocking(Op.ISCATTER_V, root, recvCount, type, c -> c.scatterV(send, counts, displs, recvBuffer, recvCount, type, root), send, recvBuffer);
+    }
+
+    private Blocks checkGatherV(String op, Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type,
+                                int root) {
+        ensureOpen(op);
+        checkPeer(op, "root", root, false);
+        checkData(op, "send buffer", sendBuffer, sendCount, type, 1);
+        if (rank != root) {
+            return null;
+        }
+        Blocks blocks = checkBlocks(op, "receive buffer (at root)", recvBuffer, "recvCounts", recvCounts, "displacements", displacements, type, true);
+        checkOwnBlock(op, "recvCounts[" + root + "] at root", blocks.count(rank), "sendCount", sendCount);
+        checkDisjoint(op, sendBuffer, type.bytes(sendCount), recvBuffer, type.bytes(blocks.span()));
+        return blocks;
+    }
+
+    @Override
+    public final void gatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type, int root) {
+        Blocks recvBlocks = checkGatherV("gatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type, root);
+        Buffer recv = rank == root ? recvBuffer : null;
+        run(Op.GATHER_V, root, -2, -2, -2, sendCount, type, () -> {
+            doGatherV(sendBuffer, sendCount, recv, recvBlocks, type, root);
+            return null;
+        }, sendBuffer, recv);
+    }
+
+    @Override
+    public final Request igatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type, int root) {
+        checkGatherV("igatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type, root);
+        Buffer recv = rank == root ? recvBuffer : null;
+        long[] counts = copy(recvCounts, rank == root), displs = copy(displacements, rank == root);
+        return nonBlocking(Op.IGATHER_V, root, sendCount, type, c -> c.gatherV(sendBuffer, sendCount, recv, counts, displs, type, root), sendBuffer, recv);
+    }
+
+    private Blocks checkAllGatherV(String op, Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type) {
+        ensureOpen(op);
+        checkData(op, "send buffer", sendBuffer, sendCount, type, 1);
+        Blocks blocks = checkBlocks(op, "receive buffer", recvBuffer, "recvCounts", recvCounts, "displacements", displacements, type, true);
+        checkOwnBlock(op, "recvCounts[" + rank + "]", blocks.count(rank), "sendCount", sendCount);
+        checkDisjoint(op, sendBuffer, type.bytes(sendCount), recvBuffer, type.bytes(blocks.span()));
+        return blocks;
+    }
+
+    @Override
+    public final void allGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type) {
+        Blocks blocks = checkAllGatherV("allGatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type);
+        run(Op.ALL_GATHER_V, -2, -2, -2, -2, sendCount, type, () -> {
+            doAllGatherV(sendBuffer, sendCount, recvBuffer, blocks, type);
+            return null;
+        }, sendBuffer, recvBuffer);
+    }
+
+    @Override
+    public final Request iallGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type) {
+        checkAllGatherV("iallGatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type);
+        long[] counts = recvCounts.clone(), displs = displacements.clone();
+        return nonBlocking(Op.IALL_GATHER_V, -2, sendCount, type, c -> c.allGatherV(sendBuffer, sendCount, recvBuffer, counts, displs, type),
+                sendBuffer, recvBuffer);
+    }
+
+    private Blocks[] checkAllToAllV(String op, Buffer sendBuffer, long[] sendCounts, long[] sendDisplacements, Buffer recvBuffer, long[] recvCounts,
+                                    long[] recvDisplacements, DataType type) {
+        ensureOpen(op);
+        Blocks send = checkBlocks(op, "send buffer", sendBuffer, "sendCounts", sendCounts, "sendDisplacements", sendDisplacements, type, false);
+        Blocks recv = checkBlocks(op, "receive buffer", recvBuffer, "recvCounts", recvCounts, "recvDisplacements", recvDisplacements, type, true);
+        checkOwnBlock(op, "sendCounts[" + rank + "]", send.count(rank), "recvCounts[" + rank + "]", recv.count(rank));
+        checkDisjoint(op, sendBuffer, type.bytes(send.span()), recvBuffer, type.bytes(recv.span()));
+        return new Blocks[] {send, recv};
+    }
+
+    @Override
+    public final void allToAllV(Buffer sendBuffer, long[] sendCounts, long[] sendDisplacements, Buffer recvBuffer, long[] recvCounts,
+                                long[] recvDisplacements, DataType type) {
+        Blocks[] b = checkAllToAllV("allToAllV", sendBuffer, sendCounts, sendDisplacements, recvBuffer, recvCounts, recvDisplacements, type);
+        run(Op.ALL_TO_ALL_V, -2, -2, -2, -2, b[1].total(), type, () -> {
+            doAllToAllV(sendBuffer, b[0], recvBuffer, b[1], type);
+            return null;
+        }, sendBuffer, recvBuffer);
+    }
+
+    @Override
+    public final Request iallToAllV(Buffer sendBuffer, long[] sendCounts, long[] sendDisplacements, Buffer recvBuffer, long[] recvCounts,
+                                    long[] recvDisplacements, DataType type) {
+        Blocks[] b = checkAllToAllV("iallToAllV", sendBuffer, sendCounts, sendDisplacements, recvBuffer, recvCounts, recvDisplacements, type);
+        long[] sc = sendCounts.clone(), sd = sendDisplacements.clone(), rc = recvCounts.clone(), rd = recvDisplacements.clone();
+        return nonBlocking(Op.IALL_TO_ALL_V, -2, b[1].total(), type, c -> c.allToAllV(sendBuffer, sc, sd, recvBuffer, rc, rd, type), sendBuffer, recvBuffer);
+    }
+
+    private void checkReduceScatterBlock(String name, Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+        ensureOpen(name);
+        checkOp(name, op, type);
+        checkData(name, "send buffer", sendBuffer, recvCount, type, size);
+        checkData(name, "receive buffer", recvBuffer, recvCount, type, 1);
+        checkWritable(name, "receive buffer", recvBuffer);
+        checkDisjoint(name, sendBuffer, type.bytes(recvCount) * size, recvBuffer, type.bytes(recvCount));
+    }
+
+    @Override
+    public final void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+        checkReduceScatterBlock("reduceScatterBlock", sendBuffer, recvBuffer, recvCount, type, op);
+        run(Op.REDUCE_SCATTER_BLOCK, -2, -2, -2, -2, recvCount, type, () -> {
+            doReduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
+            return null;
+        }, sendBuffer, recvBuffer);
+    }
+
+    @Override
+    public final Request ireduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+        checkReduceScatterBlock("ireduceScatterBlock", sendBuffer, recvBuffer, recvCount, type, op);
+        return nonBlocking(Op.IREDUCE_SCATTER_BLOCK, -2, recvCount, type, c -> c.reduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op),
+                sendBuffer, recvBuffer);
+    }
+
+    private Blocks checkReduceScatter(String name, Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op) {
+        ensureOpen(name);
+        checkOp(name, op, type);
+        checkCounts(name, "recvCounts", recvCounts);
+        Blocks blocks;
+        try {
+            blocks = Blocks.contiguous(recvCounts);
+        } catch (ArithmeticException e) {
+            throw new InvalidCountException(name + ": the sum of recvCounts overflows a long");
+        }
+        checkData(name, "send buffer", sendBuffer, blocks.total(), type, 1);
+        checkData(name, "receive buffer", recvBuffer, blocks.count(rank), type, 1);
+        checkWritable(name, "receive buffer", recvBuffer);
+        checkDisjoint(name, sendBuffer, type.bytes(blocks.total()), recvBuffer, type.bytes(blocks.count(rank)));
+        return blocks;
+    }
+
+    @Override
+    public final void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op) {
+        Blocks blocks = checkReduceScatter("reduceScatter", sendBuffer, recvBuffer, recvCounts, type, op);
+        run(Op.REDUCE_SCATTER, -2, -2, -2, -2, blocks.count(rank), type, () -> {
+            doReduceScatter(sendBuffer, recvBuffer, blocks, type, op);
+            return null;
+        }, sendBuffer, recvBuffer);
+    }
+
+    @Override
+    public final Request ireduceScatter(Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op) {
+        Blocks blocks = checkReduceScatter("ireduceScatter", sendBuffer, recvBuffer, recvCounts, type, op);
+        long[] counts = recvCounts.clone();
+        return nonBlocking(Op.IREDUCE_SCATTER, -2, blocks.count(rank), type, c -> c.reduceScatter(sendBuffer, recvBuffer, counts, type, op),
+                sendBuffer, recvBuffer);
+    }
+
+    /** A copy of an argument array for a non-blocking call (the caller may change its own), or null where it is not significant. */
+    private static long[] copy(long[] a, boolean significant) {
+        return significant && a != null ? a.clone() : null;
+    }
+
+    @Override
+    public final void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        checkPrefix("scan", sendBuffer, recvBuffer, count, type, op, true);
+        run(Op.SCAN, -2, -2, -2, -2, count, type, () -> {
+            doScan(sendBuffer, recvBuffer, count, type, op);
+            return null;
+        }, sendBuffer, recvBuffer);
+    }
+
+    @Override
+    public final void exscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        checkPrefix("exscan", sendBuffer, recvBuffer, count, type, op, rank != 0 || recvBuffer != null);
+        Buffer recv = rank == 0 ? null : recvBuffer; // rank 0's is never written, whatever the library would do with it
+        run(Op.EXSCAN, -2, -2, -2, -2, count, type, () -> {
+            doExscan(sendBuffer, recv, count, type, op);
+            return null;
+        }, sendBuffer, recv);
+    }
+
+    @Override
+    public final Request iscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        checkPrefix("iscan", sendBuffer, recvBuffer, count, type, op, true);
+        return nonBlocking(Op.ISCAN, -2, count, type, c -> c.scan(sendBuffer, recvBuffer, count, type, op), sendBuffer, recvBuffer);
+    }
+
+    @Override
+    public final Request iexscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        checkPrefix("iexscan", sendBuffer, recvBuffer, count, type, op, rank != 0 || recvBuffer != null);
+        Buffer recv = rank == 0 ? null : recvBuffer;
+        return nonBlocking(Op.IEXSCAN, -2, count, type, c -> c.exscan(sendBuffer, recv, count, type, op), sendBuffer, recv);
+    }
+
+    /** The checks of scan and exscan: those of allReduce ({@code withRecv} false: rank 0 of an exscan without a receive buffer). */
+    private void checkPrefix(String name, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, boolean withRecv) {
+        ensureOpen(name);
+        checkOp(name, op, type);
+        checkData(name, "send buffer", sendBuffer, count, type, 1);
+        if (withRecv) {
+            checkData(name, "receive buffer", recvBuffer, count, type, 1);
+            checkWritable(name, "receive buffer", recvBuffer);
+            checkDisjoint(name, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
+        }
+    }
+
     // ---- one call: tracking, buffer pins, device ordering -----------------------------------
 
     /**
@@ -711,6 +940,91 @@ public abstract class AbstractCommunicator implements Communicator {
         }
     }
 
+    /** An array of one entry per rank: not null, {@code size} long. */
+    private void checkArray(String op, String name, long[] array) {
+        if (array == null) {
+            throw new InvalidArgumentException(op + ": " + name + " is null");
+        }
+        if (array.length != size) {
+            throw new InvalidArgumentException(op + ": " + name + " has " + array.length + " entries, but the communicator has " + size + " ranks");
+        }
+    }
+
+    /** Counts of one entry per rank, none negative. */
+    private void checkCounts(String op, String name, long[] counts) {
+        checkArray(op, name, counts);
+        for (int i = 0; i < size; i++) {
+            if (counts[i] < 0) {
+                throw new InvalidCountException(op + ": " + name + "[" + i + "] = " + counts[i] + " is negative");
+            }
+        }
+    }
+
+    /**
+     * Checks the blocks of a vector collective's buffer (see {@link Communicator}): the buffer as
+     * {@link #checkData} does, the arrays (one entry per rank, nothing negative), every non-empty
+     * block within the buffer and, for a receive buffer, writable memory and no two blocks overlapping.
+     */
+    private Blocks checkBlocks(String op, String what, Buffer buffer, String countsName, long[] counts, String displacementsName,
+                               long[] displacements, DataType type, boolean receive) {
+        checkData(op, what, buffer, 0, type, 1);
+        checkCounts(op, countsName, counts);
+        checkArray(op, displacementsName, displacements);
+        for (int i = 0; i < size; i++) {
+            if (displacements[i] < 0) {
+                throw new InvalidCountException(op + ": " + displacementsName + "[" + i + "] = " + displacements[i] + " is negative");
+            }
+        }
+        Blocks blocks = Blocks.of(counts, displacements);
+        for (int i = 0; i < size; i++) {
+            long n = blocks.count(i), at = blocks.displacement(i);
+            if (n == 0) {
+                continue;
+            }
+            long endBytes;
+            try {
+                endBytes = type.bytes(Math.addExact(at, n));
+            } catch (ArithmeticException | InvalidCountException e) {
+                throw new InvalidCountException(op + ": block " + i + " of the " + what + " (" + n + " " + type + " at element " + at + ") overflows a byte size");
+            }
+            if (endBytes > buffer.byteSize()) {
+                throw new BufferTooSmallException(op + ": block " + i + " of the " + what + " (" + countsName + "[" + i + "] = " + n + " " + type
+                        + " at " + displacementsName + "[" + i + "] = " + at + ") ends at byte " + endBytes + ", past the buffer's " + buffer.byteSize() + " bytes");
+            }
+        }
+        if (receive) {
+            checkWritable(op, what, buffer);
+            Integer[] order = new Integer[size];
+            for (int i = 0; i < size; i++) {
+                order[i] = i;
+            }
+            java.util.Arrays.sort(order, java.util.Comparator.comparingLong(blocks::displacement));
+            int last = -1;
+            for (int i : order) {
+                if (blocks.count(i) == 0) {
+                    continue;
+                }
+                if (last >= 0 && blocks.displacement(i) < blocks.displacement(last) + blocks.count(last)) {
+                    throw new BufferOverlapException(op + ": blocks " + last + " and " + i + " of the " + what + " overlap (elements ["
+                            + blocks.displacement(last) + ", +" + blocks.count(last) + ") and [" + blocks.displacement(i) + ", +" + blocks.count(i)
+                            + ")); a receive buffer's blocks must be disjoint");
+                }
+                if (last < 0 || blocks.displacement(i) + blocks.count(i) > blocks.displacement(last) + blocks.count(last)) {
+                    last = i;
+                }
+            }
+        }
+        return blocks;
+    }
+
+    /** A rank's own block: what it sends to itself must be what it receives. */
+    private static void checkOwnBlock(String op, String sentName, long sent, String receivedName, long received) {
+        if (sent != received) {
+            throw new InvalidCountException(op + ": " + sentName + " is " + sent + " but " + receivedName + " is " + received
+                    + "; what a rank sends to itself must be what it receives");
+        }
+    }
+
     // ---- backend operations: arguments already checked -----------------------------------
 
     protected abstract void doSend(Buffer buffer, long count, DataType type, int dest, int tag);
@@ -742,6 +1056,26 @@ public abstract class AbstractCommunicator implements Communicator {
     protected abstract void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
 
     protected abstract void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
+
+    /** {@code sendBuffer} and {@code sendBlocks} are null except at root. */
+    protected abstract void doScatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root);
+
+    /** {@code recvBuffer} and {@code recvBlocks} are null except at root. */
+    protected abstract void doGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root);
+
+    protected abstract void doAllGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type);
+
+    protected abstract void doAllToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type);
+
+    protected abstract void doReduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op);
+
+    /** {@code blocks}: the receive counts, laid out one after the other in the send buffer ({@link Blocks#contiguous}). */
+    protected abstract void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op);
+
+    protected abstract void doScan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
+
+    /** {@code recvBuffer} is null at rank 0 (whose receive buffer is never written). */
+    protected abstract void doExscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
 
     /** {@code color} is -1 for "in no communicator"; return null then. */
     protected abstract Communicator doSplit(int color, int key);

@@ -26,7 +26,8 @@ import java.util.Optional;
  * {@code mpi*Large} calls (MPI-4 large counts or a derived datatype). Broadcasts and reductions
  * are split piece by piece (collectives on one communicator are ordered, so pieces cannot mix);
  * rooted and all-to-all collectives whose buffers exceed the limit run as one point-to-point
- * message per pair on a private duplicate.
+ * message per pair on a private duplicate, and so do vector collectives (see "vector
+ * collectives" below); reduce-scatter over the limit is one reduce per block.
  */
 public abstract class BindingCommunicator extends AbstractCommunicator {
     /** Default largest piece: 1 GiB, a power of two so that pieces stay element-aligned. */
@@ -331,6 +332,229 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         }
     }
 
+    // ---- vector collectives, reduce-scatter, prefix reductions ---------------------------
+    // One native call when every buffer fits the binding (int counts, maxPieceBytes); otherwise
+    // vector collectives run as one point-to-point message per pair on the private duplicate,
+    // reduce-scatter as one (piecewise) reduce per block, scan and exscan piece by piece. Where
+    // only some ranks can know that a buffer is too large (scatterV, gatherV, allToAllV: the
+    // blocks of other ranks are unknown), the ranks agree on the path with one one-integer
+    // allreduce first. Types MPI does not reduce go through the host (as reduceByGathering).
+
+    /** True on every rank when {@code mine} is true on any (one MAX allreduce of one int; collective). */
+    private boolean anyRank(boolean mine) {
+        try (HostBuffer flags = HostBuffer.allocate(8)) {
+            flags.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, 0, mine ? 1 : 0);
+            mpiAllReduce(region(flags, 0, 4), region(flags, 4, 4), 1, DataType.INT, ReduceOp.MAX);
+            return flags.segment().get(java.lang.foreign.ValueLayout.JAVA_INT, 4) != 0;
+        }
+    }
+
+    private boolean fits(Blocks b, DataType type) {
+        return b == null || fits(type.bytes(b.span()));
+    }
+
+    private static Region whole(Buffer b, Blocks blocks, DataType type) {
+        return b == null ? null : region(b, 0, type.bytes(blocks.span()));
+    }
+
+    private static Buffer block(Buffer b, Blocks blocks, int i, DataType type) {
+        return b.slice(blocks.byteOffset(i, type), blocks.bytes(i, type));
+    }
+
+    @Override
+    protected void doScatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
+        if (!anyRank(!fits(type.bytes(recvCount)) || !fits(sendBlocks, type))) {
+            mpiScatterV(whole(sendBuffer, sendBlocks, type), sendBlocks == null ? null : sendBlocks.intCounts(),
+                    sendBlocks == null ? null : sendBlocks.intDisplacements(), region(recvBuffer, 0, type.bytes(recvCount)), (int) recvCount, type, root);
+            return;
+        }
+        BindingCommunicator c = internal();
+        List<Request> reqs = new ArrayList<>();
+        reqs.add(c.irecv(recvBuffer, recvCount, type, root, 0));
+        if (rank() == root) {
+            for (int r = 0; r < size(); r++) {
+                reqs.add(c.isend(block(sendBuffer, sendBlocks, r, type), sendBlocks.count(r), type, r, 0));
+            }
+        }
+        Request.waitAll(reqs);
+    }
+
+    @Override
+    protected void doGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
+        if (!anyRank(!fits(type.bytes(sendCount)) || !fits(recvBlocks, type))) {
+            mpiGatherV(region(sendBuffer, 0, type.bytes(sendCount)), (int) sendCount, whole(recvBuffer, recvBlocks, type),
+                    recvBlocks == null ? null : recvBlocks.intCounts(), recvBlocks == null ? null : recvBlocks.intDisplacements(), type, root);
+            return;
+        }
+        BindingCommunicator c = internal();
+        List<Request> reqs = new ArrayList<>();
+        if (rank() == root) {
+            for (int r = 0; r < size(); r++) {
+                reqs.add(c.irecv(block(recvBuffer, recvBlocks, r, type), recvBlocks.count(r), type, r, 0));
+            }
+        }
+        reqs.add(c.isend(sendBuffer, sendCount, type, root, 0));
+        Request.waitAll(reqs);
+    }
+
+    @Override
+    protected void doAllGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+        // every rank knows every count (recvBlocks is the same everywhere): no agreement needed
+        if (fits(type.bytes(recvBlocks.largest())) && fits(recvBlocks, type)) {
+            mpiAllGatherV(region(sendBuffer, 0, type.bytes(sendCount)), (int) sendCount, whole(recvBuffer, recvBlocks, type),
+                    recvBlocks.intCounts(), recvBlocks.intDisplacements(), type);
+            return;
+        }
+        BindingCommunicator c = internal();
+        List<Request> reqs = new ArrayList<>();
+        for (int r = 0; r < size(); r++) {
+            reqs.add(c.irecv(block(recvBuffer, recvBlocks, r, type), recvBlocks.count(r), type, r, 0));
+        }
+        for (int r = 0; r < size(); r++) {
+            reqs.add(c.isend(sendBuffer, sendCount, type, r, 0));
+        }
+        Request.waitAll(reqs);
+    }
+
+    @Override
+    protected void doAllToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+        if (!anyRank(!fits(sendBlocks, type) || !fits(recvBlocks, type))) {
+            mpiAllToAllV(whole(sendBuffer, sendBlocks, type), sendBlocks.intCounts(), sendBlocks.intDisplacements(),
+                    whole(recvBuffer, recvBlocks, type), recvBlocks.intCounts(), recvBlocks.intDisplacements(), type);
+            return;
+        }
+        BindingCommunicator c = internal();
+        List<Request> reqs = new ArrayList<>();
+        for (int r = 0; r < size(); r++) {
+            reqs.add(c.irecv(block(recvBuffer, recvBlocks, r, type), recvBlocks.count(r), type, r, 0));
+        }
+        for (int r = 0; r < size(); r++) {
+            reqs.add(c.isend(block(sendBuffer, sendBlocks, r, type), sendBlocks.count(r), type, r, 0));
+        }
+        Request.waitAll(reqs);
+    }
+
+    @Override
+    protected void doReduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+        long bytes = type.bytes(recvCount);
+        if (mpiReduces(type) && fits(bytes * size())) {
+            mpiReduceScatterBlock(region(sendBuffer, 0, bytes * size()), region(recvBuffer, 0, bytes), (int) recvCount, type, op);
+            return;
+        }
+        long[] counts = new long[size()];
+        java.util.Arrays.fill(counts, recvCount);
+        reduceScatterOtherwise(sendBuffer, recvBuffer, Blocks.contiguous(counts), type, op);
+    }
+
+    /**
+     * MPI_Reduce_scatter on device memory is left out: Open MPI's CUDA support (coll/cuda) stages
+     * reduce, allreduce, reduce_scatter_block, scan and exscan, but not reduce_scatter, whose host
+     * algorithms may reduce in device memory with the CPU. So where a rank passes device memory,
+     * every rank runs it as one reduce per block (they agree first, where device memory can come).
+     */
+    @Override
+    protected void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+        boolean device = supportsDeviceBuffers() && anyRank(sendBuffer.kind().needsCuda() || recvBuffer.kind().needsCuda());
+        if (mpiReduces(type) && fits(type.bytes(blocks.total())) && !device) {
+            mpiReduceScatter(region(sendBuffer, 0, type.bytes(blocks.total())), region(recvBuffer, 0, blocks.bytes(rank(), type)),
+                    blocks.intCounts(), type, op);
+            return;
+        }
+        reduceScatterOtherwise(sendBuffer, recvBuffer, blocks, type, op);
+    }
+
+    /**
+     * Reduce-scatter that is not one native call: for types MPI does not reduce, block {@code r}
+     * of every rank's input is sent to rank {@code r} (an allToAllV of bytes), which reduces them
+     * on the host in rank order; for buffers over the piece limit, one reduce per block to its rank.
+     */
+    private void reduceScatterOtherwise(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+        int n = size(), me = rank();
+        if (!mpiReduces(type)) {
+            long total = type.bytes(blocks.total()), mine = blocks.bytes(me, type);
+            try (HostBuffer in = HostBuffer.allocate(total); HostBuffer parts = HostBuffer.allocate(mine * n)) {
+                DeviceSupport.get().copyToHost(in, sendBuffer, total);
+                long[] sc = new long[n], sd = new long[n], rc = new long[n], rd = new long[n];
+                for (int r = 0; r < n; r++) {
+                    sc[r] = blocks.bytes(r, type);
+                    sd[r] = blocks.byteOffset(r, type);
+                    rc[r] = mine;
+                    rd[r] = r * mine;
+                }
+                doAllToAllV(in, Blocks.of(sc, sd), parts, Blocks.of(rc, rd), DataType.BYTE);
+                reduceInRankOrder(parts, 0, n, blocks.count(me), type, op, recvBuffer);
+            }
+            return;
+        }
+        for (int r = 0; r < n; r++) {
+            doReduce(block(sendBuffer, blocks, r, type), r == me ? recvBuffer : null, blocks.count(r), type, op, r);
+        }
+    }
+
+    @Override
+    protected void doScan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        if (!mpiReduces(type)) {
+            prefixOnHost(sendBuffer, recvBuffer, count, type, op, true);
+            return;
+        }
+        long step = piece(type);
+        long done = 0;
+        do {
+            int n = (int) Math.min(step, count - done);
+            long off = type.bytes(done), len = type.bytes(n);
+            mpiScan(region(sendBuffer, off, len), region(recvBuffer, off, len), n, type, op);
+            done += n;
+        } while (done < count);
+    }
+
+    @Override
+    protected void doExscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        if (!mpiReduces(type)) {
+            prefixOnHost(sendBuffer, recvBuffer, count, type, op, false);
+            return;
+        }
+        long step = piece(type);
+        // rank 0 (recvBuffer null) gives MPI memory of its own: what MPI may do with rank 0's buffer is undefined
+        try (HostBuffer scratch = recvBuffer == null ? HostBuffer.allocate(Math.max(1, type.bytes(Math.min(step, count)))) : null) {
+            long done = 0;
+            do {
+                int n = (int) Math.min(step, count - done);
+                long off = type.bytes(done), len = type.bytes(n);
+                mpiExscan(region(sendBuffer, off, len), recvBuffer == null ? region(scratch, 0, len) : region(recvBuffer, off, len), n, type, op);
+                done += n;
+            } while (done < count);
+        }
+    }
+
+    /**
+     * Scan or exscan of a type MPI does not reduce: every rank's input is gathered as bytes to
+     * every rank, which reduces those of ranks {@code 0..rank} (exscan: {@code 0..rank-1}) in rank
+     * order on the host; device memory is copied through the host.
+     */
+    private void prefixOnHost(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, boolean inclusive) {
+        long bytes = type.bytes(count);
+        try (HostBuffer in = HostBuffer.allocate(bytes); HostBuffer all = HostBuffer.allocate(bytes * size())) {
+            DeviceSupport.get().copyToHost(in, sendBuffer, bytes);
+            doAllGather(in, all, bytes, DataType.BYTE);
+            int upTo = inclusive ? rank() + 1 : rank();
+            if (upTo > 0 && recvBuffer != null) {
+                reduceInRankOrder(all, 0, upTo, count, type, op, recvBuffer);
+            }
+        }
+    }
+
+    /** Reduces blocks {@code from..to-1} ({@code count} elements each, one after the other in {@code inputs}) in rank order on the host into {@code recv}. */
+    private static void reduceInRankOrder(HostBuffer inputs, int from, int to, long count, DataType type, ReduceOp op, Buffer recv) {
+        long bytes = type.bytes(count);
+        try (HostBuffer acc = HostBuffer.allocate(bytes)) {
+            MemorySegment.copy(inputs.segment(), from * bytes, acc.segment(), 0, bytes);
+            for (int r = from + 1; r < to; r++) {
+                HostReduction.apply(type, op, acc.segment(), inputs.segment().asSlice(r * bytes, bytes), count);
+            }
+            DeviceSupport.get().copyFromHost(recv, acc, bytes);
+        }
+    }
+
     /** A receive whose byte count is checked as whole elements of the receive type on completion. */
     private static final class CheckedReceive implements Request {
         private final Request receive;
@@ -531,6 +755,26 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     protected abstract void mpiAllReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op);
 
     protected abstract void mpiAllToAll(Region sendBuffer, Region recvBuffer, int count, DataType type);
+
+    /** {@code sendBuffer}, {@code sendCounts}, {@code displacements} null except at root; counts and displacements in elements. */
+    protected abstract void mpiScatterV(Region sendBuffer, int[] sendCounts, int[] displacements, Region recvBuffer, int recvCount, DataType type, int root);
+
+    /** {@code recvBuffer}, {@code recvCounts}, {@code displacements} null except at root. */
+    protected abstract void mpiGatherV(Region sendBuffer, int sendCount, Region recvBuffer, int[] recvCounts, int[] displacements, DataType type, int root);
+
+    protected abstract void mpiAllGatherV(Region sendBuffer, int sendCount, Region recvBuffer, int[] recvCounts, int[] displacements, DataType type);
+
+    protected abstract void mpiAllToAllV(Region sendBuffer, int[] sendCounts, int[] sendDisplacements, Region recvBuffer, int[] recvCounts,
+                                         int[] recvDisplacements, DataType type);
+
+    protected abstract void mpiReduceScatterBlock(Region sendBuffer, Region recvBuffer, int recvCount, DataType type, ReduceOp op);
+
+    protected abstract void mpiReduceScatter(Region sendBuffer, Region recvBuffer, int[] recvCounts, DataType type, ReduceOp op);
+
+    protected abstract void mpiScan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op);
+
+    /** {@code recvBuffer} is never null (rank 0 gets scratch memory). */
+    protected abstract void mpiExscan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op);
 
     /** {@code color} -1: MPI_UNDEFINED, return null. */
     protected abstract BindingCommunicator mpiSplit(int color, int key);

@@ -42,7 +42,11 @@ final class CallTracker {
         WAIT("waitFor", false), TEST("test", false), FINALIZE("MPI_Finalize", false),
         PROBE("probe", false), IPROBE("iprobe", false), MPROBE("mprobe", false), IMPROBE("improbe", false),
         MESSAGE_RECV("MatchedMessage.recv", false), MESSAGE_IRECV("MatchedMessage.irecv", false),
-        WAIT_ANY("Request.waitAny", false), CANCEL("cancel", false);
+        WAIT_ANY("Request.waitAny", false), CANCEL("cancel", false),
+        SCATTER_V("scatterV", true), GATHER_V("gatherV", true), ALL_GATHER_V("allGatherV", true), ALL_TO_ALL_V("allToAllV", true),
+        REDUCE_SCATTER_BLOCK("reduceScatterBlock", true), REDUCE_SCATTER("reduceScatter", true), SCAN("scan", true), EXSCAN("exscan", true),
+        ISCATTER_V("iscatterV", true), IGATHER_V("igatherV", true), IALL_GATHER_V("iallGatherV", true), IALL_TO_ALL_V("iallToAllV", true),
+        IREDUCE_SCATTER_BLOCK("ireduceScatterBlock", true), IREDUCE_SCATTER("ireduceScatter", true), ISCAN("iscan", true), IEXSCAN("iexscan", true);
 
         final String label;
         final boolean collective;

@@ -49,6 +49,14 @@ class CallTrackerTest {
         @Override protected void doReduce(Buffer a, Buffer b, long c, DataType t, ReduceOp o, int r) { }
         @Override protected void doAllReduce(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
         @Override protected void doAllToAll(Buffer a, Buffer b, long c, DataType t) { }
+        @Override protected void doScatterV(Buffer a, Blocks ab, Buffer b, long c, DataType t, int r) { }
+        @Override protected void doGatherV(Buffer a, long c, Buffer b, Blocks bb, DataType t, int r) { }
+        @Override protected void doAllGatherV(Buffer a, long c, Buffer b, Blocks bb, DataType t) { }
+        @Override protected void doAllToAllV(Buffer a, Blocks ab, Buffer b, Blocks bb, DataType t) { }
+        @Override protected void doReduceScatterBlock(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
+        @Override protected void doReduceScatter(Buffer a, Buffer b, Blocks bb, DataType t, ReduceOp o) { }
+        @Override protected void doScan(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
+        @Override protected void doExscan(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
         @Override protected Communicator doSplit(int color, int key) { return null; }
         @Override protected Communicator doDuplicate() { return null; }
         @Override protected void doClose() { }

@@ -69,6 +69,47 @@ final class MvapichCommunicator extends FfmCommunicator {
     }
 
     @Override
+    protected void mpiReduceScatterBlock(Region sendBuffer, Region recvBuffer, int recvCount, DataType type, ReduceOp op) {
+        if (stagesReduction(sendBuffer, recvBuffer)) {
+            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiReduceScatterBlock(in, out, recvCount, type, op));
+            return;
+        }
+        super.mpiReduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
+    }
+
+    @Override
+    protected void mpiReduceScatter(Region sendBuffer, Region recvBuffer, int[] recvCounts, DataType type, ReduceOp op) {
+        if (stagesReduction(sendBuffer, recvBuffer)) {
+            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiReduceScatter(in, out, recvCounts, type, op));
+            return;
+        }
+        super.mpiReduceScatter(sendBuffer, recvBuffer, recvCounts, type, op);
+    }
+
+    @Override
+    protected void mpiScan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
+        if (stagesReduction(sendBuffer, recvBuffer)) {
+            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiScan(in, out, count, type, op));
+            return;
+        }
+        super.mpiScan(sendBuffer, recvBuffer, count, type, op);
+    }
+
+    @Override
+    protected void mpiExscan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
+        if (stagesReduction(sendBuffer, recvBuffer)) {
+            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiExscan(in, out, count, type, op));
+            return;
+        }
+        super.mpiExscan(sendBuffer, recvBuffer, count, type, op);
+    }
+
+    /** Whether this reduction goes through host copies ({@link DeviceReductionStaging}). */
+    private boolean stagesReduction(Region sendBuffer, Region recvBuffer) {
+        return runtime.deviceReductionStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer);
+    }
+
+    @Override
     protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
                                  Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {
         if (runtime.splitSendRecv == null) {

@@ -3,6 +3,7 @@ package dev.ferry.mvapich;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ferry.testing.CollectiveVariantsContract;
 import dev.ferry.testing.MpiJob;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,6 +43,19 @@ class MvapichConformanceIT {
         return List.of(MpiJob.of("mvapich-pieces", MpiJob.Family.MPICH, 2).classes(MvapichContract.class)
                 .property("ferry.backend", "mvapich").property("ferry.maxPieceBytes", "4096")
                 .property("ferry.mvapich.rtldGlobal", "true").asTests());
+    }
+
+    /** The vector collectives, reduce-scatter and prefix reductions at 2 and 4 ranks, and with 4 KiB pieces. */
+    @TestFactory
+    List<DynamicNode> collectiveVariants() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("mvapich-variants", MpiJob.Family.MPICH, np).classes(CollectiveVariantsContract.class)
+                    .property("ferry.backend", "mvapich").asTests());
+        }
+        out.add(MpiJob.of("mvapich-variants-pieces", MpiJob.Family.MPICH, 2).classes(CollectiveVariantsContract.class)
+                .property("ferry.backend", "mvapich").property("ferry.maxPieceBytes", "4096").asTests());
+        return out;
     }
 
     @Test

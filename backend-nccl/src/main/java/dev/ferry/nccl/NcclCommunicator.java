@@ -20,6 +20,7 @@ import dev.ferry.cuda.CudaDevice;
 import dev.ferry.cuda.CudaEvent;
 import dev.ferry.cuda.CudaStream;
 import dev.ferry.spi.AbstractCommunicator;
+import dev.ferry.spi.Blocks;
 import dev.ferry.spi.DeviceSupport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -36,9 +37,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p><b>On NCCL</b>, when every buffer that matters on this rank is device memory
  * ({@link MemoryKind#DEVICE}) of this communicator's GPU: broadcast, allGather (any type, as bytes),
  * reduce and allReduce (types and operators of {@link NcclTypes}), gather, scatter and allToAll
- * (grouped ncclSend/ncclRecv; a rank's own block is a device copy), and {@link #reduceScatter}.
+ * (grouped ncclSend/ncclRecv; a rank's own block is a device copy), the vector collectives the same
+ * way, reduceScatterBlock (ncclReduceScatter) and reduceScatter (grouped ncclReduce per block).
  * <b>On the inner communicator</b>: point-to-point (tags and wildcards), barrier, host and
- * managed buffers, device memory of another GPU, and reductions NCCL lacks
+ * managed buffers, device memory of another GPU, scan and exscan, and reductions NCCL lacks
  * ({@link NcclTypes#lacks}); the provider's probe details list these once.
  *
  * <p>Ranks agree: NCCL's collectives need every rank, so the choice between NCCL and the inner
@@ -441,36 +443,149 @@ public final class NcclCommunicator extends AbstractCommunicator {
         });
     }
 
+    // ---- vector collectives, reduce-scatter, prefix reductions -----------------------------------
+    // On NCCL where the other device collectives are: the vector collectives as grouped
+    // ncclSend/ncclRecv (a rank's own block a device copy), reduceScatterBlock as ncclReduceScatter,
+    // reduceScatter as one grouped ncclReduce per block; scan and exscan (NCCL has neither) and
+    // everything else on the inner communicator.
+
+    @Override
+    protected void doScatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
+        if (!onNccl("scatterV", type, null, sendBuffer, recvBuffer)) {
+            inner.scatterV(sendBuffer, sendBlocks == null ? null : sendBlocks.counts(), sendBlocks == null ? null : sendBlocks.displacements(),
+                    recvBuffer, recvCount, type, root);
+            return;
+        }
+        int n = size();
+        long[] sendAt = new long[n], sendBytes = none(n), recvAt = new long[n], recvBytes = none(n);
+        if (rank() == root) {
+            for (int r = 0; r < n; r++) {
+                sendAt[r] = sendBuffer.address() + sendBlocks.byteOffset(r, type);
+                sendBytes[r] = sendBlocks.bytes(r, type);
+            }
+        }
+        recvAt[root] = recvBuffer.address();
+        recvBytes[root] = type.bytes(recvCount);
+        exchange("scatterV", sendBuffer == null ? List.of(recvBuffer) : List.of(sendBuffer, recvBuffer), sendAt, sendBytes, recvAt, recvBytes);
+    }
+
+    @Override
+    protected void doGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
+        if (!onNccl("gatherV", type, null, sendBuffer, recvBuffer)) {
+            inner.gatherV(sendBuffer, sendCount, recvBuffer, recvBlocks == null ? null : recvBlocks.counts(),
+                    recvBlocks == null ? null : recvBlocks.displacements(), type, root);
+            return;
+        }
+        int n = size();
+        long[] sendAt = new long[n], sendBytes = none(n), recvAt = new long[n], recvBytes = none(n);
+        sendAt[root] = sendBuffer.address();
+        sendBytes[root] = type.bytes(sendCount);
+        if (rank() == root) {
+            for (int r = 0; r < n; r++) {
+                recvAt[r] = recvBuffer.address() + recvBlocks.byteOffset(r, type);
+                recvBytes[r] = recvBlocks.bytes(r, type);
+            }
+        }
+        exchange("gatherV", recvBuffer == null ? List.of(sendBuffer) : List.of(sendBuffer, recvBuffer), sendAt, sendBytes, recvAt, recvBytes);
+    }
+
+    @Override
+    protected void doAllGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+        if (!onNccl("allGatherV", type, null, sendBuffer, recvBuffer)) {
+            inner.allGatherV(sendBuffer, sendCount, recvBuffer, recvBlocks.counts(), recvBlocks.displacements(), type);
+            return;
+        }
+        int n = size();
+        long[] sendAt = new long[n], sendBytes = new long[n], recvAt = new long[n], recvBytes = new long[n];
+        for (int r = 0; r < n; r++) {
+            sendAt[r] = sendBuffer.address();
+            sendBytes[r] = type.bytes(sendCount);
+            recvAt[r] = recvBuffer.address() + recvBlocks.byteOffset(r, type);
+            recvBytes[r] = recvBlocks.bytes(r, type);
+        }
+        exchange("allGatherV", List.of(sendBuffer, recvBuffer), sendAt, sendBytes, recvAt, recvBytes);
+    }
+
+    @Override
+    protected void doAllToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+        if (!onNccl("allToAllV", type, null, sendBuffer, recvBuffer)) {
+            inner.allToAllV(sendBuffer, sendBlocks.counts(), sendBlocks.displacements(), recvBuffer, recvBlocks.counts(), recvBlocks.displacements(), type);
+            return;
+        }
+        int n = size();
+        long[] sendAt = new long[n], sendBytes = new long[n], recvAt = new long[n], recvBytes = new long[n];
+        for (int r = 0; r < n; r++) {
+            sendAt[r] = sendBuffer.address() + sendBlocks.byteOffset(r, type);
+            sendBytes[r] = sendBlocks.bytes(r, type);
+            recvAt[r] = recvBuffer.address() + recvBlocks.byteOffset(r, type);
+            recvBytes[r] = recvBlocks.bytes(r, type);
+        }
+        exchange("allToAllV", List.of(sendBuffer, recvBuffer), sendAt, sendBytes, recvAt, recvBytes);
+    }
+
+    /** {@code n} entries of -1: nothing to send or receive. */
+    private static long[] none(int n) {
+        long[] a = new long[n];
+        java.util.Arrays.fill(a, -1);
+        return a;
+    }
+
     /**
-     * Reduce-scatter of device buffers (not yet in {@link Communicator}): rank {@code i} receives
-     * block {@code i} ({@code recvCount} elements) of the reduction of every rank's
-     * {@code size() * recvCount} elements. NCCL only: the buffers must be device memory of this
-     * communicator's GPU on every rank, the type and operator ones NCCL has; otherwise
-     * {@link InvalidArgumentException} (before anything is enqueued). Collective.
+     * One group of ncclSend/ncclRecv: {@code sendBytes[r]} bytes at {@code sendAt[r]} to rank
+     * {@code r}, {@code recvBytes[r]} bytes into {@code recvAt[r]} from rank {@code r} (-1: none);
+     * this rank's own block ({@code r == rank()}, when both sides have one) is a device copy.
      */
-    public void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
-        if (isClosed()) {
-            throw new dev.ferry.CommunicatorClosedException("reduceScatter: the communicator was closed");
-        }
-        if (sendBuffer == null || recvBuffer == null || type == null || op == null || recvCount < 0) {
-            throw new InvalidArgumentException("reduceScatter: null buffer, type or operator, or a negative count");
-        }
-        var lack = NcclTypes.lacks(type, op);
-        if (lack.isPresent()) {
-            throw new InvalidArgumentException("reduceScatter: " + lack.get());
-        }
-        long bytes = type.bytes(recvCount);
-        if (recvBuffer.byteSize() < bytes || sendBuffer.byteSize() / size() < bytes) {
-            throw new dev.ferry.BufferTooSmallException("reduceScatter: the send buffer needs " + size() + " x " + bytes
-                    + " bytes and the receive buffer " + bytes + " bytes");
-        }
-        if (comm == 0 || broken != null || !mine(sendBuffer) || !mine(recvBuffer)) {
-            throw new InvalidArgumentException("reduceScatter runs on NCCL only, with device memory of GPU " + (device == null ? "?" : device.ordinal())
-                    + (ncclInactiveReason() != null ? "; NCCL is not usable here: " + ncclInactiveReason() : ""));
+    private void exchange(String what, List<Buffer> buffers, long[] sendAt, long[] sendBytes, long[] recvAt, long[] recvBytes) {
+        int me = rank(), n = size();
+        run(what + " (ncclSend/ncclRecv)", buffers, () -> {
+            if (sendBytes[me] > 0 && recvBytes[me] > 0) {
+                Cuda.copyAsync(recvAt[me], sendAt[me], Math.min(sendBytes[me], recvBytes[me]), stream);
+            }
+            group(what, () -> {
+                for (int k = 1; k < n; k++) {
+                    int to = (me + k) % n, from = (me - k + n) % n;
+                    if (sendBytes[to] >= 0) p2p(true, sendAt[to], sendBytes[to], to);
+                    if (recvBytes[from] >= 0) p2p(false, recvAt[from], recvBytes[from], from);
+                }
+            });
+        });
+    }
+
+    @Override
+    protected void doReduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+        if (!onNccl("reduceScatterBlock", type, op, sendBuffer, recvBuffer)) {
+            inner.reduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
+            return;
         }
         run("ncclReduceScatter", List.of(sendBuffer, recvBuffer), () ->
                 Nccl.check("ncclReduceScatter(" + recvCount + " " + type + " per rank, " + op + ")", NcclAbi.reduceScatter(sendBuffer.address(),
                         recvBuffer.address(), recvCount, NcclTypes.dataType(type), NcclTypes.redOp(op), comm, streamHandle), comm));
+    }
+
+    @Override
+    protected void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+        if (!onNccl("reduceScatter", type, op, sendBuffer, recvBuffer)) {
+            inner.reduceScatter(sendBuffer, recvBuffer, blocks.counts(), type, op);
+            return;
+        }
+        int me = rank();
+        run("reduceScatter (grouped ncclReduce)", List.of(sendBuffer, recvBuffer), () -> group("reduceScatter", () -> {
+            for (int r = 0; r < size(); r++) {
+                Nccl.check("ncclReduce(" + blocks.count(r) + " " + type + ", " + op + ", root " + r + ")", NcclAbi.reduce(
+                        sendBuffer.address() + blocks.byteOffset(r, type), r == me ? recvBuffer.address() : 0, blocks.count(r),
+                        NcclTypes.dataType(type), NcclTypes.redOp(op), r, comm, streamHandle), comm);
+            }
+        }));
+    }
+
+    @Override
+    protected void doScan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        inner.scan(sendBuffer, recvBuffer, count, type, op);
+    }
+
+    @Override
+    protected void doExscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        inner.exscan(sendBuffer, recvBuffer, count, type, op);
     }
 
     private void p2p(boolean send, long address, long bytes, int peer) {

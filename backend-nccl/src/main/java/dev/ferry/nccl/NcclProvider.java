@@ -166,7 +166,7 @@ public final class NcclProvider implements TransportProvider {
                     + " reductions of SHORT and pair types and with LAND/LOR/BAND/BOR/BXOR/MINLOC/MAXLOC (NCCL has no such type or operator)");
         }
         d.put("on NCCL", "broadcast, allGather, reduce, allReduce (BYTE INT LONG FLOAT DOUBLE FLOAT16 BFLOAT16; SUM PROD MAX MIN), gather, scatter,"
-                + " allToAll (grouped ncclSend/ncclRecv), reduceScatter (NcclCommunicator), on device memory of the rank's GPU");
+                + " allToAll and the vector collectives (grouped ncclSend/ncclRecv), reduceScatterBlock (ncclReduceScatter), reduceScatter (grouped ncclReduce), on device memory of the rank's GPU");
         d.put("agreement", Boolean.parseBoolean(Ferry.setting("ferry.nccl.uniformBuffers", "false"))
                 ? "none (ferry.nccl.uniformBuffers=true: every rank passes the same kind of memory)"
                 : "one 1-int allReduce over the inner backend per collective (ferry.nccl.uniformBuffers=true skips it)");

@@ -51,8 +51,17 @@ class NcclCommunicatorTest {
             assertFalse(c.supportsDeviceBuffers(), "neither NCCL nor the fake inner backend carries device memory");
             assertThrows(UnsupportedBufferException.class,
                     () -> c.allReduce(dev.ferry.DeviceBuffer.wrap(0, 0x1000, 64), b, 4, DataType.INT, ReduceOp.SUM));
-            assertThrows(InvalidArgumentException.class, () -> c.reduceScatter(a, b, 4, DataType.INT, ReduceOp.SUM),
-                    "reduceScatter is NCCL's only");
+            calls.clear();
+            c.reduceScatterBlock(a, b, 4, DataType.INT, ReduceOp.SUM);
+            c.reduceScatter(a, b, new long[] {4}, DataType.INT, ReduceOp.SUM);
+            c.scan(a, b, 4, DataType.INT, ReduceOp.SUM);
+            c.exscan(a, b, 4, DataType.INT, ReduceOp.SUM);
+            c.scatterV(a, new long[] {4}, new long[] {0}, b, 4, DataType.INT, 0);
+            c.gatherV(a, 4, b, new long[] {4}, new long[] {0}, DataType.INT, 0);
+            c.allGatherV(a, 4, b, new long[] {4}, new long[] {0}, DataType.INT);
+            c.allToAllV(a, new long[] {4}, new long[] {0}, b, new long[] {4}, new long[] {0}, DataType.INT);
+            assertEquals(List.of("reduceScatterBlock", "reduceScatter", "scan", "exscan", "scatterV", "gatherV", "allGatherV", "allToAllV"), calls,
+                    "with NCCL off, the new collectives go to the inner communicator");
         }
     }
 

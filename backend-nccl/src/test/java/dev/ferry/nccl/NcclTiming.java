@@ -77,7 +77,7 @@ public final class NcclTiming {
             case "allreduce" -> c.allReduce(send, recv, n, DataType.FLOAT, ReduceOp.SUM);
             case "broadcast" -> c.broadcast(send, n, DataType.BYTE, 0);
             case "allgather" -> c.allGather(send, recv, n, DataType.FLOAT);
-            default -> nccl.reduceScatter(send, recv, n, DataType.FLOAT, ReduceOp.SUM);
+            default -> c.reduceScatterBlock(send, recv, n, DataType.FLOAT, ReduceOp.SUM);
         }
     }
 

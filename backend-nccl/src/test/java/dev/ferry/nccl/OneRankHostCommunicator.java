@@ -8,6 +8,7 @@ import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.spi.AbstractCommunicator;
+import dev.ferry.spi.Blocks;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,6 +124,54 @@ final class OneRankHostCommunicator extends AbstractCommunicator {
     protected void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         calls.add("allToAll");
         copy(recvBuffer, sendBuffer, type.bytes(count));
+    }
+
+    @Override
+    protected void doScatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
+        calls.add("scatterV");
+        if (recvCount > 0) MemorySegment.copy(((HostBuffer) sendBuffer).segment(), sendBlocks.byteOffset(0, type), ((HostBuffer) recvBuffer).segment(), 0, type.bytes(recvCount));
+    }
+
+    @Override
+    protected void doGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
+        calls.add("gatherV");
+        if (sendCount > 0) MemorySegment.copy(((HostBuffer) sendBuffer).segment(), 0, ((HostBuffer) recvBuffer).segment(), recvBlocks.byteOffset(0, type), type.bytes(sendCount));
+    }
+
+    @Override
+    protected void doAllGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+        calls.add("allGatherV");
+        if (sendCount > 0) MemorySegment.copy(((HostBuffer) sendBuffer).segment(), 0, ((HostBuffer) recvBuffer).segment(), recvBlocks.byteOffset(0, type), type.bytes(sendCount));
+    }
+
+    @Override
+    protected void doAllToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+        calls.add("allToAllV");
+        long n = sendBlocks.bytes(0, type);
+        if (n > 0) MemorySegment.copy(((HostBuffer) sendBuffer).segment(), sendBlocks.byteOffset(0, type), ((HostBuffer) recvBuffer).segment(), recvBlocks.byteOffset(0, type), n);
+    }
+
+    @Override
+    protected void doReduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+        calls.add("reduceScatterBlock");
+        copy(recvBuffer, sendBuffer, type.bytes(recvCount));
+    }
+
+    @Override
+    protected void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+        calls.add("reduceScatter");
+        copy(recvBuffer, sendBuffer, blocks.bytes(0, type));
+    }
+
+    @Override
+    protected void doScan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        calls.add("scan");
+        copy(recvBuffer, sendBuffer, type.bytes(count));
+    }
+
+    @Override
+    protected void doExscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        calls.add("exscan"); // one rank: rank 0 receives nothing
     }
 
     @Override

@@ -304,6 +304,81 @@ final class OmpiCommunicator extends BindingCommunicator {
         });
     }
 
+    // ---- vector collectives, reduce-scatter, prefix reductions -------------------------------
+
+    /** mpi.jar reads the count arrays on every rank: zeros where MPI ignores them. */
+    private int[] orZeros(int[] a) {
+        return a != null ? a : new int[size()];
+    }
+
+    @Override
+    protected void mpiScatterV(Region sendBuffer, int[] sendCounts, int[] displacements, Region recvBuffer, int recvCount, DataType type, int root) {
+        call("MPI_Scatterv from root " + root, () -> {
+            comm.scatterv(bb(sendBuffer), orZeros(sendCounts), orZeros(displacements), OmpiRuntime.type(type), bb(recvBuffer), recvCount,
+                    OmpiRuntime.type(type), root);
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiGatherV(Region sendBuffer, int sendCount, Region recvBuffer, int[] recvCounts, int[] displacements, DataType type, int root) {
+        call("MPI_Gatherv to root " + root, () -> {
+            comm.gatherv(bb(sendBuffer), sendCount, OmpiRuntime.type(type), bb(recvBuffer), orZeros(recvCounts), orZeros(displacements),
+                    OmpiRuntime.type(type), root);
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiAllGatherV(Region sendBuffer, int sendCount, Region recvBuffer, int[] recvCounts, int[] displacements, DataType type) {
+        call("MPI_Allgatherv", () -> {
+            comm.allGatherv(bb(sendBuffer), sendCount, OmpiRuntime.type(type), bb(recvBuffer), recvCounts, displacements, OmpiRuntime.type(type));
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiAllToAllV(Region sendBuffer, int[] sendCounts, int[] sendDisplacements, Region recvBuffer, int[] recvCounts,
+                                int[] recvDisplacements, DataType type) {
+        call("MPI_Alltoallv", () -> {
+            comm.allToAllv(bb(sendBuffer), sendCounts, sendDisplacements, OmpiRuntime.type(type), bb(recvBuffer), recvCounts, recvDisplacements,
+                    OmpiRuntime.type(type));
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiReduceScatterBlock(Region sendBuffer, Region recvBuffer, int recvCount, DataType type, ReduceOp op) {
+        call("MPI_Reduce_scatter_block", () -> {
+            comm.reduceScatterBlock(bb(sendBuffer), bb(recvBuffer), recvCount, OmpiRuntime.type(type), OmpiRuntime.op(op));
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiReduceScatter(Region sendBuffer, Region recvBuffer, int[] recvCounts, DataType type, ReduceOp op) {
+        call("MPI_Reduce_scatter", () -> {
+            comm.reduceScatter(bb(sendBuffer), bb(recvBuffer), recvCounts, OmpiRuntime.type(type), OmpiRuntime.op(op));
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiScan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
+        call("MPI_Scan", () -> {
+            comm.scan(bb(sendBuffer), bb(recvBuffer), count, OmpiRuntime.type(type), OmpiRuntime.op(op));
+            return null;
+        });
+    }
+
+    @Override
+    protected void mpiExscan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
+        call("MPI_Exscan", () -> {
+            comm.exScan(bb(sendBuffer), bb(recvBuffer), count, OmpiRuntime.type(type), OmpiRuntime.op(op));
+            return null;
+        });
+    }
+
     @Override
     protected BindingCommunicator mpiSplit(int color, int key) {
         return call("MPI_Comm_split", () -> {

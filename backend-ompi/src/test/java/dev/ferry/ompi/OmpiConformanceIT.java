@@ -3,6 +3,7 @@ package dev.ferry.ompi;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.ferry.testing.CollectiveVariantsContract;
 import dev.ferry.testing.MpiJob;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,6 +70,25 @@ class OmpiConformanceIT {
                 out.add(MpiJob.of("ompi-matrix-" + binding, MpiJob.Family.OPEN_MPI, np).classes(OmpiBadInputMatrix.class).property("ferry.backend", "ompi")
                         .property("ferry.ompi.binding", binding).property("ferry.timeout", "60").property("ferry.test.perTestTimeout", "600").asTests());
             }
+        }
+        return out;
+    }
+
+    /**
+     * The vector collectives, reduce-scatter and prefix reductions ({@link CollectiveVariantsContract})
+     * on both paths at 2 and 4 ranks, and with 4 KiB pieces, so that large blocks take the
+     * point-to-point and per-block paths.
+     */
+    @TestFactory
+    List<DynamicNode> collectiveVariants() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (String binding : bindings()) {
+            for (int np : MpiJob.rankCounts()) {
+                out.add(MpiJob.of("ompi-variants-" + binding, MpiJob.Family.OPEN_MPI, np).classes(CollectiveVariantsContract.class)
+                        .property("ferry.backend", "ompi").property("ferry.ompi.binding", binding).asTests());
+            }
+            out.add(MpiJob.of("ompi-variants-pieces-" + binding, MpiJob.Family.OPEN_MPI, 2).classes(CollectiveVariantsContract.class)
+                    .property("ferry.backend", "ompi").property("ferry.ompi.binding", binding).property("ferry.maxPieceBytes", "4096").asTests());
         }
         return out;
     }

@@ -6,9 +6,11 @@ import dev.ferry.DataType;
 import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
+import dev.ferry.spi.Blocks;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 
 /**
@@ -28,12 +30,18 @@ import java.util.function.IntFunction;
  *     are made of staged point-to-point messages on a private communicator, which pipeline
  *     themselves and take the IPC path between device buffers of one node.</li>
  * </ul>
+ *
+ * <p>Scan and exscan run like allReduce, reduce-scatter like a block collective (large: one
+ * chunked reduce per block); the vector collectives like the block collectives after one more
+ * agreement, since a rank sees only its own blocks (see the section below).
  */
 final class Collectives {
     private final StagedCommunicator comm;
     private final StagedRuntime rt;
     private final HostBuffer flagIn = HostBuffer.allocate(4);
     private final HostBuffer flagOut = HostBuffer.allocate(4);
+    private final HostBuffer vectorIn = HostBuffer.allocate(16);
+    private final HostBuffer vectorOut = HostBuffer.allocate(16);
 
     Collectives(StagedCommunicator comm) {
         this.comm = comm;
@@ -44,6 +52,8 @@ final class Collectives {
     void close() {
         flagIn.close();
         flagOut.close();
+        vectorIn.close();
+        vectorOut.close();
     }
 
     private Communicator user() {
@@ -283,5 +293,181 @@ final class Collectives {
             reqs.add(c.isend(sendTo.apply(r), count, type, r, 0));
         }
         Request.waitAll(reqs);
+    }
+
+    // ---- vector collectives, reduce-scatter, prefix reductions ----------------------------------
+    // Scan and exscan are element-wise, so they run chunk by chunk like allReduce. Reduce-scatter:
+    // one inner call (small, or nobody stages), else one chunked reduce per block to its rank.
+    // Vector collectives: each rank sees only its own blocks, so the ranks first agree on whether
+    // any stages and on the largest buffer (one allReduce of two longs); then one inner call with
+    // whole buffers staged (small, or nobody stages), else staged point-to-point messages on the
+    // private communicator. A staged receive buffer gets back only its blocks: the bytes between
+    // them are never written.
+
+    void scan(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+        long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
+        chunked(send, recv, count, type, per, (in, out, n) -> user().scan(in, out, n, type, op));
+    }
+
+    /** {@code recv} is null at rank 0. */
+    void exscan(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+        long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
+        chunked(send, recv, count, type, per, (in, out, n) -> user().exscan(in, out, n, type, op));
+    }
+
+    void reduceScatterBlock(Buffer send, Buffer recv, long recvCount, DataType type, ReduceOp op) {
+        long[] counts = new long[comm.size()];
+        java.util.Arrays.fill(counts, recvCount);
+        reduceScatter(send, recv, Blocks.contiguous(counts), type, op,
+                (i, o) -> user().reduceScatterBlock(i, o, recvCount, type, op));
+    }
+
+    void reduceScatter(Buffer send, Buffer recv, Blocks blocks, DataType type, ReduceOp op) {
+        reduceScatter(send, recv, blocks, type, op, (i, o) -> user().reduceScatter(i, o, blocks.counts(), type, op));
+    }
+
+    private void reduceScatter(Buffer send, Buffer recv, Blocks blocks, DataType type, ReduceOp op, BiConsumer<Buffer, Buffer> inner) {
+        long total = type.bytes(blocks.total());
+        if (single(total, send, recv)) {
+            onceV(send, total, recv, blocks.bytes(comm.rank(), type), null, type, inner);
+            return;
+        }
+        for (int r = 0; r < comm.size(); r++) {
+            reduce(send.slice(blocks.byteOffset(r, type), blocks.bytes(r, type)), r == comm.rank() ? recv : null, blocks.count(r), type, op, r);
+        }
+    }
+
+    /** True on every rank when the vector collective runs as one inner call: nobody stages, or no rank's buffer is over the threshold (collective). */
+    private boolean singleV(long largestBytes, Buffer a, Buffer b) {
+        vectorIn.segment().set(ValueLayout.JAVA_LONG, 0, comm.staged(a) || comm.staged(b) ? 1 : 0);
+        vectorIn.segment().set(ValueLayout.JAVA_LONG, 8, largestBytes);
+        user().allReduce(vectorIn, vectorOut, 2, DataType.LONG, ReduceOp.MAX);
+        return vectorOut.segment().get(ValueLayout.JAVA_LONG, 0) == 0 || vectorOut.segment().get(ValueLayout.JAVA_LONG, 8) <= rt.settings.threshold();
+    }
+
+    private static long spanBytes(Blocks b, DataType type) {
+        return b == null ? 0 : type.bytes(b.span());
+    }
+
+    private static Buffer block(Buffer b, Blocks blocks, int i, DataType type) {
+        return b.slice(blocks.byteOffset(i, type), blocks.bytes(i, type));
+    }
+
+    /** {@code send} and {@code sendBlocks} null except at root. */
+    void scatterV(Buffer send, Blocks sendBlocks, Buffer recv, long recvCount, DataType type, int root) {
+        long in = spanBytes(sendBlocks, type), out = type.bytes(recvCount);
+        if (singleV(Math.max(in, out), send, recv)) {
+            onceV(send, in, recv, out, null, type, (i, o) -> user().scatterV(i, sendBlocks == null ? null : sendBlocks.counts(),
+                    sendBlocks == null ? null : sendBlocks.displacements(), o, recvCount, type, root));
+            return;
+        }
+        StagedCommunicator c = comm.internal();
+        rt.stats.collectivesByMessages.increment();
+        List<Request> reqs = new ArrayList<>();
+        reqs.add(c.irecv(recv, recvCount, type, root, 0));
+        if (comm.rank() == root) {
+            for (int r = 0; r < comm.size(); r++) {
+                reqs.add(c.isend(block(send, sendBlocks, r, type), sendBlocks.count(r), type, r, 0));
+            }
+        }
+        Request.waitAll(reqs);
+    }
+
+    /** {@code recv} and {@code recvBlocks} null except at root. */
+    void gatherV(Buffer send, long sendCount, Buffer recv, Blocks recvBlocks, DataType type, int root) {
+        long in = type.bytes(sendCount), out = spanBytes(recvBlocks, type);
+        if (singleV(Math.max(in, out), send, recv)) {
+            onceV(send, in, recv, out, recvBlocks, type, (i, o) -> user().gatherV(i, sendCount, o, recvBlocks == null ? null : recvBlocks.counts(),
+                    recvBlocks == null ? null : recvBlocks.displacements(), type, root));
+            return;
+        }
+        StagedCommunicator c = comm.internal();
+        rt.stats.collectivesByMessages.increment();
+        List<Request> reqs = new ArrayList<>();
+        if (comm.rank() == root) {
+            for (int r = 0; r < comm.size(); r++) {
+                reqs.add(c.irecv(block(recv, recvBlocks, r, type), recvBlocks.count(r), type, r, 0));
+            }
+        }
+        reqs.add(c.isend(send, sendCount, type, root, 0));
+        Request.waitAll(reqs);
+    }
+
+    void allGatherV(Buffer send, long sendCount, Buffer recv, Blocks recvBlocks, DataType type) {
+        long out = spanBytes(recvBlocks, type);
+        if (singleV(out, send, recv)) {
+            onceV(send, type.bytes(sendCount), recv, out, recvBlocks, type,
+                    (i, o) -> user().allGatherV(i, sendCount, o, recvBlocks.counts(), recvBlocks.displacements(), type));
+            return;
+        }
+        vectorExchange(recv, recvBlocks, type, r -> send, r -> sendCount);
+    }
+
+    void allToAllV(Buffer send, Blocks sendBlocks, Buffer recv, Blocks recvBlocks, DataType type) {
+        long in = spanBytes(sendBlocks, type), out = spanBytes(recvBlocks, type);
+        if (singleV(Math.max(in, out), send, recv)) {
+            onceV(send, in, recv, out, recvBlocks, type, (i, o) -> user().allToAllV(i, sendBlocks.counts(), sendBlocks.displacements(), o,
+                    recvBlocks.counts(), recvBlocks.displacements(), type));
+            return;
+        }
+        vectorExchange(recv, recvBlocks, type, r -> block(send, sendBlocks, r, type), sendBlocks::count);
+    }
+
+    /** Block {@code i} of {@code recv} from rank {@code i}, and {@code sendTo(r)} ({@code counts(r)} elements) to every rank {@code r}: staged messages on the private communicator. */
+    private void vectorExchange(Buffer recv, Blocks recvBlocks, DataType type, IntFunction<Buffer> sendTo, java.util.function.IntToLongFunction counts) {
+        StagedCommunicator c = comm.internal();
+        rt.stats.collectivesByMessages.increment();
+        List<Request> reqs = new ArrayList<>();
+        for (int r = 0; r < comm.size(); r++) {
+            reqs.add(c.irecv(block(recv, recvBlocks, r, type), recvBlocks.count(r), type, r, 0));
+        }
+        for (int k = 0; k < comm.size(); k++) {
+            int r = (comm.rank() + k) % comm.size();
+            reqs.add(c.isend(sendTo.apply(r), counts.applyAsLong(r), type, r, 0));
+        }
+        Request.waitAll(reqs);
+    }
+
+    /**
+     * One inner call with staged copies of whole buffers (they fit in a chunk): {@code in}'s first
+     * {@code inBytes} are copied in; after the call, {@code out}'s blocks ({@code outBlocks}; all of
+     * its first {@code outBytes} when null) are copied back, and nothing between them.
+     */
+    private void onceV(Buffer in, long inBytes, Buffer out, long outBytes, Blocks outBlocks, DataType type, BiConsumer<Buffer, Buffer> call) {
+        CopyEngine ie = rt.engineFor(in), oe = rt.engineFor(out);
+        HostBuffer ti = null, to = null;
+        try {
+            if (ie != null) {
+                ie.awaitPriorWork(in);
+                ti = rt.chunks.acquire(inBytes, true);
+                ie.toStaging(ti, 0, in, 0, inBytes).await();
+            }
+            if (oe != null) {
+                oe.awaitPriorWork(out);
+                to = rt.chunks.acquire(outBytes, true);
+            }
+            call.accept(ti != null ? ti.slice(0, inBytes) : in == null ? null : in.slice(0, inBytes),
+                    to != null ? to.slice(0, outBytes) : out == null ? null : out.slice(0, outBytes));
+            if (to != null) {
+                if (outBlocks == null) {
+                    oe.fromStaging(out, 0, to, 0, outBytes).await();
+                } else {
+                    List<CopyEngine.Fence> copies = new ArrayList<>();
+                    for (int r = 0; r < outBlocks.size(); r++) {
+                        long n = outBlocks.bytes(r, type);
+                        if (n > 0) {
+                            long at = outBlocks.byteOffset(r, type);
+                            copies.add(oe.fromStaging(out, at, to, at, n));
+                        }
+                    }
+                    for (CopyEngine.Fence f : copies) {
+                        f.await();
+                    }
+                }
+            }
+        } finally {
+            rt.chunks.release(ti);
+            rt.chunks.release(to);
+        }
     }
 }

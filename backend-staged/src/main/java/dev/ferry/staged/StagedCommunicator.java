@@ -13,6 +13,7 @@ import dev.ferry.Status;
 import dev.ferry.TruncationException;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.spi.AbstractCommunicator;
+import dev.ferry.spi.Blocks;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -296,6 +297,46 @@ final class StagedCommunicator extends AbstractCommunicator {
     @Override
     protected void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         collectives.allToAll(sendBuffer, recvBuffer, count, type);
+    }
+
+    @Override
+    protected void doScatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
+        collectives.scatterV(sendBuffer, sendBlocks, recvBuffer, recvCount, type, root);
+    }
+
+    @Override
+    protected void doGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
+        collectives.gatherV(sendBuffer, sendCount, recvBuffer, recvBlocks, type, root);
+    }
+
+    @Override
+    protected void doAllGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+        collectives.allGatherV(sendBuffer, sendCount, recvBuffer, recvBlocks, type);
+    }
+
+    @Override
+    protected void doAllToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+        collectives.allToAllV(sendBuffer, sendBlocks, recvBuffer, recvBlocks, type);
+    }
+
+    @Override
+    protected void doReduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+        collectives.reduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
+    }
+
+    @Override
+    protected void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+        collectives.reduceScatter(sendBuffer, recvBuffer, blocks, type, op);
+    }
+
+    @Override
+    protected void doScan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        collectives.scan(sendBuffer, recvBuffer, count, type, op);
+    }
+
+    @Override
+    protected void doExscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        collectives.exscan(sendBuffer, recvBuffer, count, type, op);
     }
 
     @Override

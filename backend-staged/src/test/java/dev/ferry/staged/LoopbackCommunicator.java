@@ -8,6 +8,7 @@ import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.spi.AbstractCommunicator;
+import dev.ferry.spi.Blocks;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.Iterator;
@@ -145,6 +146,14 @@ final class LoopbackCommunicator extends AbstractCommunicator {
     @Override protected void doReduce(Buffer s, Buffer r, long count, DataType type, ReduceOp op, int root) { throw no(); }
     @Override protected void doAllReduce(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
     @Override protected void doAllToAll(Buffer s, Buffer r, long count, DataType type) { throw no(); }
+    @Override protected void doScatterV(Buffer s, Blocks sb, Buffer r, long count, DataType type, int root) { throw no(); }
+    @Override protected void doGatherV(Buffer s, long count, Buffer r, Blocks rb, DataType type, int root) { throw no(); }
+    @Override protected void doAllGatherV(Buffer s, long count, Buffer r, Blocks rb, DataType type) { throw no(); }
+    @Override protected void doAllToAllV(Buffer s, Blocks sb, Buffer r, Blocks rb, DataType type) { throw no(); }
+    @Override protected void doReduceScatterBlock(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
+    @Override protected void doReduceScatter(Buffer s, Buffer r, Blocks blocks, DataType type, ReduceOp op) { throw no(); }
+    @Override protected void doScan(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
+    @Override protected void doExscan(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
     @Override protected Communicator doSplit(int color, int key) { throw no(); }
     @Override protected Status doProbe(int source, int tag) { throw no(); }
     @Override protected java.util.Optional<Status> doIprobe(int source, int tag) { throw no(); }

@@ -1,5 +1,6 @@
 package dev.ferry.staged;
 
+import dev.ferry.testing.CollectiveVariantsContract;
 import dev.ferry.testing.MpiJob;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,6 +45,22 @@ class StagedConformanceIT {
         List<DynamicNode> out = new ArrayList<>();
         for (int np : MpiJob.rankCounts()) {
             out.add(stagedHost("staged-host", np).asTests());
+        }
+        return out;
+    }
+
+    /**
+     * The vector collectives, reduce-scatter and prefix reductions, as configured by default and
+     * through the staging pipeline (host buffers staged: small calls through one staged inner call,
+     * large blocks as staged messages, reduce-scatter per block, scans chunk by chunk).
+     */
+    @TestFactory
+    List<DynamicNode> collectiveVariants() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("staged-variants", MpiJob.Family.OPEN_MPI, np).classes(CollectiveVariantsContract.class)
+                    .property("ferry.backend", "staged").asTests());
+            out.add(stagedHost("staged-host-variants", np, CollectiveVariantsContract.class).asTests());
         }
         return out;
     }

@@ -15,11 +15,13 @@ import java.util.function.BiFunction;
 /**
  * The main job ({@code ferry demo}): opens the world with the backend {@link Ferry#open() auto}
  * selects, says (rank 0) which backend was chosen and why, what CUDA sees and which version of
- * the examples runs, then runs {@link ScatterShiftGather}, {@link Mandelbrot}, {@link IpcExchange}
+ * the examples runs, then runs {@link ScatterShiftGather}, {@link UnevenScatterShiftGather} (on one
+ * float more than {@code --floats}, so that the parts differ), {@link Mandelbrot}, {@link IpcExchange}
  * and {@link PingPong} on the same communicator, each printing one verified result line:
  *
  * <pre>
  * [ok] scatter-shift-gather: 2 ranks, 1M floats, mean 0.4998 -> 2.4998 (shift 2.0), every element checked; ...
+ * [ok] uneven-scatter-shift-gather: 2 ranks, 1048577 floats in uneven parts of 524288 to 524289 (scatterV/gatherV), ...
  * [ok] mandelbrot: 1200x800, 2 ranks (400 rows each), ..., wrote ferry-demo-out/mandelbrot.png
  * [skip] ipc-exchange: no CUDA device (...)
  * [ok] ping-pong: ompi, host 8 B 1.92 us, 64 KiB 3.10 GB/s, ...; echoed data checked
@@ -72,6 +74,9 @@ public final class Demo {
         }
         Map<String, BiFunction<Communicator, Options, Outcome>> examples = new LinkedHashMap<>();
         examples.put(ScatterShiftGather.NAME, ScatterShiftGather::run);
+        // one float more than the even version, so that the parts differ between ranks
+        examples.put(UnevenScatterShiftGather.NAME, (c, o) -> UnevenScatterShiftGather.run(c, new Options(o.out(), o.mode(), o.floats() + 1,
+                o.shift(), o.seed(), o.width(), o.height(), o.maxIter(), o.ipcInts(), o.sizes(), o.reps())));
         examples.put(Mandelbrot.NAME, Mandelbrot::run);
         examples.put(IpcExchange.NAME, IpcExchange::run);
         examples.put(PingPong.NAME, PingPong::run);

@@ -11,8 +11,8 @@ import java.util.Locale;
  * <pre>
  *   --out DIR          where the Mandelbrot PNG goes (default ferry-demo-out)
  *   --mode M           auto | device | gpu | host (default auto, see {@link Mode})
- *   --floats N         ScatterShiftGather: number of floats (default 1M)
- *   --shift X          ScatterShiftGather: the shift (default 2.0)
+ *   --floats N         ScatterShiftGather, UnevenScatterShiftGather: number of floats (default 1M)
+ *   --shift X          ScatterShiftGather, UnevenScatterShiftGather: the shift (default 2.0)
  *   --seed N           ScatterShiftGather: random seed (default 42)
  *   --size WxH         Mandelbrot: image size (default 1200x800)
  *   --max-iter N       Mandelbrot: iteration limit (default 500)
@@ -23,7 +23,8 @@ import java.util.Locale;
  *
  * @param out        output folder (Mandelbrot PNG)
  * @param mode       requested version: {@code auto}, {@code device}, {@code gpu} or {@code host}
- * @param floats     ScatterShiftGather element count (rounded down to a multiple of the rank count)
+ * @param floats     ScatterShiftGather element count (rounded down to a multiple of the rank count;
+ *                   UnevenScatterShiftGather takes it as it is)
  * @param shift      ScatterShiftGather shift
  * @param seed       ScatterShiftGather random seed
  * @param width      Mandelbrot image width in pixels

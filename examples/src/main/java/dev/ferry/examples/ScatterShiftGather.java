@@ -100,6 +100,11 @@ public final class ScatterShiftGather {
 
     /** Rank 0's check: every element, and the means. */
     static Outcome check(float[] input, MemorySegment output, float shift, int ranks, Mode mode, String backend, long micros) {
+        return check(NAME, null, input, output, shift, ranks, mode, backend, micros);
+    }
+
+    /** Rank 0's check for the example {@code name}; {@code split} (or null) says how the floats were split. */
+    static Outcome check(String name, String split, float[] input, MemorySegment output, float shift, int ranks, Mode mode, String backend, long micros) {
         double before = 0;
         double after = 0;
         long wrong = 0;
@@ -116,16 +121,16 @@ public final class ScatterShiftGather {
         }
         before /= input.length;
         after /= input.length;
-        String what = String.format(Locale.ROOT, "%d ranks, %s floats, mean %.4f -> %.4f (shift %s)", ranks, Fmt.count(input.length),
-                before, after, shift);
+        String what = String.format(Locale.ROOT, "%d ranks, %s floats%s, mean %.4f -> %.4f (shift %s)", ranks, Fmt.count(input.length),
+                split == null ? "" : " in " + split, before, after, shift);
         if (wrong > 0) {
-            return Outcome.fail(NAME, what + ": " + wrong + " elements wrong, the first at " + firstWrong + ": " + input[(int) firstWrong] + " + " + shift
+            return Outcome.fail(name, what + ": " + wrong + " elements wrong, the first at " + firstWrong + ": " + input[(int) firstWrong] + " + " + shift
                     + " gave " + output.getAtIndex(ValueLayout.JAVA_FLOAT, firstWrong));
         }
         if (Math.abs(after - before - shift) > 1e-3 * Math.max(1, Math.abs(shift))) {
-            return Outcome.fail(NAME, what + ": the mean moved by " + (after - before) + ", not by the shift");
+            return Outcome.fail(name, what + ": the mean moved by " + (after - before) + ", not by the shift");
         }
-        return Outcome.ok(NAME, what + ", every element checked; " + mode.tag() + " via " + backend + ", " + Fmt.millis(micros));
+        return Outcome.ok(name, what + ", every element checked; " + mode.tag() + " via " + backend + ", " + Fmt.millis(micros));
     }
 
     /** {@code n} uniform floats in [0, 1) from {@code seed}. */

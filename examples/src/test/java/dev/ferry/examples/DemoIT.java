@@ -49,13 +49,15 @@ class DemoIT {
 
         line(log, "[ok] scatter-shift-gather: " + np + " ranks, 1M floats, mean 0.5");
         assertTrue(line(log, "[ok] scatter-shift-gather: ").contains("every element checked"), log);
+        String uneven = line(log, "[ok] uneven-scatter-shift-gather: " + np + " ranks, 1048577 floats in uneven parts of ");
+        assertTrue(uneven.contains("(scatterV/gatherV)") && uneven.contains("every element checked"), uneven);
         String mandelbrot = line(log, "[ok] mandelbrot: ");
         assertTrue(mandelbrot.contains(np + " ranks") && mandelbrot.contains("sampled rows equal the CPU's"), mandelbrot);
         String ipc = Cuda.isAvailable() && Cuda.deviceCount() > 0 ? line(log, "[ok] ipc-exchange: ") : line(log, "[skip] ipc-exchange: needs a CUDA device on every rank");
         assertFalse(ipc.isEmpty());
         String pingPong = line(log, "[ok] ping-pong: ");
         assertTrue(pingPong.contains("host 8 B ") && pingPong.contains("echoed data checked"), pingPong);
-        assertTrue(log.contains("ferry demo: " + (Cuda.isAvailable() ? 4 : 3) + " passed"), log);
+        assertTrue(log.contains("ferry demo: " + (Cuda.isAvailable() ? 5 : 4) + " passed"), log);
 
         BufferedImage png = ImageIO.read(out.resolve(Mandelbrot.FILE).toFile());
         assertEquals(np <= 2 ? 1200 : 600, png.getWidth());
@@ -71,6 +73,8 @@ class DemoIT {
         }
         for (Run run : List.of(
                 new Run(ScatterShiftGather.class, List.of("--floats", "300000", "--shift", "-1.25"), "[ok] scatter-shift-gather: 2 ranks, 300000 floats"),
+                new Run(UnevenScatterShiftGather.class, List.of("--floats", "300001", "--shift", "-1.25"),
+                        "[ok] uneven-scatter-shift-gather: 2 ranks, 300001 floats in uneven parts of 150000 to 150001 (scatterV/gatherV)"),
                 new Run(Mandelbrot.class, List.of("--out", out.toString(), "--size", "320x200", "--max-iter", "200"), "[ok] mandelbrot: 320x200, 2 ranks (100 rows each)"),
                 new Run(IpcExchange.class, List.of(), Cuda.isAvailable() ? "[ok] ipc-exchange: " : "[skip] ipc-exchange: "),
                 new Run(PingPong.class, List.of("--sizes", "8,1M", "--reps", "20"), "[ok] ping-pong: "))) {

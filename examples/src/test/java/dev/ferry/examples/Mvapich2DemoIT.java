@@ -43,6 +43,7 @@ class Mvapich2DemoIT {
         assertTrue(log.contains("[ok] scatter-shift-gather: " + np + " ranks"), log);
         assertTrue(log.contains("[ok] mandelbrot: "), log);
         assertTrue(log.contains("[ok] ping-pong: "), log);
-        assertTrue(log.contains("ferry demo: " + (Cuda.isAvailable() ? 4 : 3) + " passed"), log);
+        assertTrue(log.contains("[ok] uneven-scatter-shift-gather: " + np + " ranks"), log);
+        assertTrue(log.contains("ferry demo: " + (Cuda.isAvailable() ? 5 : 4) + " passed"), log);
     }
 }

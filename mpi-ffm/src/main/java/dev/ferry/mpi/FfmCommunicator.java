@@ -9,6 +9,9 @@ import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.spi.BindingCommunicator;
 import dev.ferry.spi.MpiLifecycle;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * A communicator over an {@code MPI_Comm} handle of either ABI, every operation one downcall
@@ -274,6 +277,98 @@ public abstract class FfmCommunicator extends BindingCommunicator {
         int rc = Mpi.alltoall(sendBuffer.address(), count, t, recvBuffer.address(), count, t, comm);
         if (rc != 0) {
             throw Mpi.error("MPI_Alltoall of " + count + " " + type, rc);
+        }
+    }
+
+    // ---- vector collectives, reduce-scatter, prefix reductions -------------------------------
+
+    /** A native {@code int[]} of {@code values} in {@code arena}; MemorySegment.NULL for null (where MPI ignores the array). */
+    private static MemorySegment ints(Arena arena, int[] values) {
+        return values == null ? MemorySegment.NULL : arena.allocateFrom(ValueLayout.JAVA_INT, values);
+    }
+
+    @Override
+    protected void mpiScatterV(Region sendBuffer, int[] sendCounts, int[] displacements, Region recvBuffer, int recvCount, DataType type, int root) {
+        long t = Mpi.ABI.type(type);
+        int rc;
+        try (Arena a = Arena.ofConfined()) {
+            rc = Mpi.scatterv(address(sendBuffer), ints(a, sendCounts), ints(a, displacements), t, recvBuffer.address(), recvCount, t, root, comm);
+        }
+        if (rc != 0) {
+            throw Mpi.error("MPI_Scatterv of " + recvCount + " " + type + " from root " + root, rc);
+        }
+    }
+
+    @Override
+    protected void mpiGatherV(Region sendBuffer, int sendCount, Region recvBuffer, int[] recvCounts, int[] displacements, DataType type, int root) {
+        long t = Mpi.ABI.type(type);
+        int rc;
+        try (Arena a = Arena.ofConfined()) {
+            rc = Mpi.gatherv(sendBuffer.address(), sendCount, t, address(recvBuffer), ints(a, recvCounts), ints(a, displacements), t, root, comm);
+        }
+        if (rc != 0) {
+            throw Mpi.error("MPI_Gatherv of " + sendCount + " " + type + " to root " + root, rc);
+        }
+    }
+
+    @Override
+    protected void mpiAllGatherV(Region sendBuffer, int sendCount, Region recvBuffer, int[] recvCounts, int[] displacements, DataType type) {
+        long t = Mpi.ABI.type(type);
+        int rc;
+        try (Arena a = Arena.ofConfined()) {
+            rc = Mpi.allgatherv(sendBuffer.address(), sendCount, t, recvBuffer.address(), ints(a, recvCounts), ints(a, displacements), t, comm);
+        }
+        if (rc != 0) {
+            throw Mpi.error("MPI_Allgatherv of " + sendCount + " " + type, rc);
+        }
+    }
+
+    @Override
+    protected void mpiAllToAllV(Region sendBuffer, int[] sendCounts, int[] sendDisplacements, Region recvBuffer, int[] recvCounts,
+                                int[] recvDisplacements, DataType type) {
+        long t = Mpi.ABI.type(type);
+        int rc;
+        try (Arena a = Arena.ofConfined()) {
+            rc = Mpi.alltoallv(sendBuffer.address(), ints(a, sendCounts), ints(a, sendDisplacements), t,
+                    recvBuffer.address(), ints(a, recvCounts), ints(a, recvDisplacements), t, comm);
+        }
+        if (rc != 0) {
+            throw Mpi.error("MPI_Alltoallv of " + type, rc);
+        }
+    }
+
+    @Override
+    protected void mpiReduceScatterBlock(Region sendBuffer, Region recvBuffer, int recvCount, DataType type, ReduceOp op) {
+        int rc = Mpi.reduceScatterBlock(sendBuffer.address(), recvBuffer.address(), recvCount, Mpi.ABI.type(type), Mpi.ABI.op(op), comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Reduce_scatter_block (" + op + ") of " + recvCount + " " + type + " per rank", rc);
+        }
+    }
+
+    @Override
+    protected void mpiReduceScatter(Region sendBuffer, Region recvBuffer, int[] recvCounts, DataType type, ReduceOp op) {
+        int rc;
+        try (Arena a = Arena.ofConfined()) {
+            rc = Mpi.reduceScatter(sendBuffer.address(), recvBuffer.address(), ints(a, recvCounts), Mpi.ABI.type(type), Mpi.ABI.op(op), comm);
+        }
+        if (rc != 0) {
+            throw Mpi.error("MPI_Reduce_scatter (" + op + ") of " + type, rc);
+        }
+    }
+
+    @Override
+    protected void mpiScan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
+        int rc = Mpi.scan(sendBuffer.address(), recvBuffer.address(), count, Mpi.ABI.type(type), Mpi.ABI.op(op), comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Scan (" + op + ") of " + count + " " + type, rc);
+        }
+    }
+
+    @Override
+    protected void mpiExscan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
+        int rc = Mpi.exscan(sendBuffer.address(), recvBuffer.address(), count, Mpi.ABI.type(type), Mpi.ABI.op(op), comm);
+        if (rc != 0) {
+            throw Mpi.error("MPI_Exscan (" + op + ") of " + count + " " + type, rc);
         }
     }
 

@@ -189,6 +189,14 @@ public final class Mpi {
     private static final MethodHandle ALLTOALL = B.required("MPI_Alltoall", "LIHLIHH");
     private static final MethodHandle REDUCE = B.required("MPI_Reduce", "LLIHHIH");
     private static final MethodHandle ALLREDUCE = B.required("MPI_Allreduce", "LLIHHH");
+    private static final MethodHandle SCATTERV = B.required("MPI_Scatterv", "LAAHLIHIH");
+    private static final MethodHandle GATHERV = B.required("MPI_Gatherv", "LIHLAAHIH");
+    private static final MethodHandle ALLGATHERV = B.required("MPI_Allgatherv", "LIHLAAHH");
+    private static final MethodHandle ALLTOALLV = B.required("MPI_Alltoallv", "LAAHLAAHH");
+    private static final MethodHandle REDUCE_SCATTER_BLOCK = B.required("MPI_Reduce_scatter_block", "LLIHHH");
+    private static final MethodHandle REDUCE_SCATTER = B.required("MPI_Reduce_scatter", "LLAHHH");
+    private static final MethodHandle SCAN = B.required("MPI_Scan", "LLIHHH");
+    private static final MethodHandle EXSCAN = B.required("MPI_Exscan", "LLIHHH");
     private static final MethodHandle COMM_SPLIT = B.required("MPI_Comm_split", "HIIA");
     private static final MethodHandle COMM_DUP = B.required("MPI_Comm_dup", "HA");
     private static final MethodHandle COMM_FREE = B.required("MPI_Comm_free", "A");
@@ -849,6 +857,82 @@ public final class Mpi {
             return (int) TEST_CANCELLED.invokeExact(a0, a1);
         } catch (Throwable t) {
             throw rethrow("MPI_Test_cancelled", t);
+        }
+    }
+
+    // ---- vector collectives, reduce-scatter, prefix reductions -------------------------------
+    // Count and displacement arrays are native int[]s of one entry per rank (MemorySegment.NULL
+    // where MPI ignores them).
+
+    /** {@code MPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)}. */
+    public static int scatterv(long a0, MemorySegment a1, MemorySegment a2, long a3, long a4, int a5, long a6, int a7, long a8) {
+        try {
+            return (int) SCATTERV.invokeExact(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Scatterv", t);
+        }
+    }
+
+    /** {@code MPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)}. */
+    public static int gatherv(long a0, int a1, long a2, long a3, MemorySegment a4, MemorySegment a5, long a6, int a7, long a8) {
+        try {
+            return (int) GATHERV.invokeExact(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Gatherv", t);
+        }
+    }
+
+    /** {@code MPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)}. */
+    public static int allgatherv(long a0, int a1, long a2, long a3, MemorySegment a4, MemorySegment a5, long a6, long a7) {
+        try {
+            return (int) ALLGATHERV.invokeExact(a0, a1, a2, a3, a4, a5, a6, a7);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Allgatherv", t);
+        }
+    }
+
+    /** {@code MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)}. */
+    public static int alltoallv(long a0, MemorySegment a1, MemorySegment a2, long a3, long a4, MemorySegment a5, MemorySegment a6, long a7, long a8) {
+        try {
+            return (int) ALLTOALLV.invokeExact(a0, a1, a2, a3, a4, a5, a6, a7, a8);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Alltoallv", t);
+        }
+    }
+
+    /** {@code MPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm)}. */
+    public static int reduceScatterBlock(long a0, long a1, int a2, long a3, long a4, long a5) {
+        try {
+            return (int) REDUCE_SCATTER_BLOCK.invokeExact(a0, a1, a2, a3, a4, a5);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Reduce_scatter_block", t);
+        }
+    }
+
+    /** {@code MPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm)}. */
+    public static int reduceScatter(long a0, long a1, MemorySegment a2, long a3, long a4, long a5) {
+        try {
+            return (int) REDUCE_SCATTER.invokeExact(a0, a1, a2, a3, a4, a5);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Reduce_scatter", t);
+        }
+    }
+
+    /** {@code MPI_Scan(sendbuf, recvbuf, count, datatype, op, comm)}. */
+    public static int scan(long a0, long a1, int a2, long a3, long a4, long a5) {
+        try {
+            return (int) SCAN.invokeExact(a0, a1, a2, a3, a4, a5);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Scan", t);
+        }
+    }
+
+    /** {@code MPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm)}. */
+    public static int exscan(long a0, long a1, int a2, long a3, long a4, long a5) {
+        try {
+            return (int) EXSCAN.invokeExact(a0, a1, a2, a3, a4, a5);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Exscan", t);
         }
     }
 }

@@ -53,7 +53,9 @@ import net.jqwik.api.lifecycle.BeforeProperty;
  *   <li>{@link #rejectedBeforeAnyNativeCall}: one fault injected into an otherwise valid call of
  *       any operation (counts, datatypes, ranks, roots, tags, buffer kinds and slices, null
  *       arguments, freed buffers, overlapping buffers, closed communicators, heap memory, device
- *       memory on a host-only backend). Such calls never reach MPI, so every rank draws its own
+ *       memory on a host-only backend; for the vector collectives and reduce-scatter also count and
+ *       displacement arrays of the wrong length or null, negative displacements, and blocks past
+ *       their buffer). Such calls never reach MPI, so every rank draws its own
  *       cases (they depend on the rank: a root-only buffer is only checked at the root).</li>
  *   <li>{@link #mismatchedSizesReachMpi}: a sender and a receiver that disagree on the size or the
  *       datatype of a message (truncation, partial elements, a larger receive), over every pair of
@@ -73,7 +75,8 @@ public abstract class BadInputMatrix {
         /** Probes: a source and a tag, wildcards allowed. */
         PROBE, IPROBE, MPROBE, IMPROBE,
         /** The receive of a {@link dev.ferry.MatchedMessage} (of a message this rank sent itself). */
-        MATCHED_RECV;
+        MATCHED_RECV,
+        SCATTER_V, GATHER_V, ALL_GATHER_V, ALL_TO_ALL_V, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER, SCAN, EXSCAN;
 
         boolean hasBuffers() {
             return this != BARRIER && this != SPLIT && this != DUPLICATE && !probe();
@@ -89,7 +92,32 @@ public abstract class BadInputMatrix {
         }
 
         boolean rooted() {
-            return this == BROADCAST || this == SCATTER || this == GATHER || this == REDUCE;
+            return this == BROADCAST || this == SCATTER || this == GATHER || this == REDUCE || this == SCATTER_V || this == GATHER_V;
+        }
+
+        /** Takes count arrays (one entry per rank). */
+        boolean vector() {
+            return this == SCATTER_V || this == GATHER_V || this == ALL_GATHER_V || this == ALL_TO_ALL_V || this == REDUCE_SCATTER;
+        }
+
+        /** Takes displacement arrays too. */
+        boolean displaced() {
+            return vector() && this != REDUCE_SCATTER;
+        }
+
+        boolean reduction() {
+            return this == REDUCE || this == ALL_REDUCE || this == REDUCE_SCATTER_BLOCK || this == REDUCE_SCATTER || this == SCAN || this == EXSCAN;
+        }
+
+        /** Which of the four arrays (send counts, send displacements, receive counts, receive displacements) the operation takes. */
+        int[] arrays() {
+            return switch (this) {
+                case SCATTER_V -> new int[] {0, 1};
+                case GATHER_V, ALL_GATHER_V -> new int[] {2, 3};
+                case ALL_TO_ALL_V -> new int[] {0, 1, 2, 3};
+                case REDUCE_SCATTER -> new int[] {2};
+                default -> new int[0];
+            };
         }
 
         boolean pointToPoint() {
@@ -112,16 +140,16 @@ public abstract class BadInputMatrix {
         /** Blocks of {@code count} elements that buffer {@code i} must hold. */
         int blocks(int i, int size) {
             return switch (this) {
-                case SCATTER -> i == 0 ? size : 1;
-                case GATHER, ALL_GATHER -> i == 1 ? size : 1;
-                case ALL_TO_ALL -> size;
+                case SCATTER, SCATTER_V, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER -> i == 0 ? size : 1;
+                case GATHER, ALL_GATHER, GATHER_V, ALL_GATHER_V -> i == 1 ? size : 1;
+                case ALL_TO_ALL, ALL_TO_ALL_V -> size;
                 default -> 1;
             };
         }
 
         /** Whether buffer {@code i} is significant only at the root. */
         boolean rootOnly(int i) {
-            return (this == SCATTER && i == 0) || ((this == GATHER || this == REDUCE) && i == 1);
+            return ((this == SCATTER || this == SCATTER_V) && i == 0) || ((this == GATHER || this == REDUCE || this == GATHER_V) && i == 1);
         }
     }
 
@@ -141,7 +169,11 @@ public abstract class BadInputMatrix {
         DEVICE_BUFFER_ON_HOST_ONLY_BACKEND(UnsupportedBufferException.class),
         HEAP_MEMORY(UnsupportedBufferException.class),
         SLICE_OUT_OF_BOUNDS(IndexOutOfBoundsException.class),
-        MESSAGE_ALREADY_RECEIVED(dev.ferry.MessageAlreadyReceivedException.class);
+        MESSAGE_ALREADY_RECEIVED(dev.ferry.MessageAlreadyReceivedException.class),
+        WRONG_ARRAY_LENGTH(InvalidArgumentException.class),
+        NULL_ARRAY(InvalidArgumentException.class),
+        NEGATIVE_DISPLACEMENT(InvalidCountException.class),
+        DISPLACEMENT_PAST_BUFFER(BufferTooSmallException.class);
 
         final Class<? extends RuntimeException> expected;
 
@@ -151,6 +183,11 @@ public abstract class BadInputMatrix {
 
         boolean targetsBuffer() {
             return this == BUFFER_TOO_SMALL || this == NULL_BUFFER || this == FREED_BUFFER || this == DEVICE_BUFFER_ON_HOST_ONLY_BACKEND;
+        }
+
+        /** Aimed at a count or displacement array of a vector collective. */
+        boolean targetsArray() {
+            return this == WRONG_ARRAY_LENGTH || this == NULL_ARRAY || this == NEGATIVE_DISPLACEMENT || this == DISPLACEMENT_PAST_BUFFER;
         }
     }
 
@@ -363,7 +400,9 @@ public abstract class BadInputMatrix {
                     Fault.FREED_BUFFER, Fault.HEAP_MEMORY, Fault.SLICE_OUT_OF_BOUNDS));
             if (device != null) f.add(Fault.DEVICE_BUFFER_ON_HOST_ONLY_BACKEND);
         }
-        if (op == Operation.REDUCE || op == Operation.ALL_REDUCE) f.add(Fault.NULL_REDUCE_OP);
+        if (op.reduction()) f.add(Fault.NULL_REDUCE_OP);
+        if (op.vector()) f.addAll(EnumSet.of(Fault.WRONG_ARRAY_LENGTH, Fault.NULL_ARRAY));
+        if (op.displaced()) f.addAll(EnumSet.of(Fault.NEGATIVE_DISPLACEMENT, Fault.DISPLACEMENT_PAST_BUFFER));
         if (op.pointToPoint() || op.rooted() || op.probe()) f.add(Fault.RANK_OUT_OF_RANGE);
         if (op.pointToPoint() || op.probe()) f.add(Fault.TAG_OUT_OF_RANGE);
         if (op.bufferCount() == 2) f.add(Fault.OVERLAPPING_BUFFERS);
@@ -375,7 +414,7 @@ public abstract class BadInputMatrix {
     }
 
     private Arbitrary<Base> base(Operation op, Fault f) {
-        int minCount = f == Fault.BUFFER_TOO_SMALL || f == Fault.OVERLAPPING_BUFFERS ? 1 : 0;
+        int minCount = f == Fault.BUFFER_TOO_SMALL || f == Fault.OVERLAPPING_BUFFERS || f == Fault.DISPLACEMENT_PAST_BUFFER ? 1 : 0;
         Arbitrary<DataType> types = Arbitraries.of(Data.CLASSIC_TYPES).withoutEdgeCases();
         Arbitrary<Long> counts = Arbitraries.frequencyOf(Tuple.of(1, Arbitraries.just((long) minCount)), Tuple.of(1, Arbitraries.just((long) LOCAL_MAX_COUNT)),
                 Tuple.of(6, Arbitraries.longs().between(minCount, LOCAL_MAX_COUNT)));
@@ -415,6 +454,8 @@ public abstract class BadInputMatrix {
             case HEAP_MEMORY, FREED_BUFFER -> Arbitraries.longs().between(0, 1); // variant
             case SLICE_OUT_OF_BOUNDS -> Arbitraries.longs().between(0, 2); // variant: negative offset, negative length, past the end
             case OVERLAPPING_BUFFERS -> Arbitraries.longs().between(0, Long.MAX_VALUE); // where in the first the second starts
+            case WRONG_ARRAY_LENGTH, NULL_ARRAY, NEGATIVE_DISPLACEMENT, DISPLACEMENT_PAST_BUFFER ->
+                    Arbitraries.longs().between(0, Long.MAX_VALUE); // which array, which entry, how bad: see arrayFault()
             default -> Arbitraries.just(0L);
         };
         return Combinators.combine(targets, bad, roots, Arbitraries.of(false, true)).as((target, v, root, nonBlocking) -> {
@@ -433,8 +474,11 @@ public abstract class BadInputMatrix {
                 t = op == Operation.SEND_RECV ? t : 0;
             }
             int r = root;
-            if (op.rooted() && (f.targetsBuffer() && op.rootOnly(t) || f == Fault.OVERLAPPING_BUFFERS)) {
-                r = rank; // root-only buffers and the overlap check count only at the root
+            if (op.rooted() && (f.targetsBuffer() && op.rootOnly(t) || f == Fault.OVERLAPPING_BUFFERS || f.targetsArray())) {
+                r = rank; // root-only buffers and arrays, and the overlap check, count only at the root
+            }
+            if (op == Operation.EXSCAN && f == Fault.NULL_BUFFER && rank == 0) {
+                t = 0; // rank 0 of an exscan may pass no receive buffer
             }
             return new BadCall(b, f, t, value, r, nonBlocking);
         });
@@ -513,6 +557,7 @@ public abstract class BadInputMatrix {
             case HEAP_MEMORY -> {
                 return c.bad() == 0 ? HostBuffer.wrap(MemorySegment.ofArray(new byte[64])) : HostBuffer.wrap(ByteBuffer.allocate(64));
             }
+            case WRONG_ARRAY_LENGTH, NULL_ARRAY, NEGATIVE_DISPLACEMENT, DISPLACEMENT_PAST_BUFFER -> { } // below, once the arrays are made
             case SLICE_OUT_OF_BOUNDS -> {
                 Buffer p = pool.get(b.b0().kind())[0];
                 return switch ((int) c.bad()) {
@@ -528,7 +573,40 @@ public abstract class BadInputMatrix {
         if (op == Operation.MATCHED_RECV) {
             return matchedRecv(bufs[0], count, type, f == Fault.MESSAGE_ALREADY_RECEIVED);
         }
-        return call(target, op, bufs[0], bufs[1], count, count2, type, type2, peer, peer2, tag, tag2, root, reduceOp);
+        long[][] arrays = new long[4][]; // send counts and displacements, receive counts and displacements: blocks of count, one after the other
+        for (int a : op.arrays()) {
+            arrays[a] = new long[size];
+            for (int i = 0; i < size; i++) arrays[a][i] = a % 2 == 0 ? count : i * count;
+        }
+        if (f.targetsArray()) {
+            arrayFault(c, arrays, bufs, type, count);
+        }
+        return call(target, op, bufs[0], bufs[1], count, count2, type, type2, peer, peer2, tag, tag2, root, reduceOp, arrays);
+    }
+
+    /** Spoils one array of a vector collective: which one, which entry and how, from the case's bad value. */
+    private void arrayFault(BadCall c, long[][] arrays, Buffer[] bufs, DataType type, long count) {
+        Fault f = c.fault();
+        long v = c.bad();
+        int[] present = c.base().op().arrays();
+        if (f == Fault.NEGATIVE_DISPLACEMENT || f == Fault.DISPLACEMENT_PAST_BUFFER) {
+            present = Arrays.stream(present).filter(a -> a % 2 == 1).toArray();
+        }
+        int a = present[(int) Math.floorMod(v, (long) present.length)];
+        int entry = (int) Math.floorMod(v / 4, (long) size);
+        switch (f) {
+            case NULL_ARRAY -> arrays[a] = null;
+            case WRONG_ARRAY_LENGTH -> {
+                int[] lengths = {0, size - 1, size + 1, 2 * size};
+                arrays[a] = Arrays.copyOf(arrays[a], lengths[(int) Math.floorMod(v / 64, 4L)]);
+            }
+            case NEGATIVE_DISPLACEMENT -> arrays[a][entry] = -1 - Math.floorMod(v / 64, 1L << 40);
+            default -> {
+                // the block (count >= 1 elements) now ends past its buffer: buffer 0 holds the send blocks, buffer 1 the receive blocks
+                long elements = bufs[a < 2 ? 0 : 1].byteSize() / type.size();
+                arrays[a][entry] = elements - count + 1 + Math.floorMod(v / 64, 1000L);
+            }
+        }
     }
 
     /** The non-blocking form of a collective: its arguments are checked at the call, as the blocking form's. */
@@ -577,7 +655,7 @@ public abstract class BadInputMatrix {
     }
 
     private static Object call(Communicator c, Operation op, Buffer b0, Buffer b1, long count, long count2, DataType type, DataType type2,
-                               int peer, int peer2, int tag, int tag2, int root, ReduceOp reduceOp) {
+                               int peer, int peer2, int tag, int tag2, int root, ReduceOp reduceOp, long[][] a) {
         switch (op) {
             case SEND -> c.send(b0, count, type, peer, tag);
             case RECV -> {
@@ -619,6 +697,14 @@ public abstract class BadInputMatrix {
                 return c.improbe(peer, tag);
             }
             case MATCHED_RECV -> throw new IllegalStateException("matched receives are called by matchedRecv");
+            case SCATTER_V -> c.scatterV(b0, a[0], a[1], b1, count, type, root);
+            case GATHER_V -> c.gatherV(b0, count, b1, a[2], a[3], type, root);
+            case ALL_GATHER_V -> c.allGatherV(b0, count, b1, a[2], a[3], type);
+            case ALL_TO_ALL_V -> c.allToAllV(b0, a[0], a[1], b1, a[2], a[3], type);
+            case REDUCE_SCATTER_BLOCK -> c.reduceScatterBlock(b0, b1, count, type, reduceOp);
+            case REDUCE_SCATTER -> c.reduceScatter(b0, b1, a[2], type, reduceOp);
+            case SCAN -> c.scan(b0, b1, count, type, reduceOp);
+            case EXSCAN -> c.exscan(b0, b1, count, type, reduceOp);
         }
         return "nothing (void)";
     }

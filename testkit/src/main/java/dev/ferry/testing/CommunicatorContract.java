@@ -1049,4 +1049,87 @@ public abstract class CommunicatorContract {
         }
         assertUsable();
     }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void h_nonBlockingVectorAndPrefixCollectives(Mem m) {
+        m.assume(comm);
+        assumeNonBlockingCollectives();
+        int root = size - 1;
+        long[] counts = new long[size], displs = new long[size];
+        long total = 0;
+        for (int r = 0; r < size; r++) {
+            counts[r] = 1000L * (r + 1) + r; // uneven parts
+            displs[r] = total;
+            total += counts[r];
+        }
+        int me = rank;
+        byte[] all = Data.bytes(total, 5, (int) total);
+        Buffer scatterIn = rank == root ? filled(m, all) : null;
+        Buffer scatterOut = poisoned(m, counts[me]);
+        Buffer gatherOut = rank == root ? poisoned(m, total) : null;
+        Buffer allGatherOut = poisoned(m, total);
+        byte[] mine = Arrays.copyOfRange(all, (int) displs[me], (int) (displs[me] + counts[me]));
+        // allToAllV: block j of this rank's send goes to rank j; rank j's block for me is counts[me] bytes
+        long[] sc = new long[size], sd = new long[size], rc = new long[size], rd = new long[size];
+        long sTotal = 0, rTotal = 0;
+        for (int r = 0; r < size; r++) {
+            sc[r] = counts[r];
+            sd[r] = sTotal;
+            sTotal += sc[r];
+            rc[r] = counts[me];
+            rd[r] = rTotal;
+            rTotal += rc[r];
+        }
+        byte[][] outBlocks = new byte[size][];
+        for (int r = 0; r < size; r++) outBlocks[r] = Data.bytes(sc[r] + 11, me * 31 + r, (int) sc[r]);
+        Buffer a2aIn = poisoned(m, rTotal);
+        int count = 257;
+        HostBuffer red = Data.reductionInput(DataType.INT, ReduceOp.SUM, rank, count * size);
+        toClose.add(red);
+        Buffer rsbOut = poisoned(m, DataType.INT.bytes(count));
+        long[] rsCounts = new long[size];
+        for (int r = 0; r < size; r++) rsCounts[r] = r == 0 ? count * size : 0; // everything to rank 0 (zero-count ranks)
+        Buffer rsOut = poisoned(m, DataType.INT.bytes(rsCounts[me]) + 4);
+        Buffer scanOut = poisoned(m, DataType.INT.bytes(count));
+        Buffer exscanOut = rank == 0 ? null : poisoned(m, DataType.INT.bytes(count));
+        List<Request> started = List.of(
+                comm.iscatterV(scatterIn, rank == root ? counts : null, rank == root ? displs : null, scatterOut, counts[me], DataType.BYTE, root),
+                comm.igatherV(filled(m, mine), counts[me], gatherOut, rank == root ? counts : null, rank == root ? displs : null, DataType.BYTE, root),
+                comm.iallGatherV(filled(m, mine), counts[me], allGatherOut, counts, displs, DataType.BYTE),
+                comm.iallToAllV(filled(m, cat(outBlocks)), sc, sd, a2aIn, rc, rd, DataType.BYTE),
+                comm.ireduceScatterBlock(filled(m, Mem.read(red)), rsbOut, count, DataType.INT, ReduceOp.SUM),
+                comm.ireduceScatter(filled(m, Mem.read(red)), rsOut, rsCounts, DataType.INT, ReduceOp.SUM),
+                comm.iscan(filled(m, Mem.read(red)), scanOut, count, DataType.INT, ReduceOp.SUM),
+                comm.iexscan(filled(m, Mem.read(red)), exscanOut, count, DataType.INT, ReduceOp.SUM));
+        Request.waitAll(started);
+        assertReceived(mine, Mem.read(scatterOut), "iscatterV part of rank " + me);
+        if (rank == root) assertReceived(all, Mem.read(gatherOut), "igatherV at root " + root);
+        assertReceived(all, Mem.read(allGatherOut), "iallGatherV");
+        byte[][] inBlocks = new byte[size][];
+        for (int r = 0; r < size; r++) inBlocks[r] = Data.bytes(counts[me] + 11, r * 31 + me, (int) counts[me]);
+        assertReceived(cat(inBlocks), Mem.read(a2aIn), "iallToAllV");
+        // element i of rank r's input is Data's reduction input; the sums over ranks are Data.expected
+        MemorySegment rsb = MemorySegment.ofArray(Mem.read(rsbOut));
+        for (int i = 0; i < count; i++) {
+            assertEquals(Data.expected(DataType.INT, ReduceOp.SUM, size, me * count + i), Data.get(rsb, DataType.INT, i), "ireduceScatterBlock element " + i);
+        }
+        if (rank == 0) {
+            MemorySegment rs = MemorySegment.ofArray(Mem.read(rsOut));
+            for (int i = 0; i < count * size; i += 7) {
+                assertEquals(Data.expected(DataType.INT, ReduceOp.SUM, size, i), Data.get(rs, DataType.INT, i), "ireduceScatter element " + i);
+            }
+        }
+        MemorySegment sc0 = MemorySegment.ofArray(Mem.read(scanOut));
+        for (int i = 0; i < count; i++) {
+            assertEquals(Data.expected(DataType.INT, ReduceOp.SUM, me + 1, i), Data.get(sc0, DataType.INT, i), "iscan element " + i + " at rank " + me);
+        }
+        if (rank > 0) {
+            MemorySegment ex = MemorySegment.ofArray(Mem.read(exscanOut));
+            for (int i = 0; i < count; i++) {
+                assertEquals(Data.expected(DataType.INT, ReduceOp.SUM, me, i), Data.get(ex, DataType.INT, i), "iexscan element " + i + " at rank " + me);
+            }
+        }
+        assertUsable();
+    }
 }
