@@ -3,7 +3,7 @@
 #   scripts/device-run.sh STEP...        steps: info conformance ompi-bindings mvapich mvapich-1gpu staged-check
 #                                        conformance-staged staged-check-sys staged-check-pool staged-pipeline
 #                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
-#                                        smcuda smcuda-c ordering-cost
+#                                        smcuda smcuda-c ordering-cost ops
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
 #                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS; MPS=1 runs the
 #                                        steps under a CUDA MPS daemon, for ranks that share one GPU)
@@ -166,6 +166,23 @@ isolate_rows() {
         suite iso$i-staged-sys sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 "-Dferry.test.include=$g" "$t"
     done
 }
+# the operations added in the fifth session with device buffers, ranks sharing GPU 0 (MPS=1): probes,
+# matched messages and request sets (ProbeAndRequestsContract), vector and prefix collectives
+# (CollectiveVariantsContract), non-blocking collectives (CommunicatorContract h_)
+ops_rows() {
+    local t=-Dferry.test.perTestTimeout=90 np
+    for np in 2 4; do
+        suite ops-probe-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiProbeAndRequests -Dferry.backend=ompi -Dferry.device=0 "$t"
+        suite ops-probe-staged-sys-np$np sys $np dev.ferry.staged.StagedProbeAndRequests -Dferry.backend=staged -Dferry.device=0 "$t"
+        suite ops-variants-ompi-cuda-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=ompi -Dferry.device=0 "$t"
+        suite ops-variants-staged-sys-np$np sys $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=staged -Dferry.device=0 "$t"
+        suite ops-nonblocking-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0 -Dferry.test.include=h_ "$t"
+        suite ops-nonblocking-staged-sys-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.test.include=h_ "$t"
+    done
+    suite ops-variants-staged-sys-noipc-np2 sys 2 dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false "$t"
+}
+step_ops() { conformance_table "New operations with device buffers, ranks sharing GPU 0" ops_rows; }
+
 # the last rows of a session: the full suites once more on the final code, 2 and 4 ranks on GPU 0 (MPS=1)
 final_rows() {
     local t=-Dferry.test.perTestTimeout=60
