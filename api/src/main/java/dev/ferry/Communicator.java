@@ -83,6 +83,28 @@ public interface Communicator extends AutoCloseable {
     /** Receive with any tag. */
     int ANY_TAG = -1;
 
+    /**
+     * MPI_IN_PLACE: passed as the send buffer of {@link #allReduce}, {@link #allGather},
+     * {@link #allToAll}, {@link #reduceScatterBlock}, {@link #reduceScatter}, of {@link #reduce} and
+     * {@link #gather} at the root, or as the receive buffer of {@link #scatter} at the root (and of
+     * their non-blocking forms), it says that the data is taken from, and the result left in, the
+     * receive buffer (the send buffer for scatter):
+     * <ul>
+     *   <li>allReduce, reduce (root): the input is the receive buffer's {@code count} elements,
+     *       replaced by the result;</li>
+     *   <li>allGather, gather (root): this rank's contribution is already in its block of the
+     *       receive buffer ({@code [rank * count, (rank + 1) * count)}), which is left as it is;</li>
+     *   <li>scatter (root): the root's block stays in the send buffer and is not copied anywhere;</li>
+     *   <li>allToAll: the blocks to send are in the receive buffer, replaced by the blocks received;</li>
+     *   <li>reduceScatterBlock, reduceScatter: the input (the blocks of every rank) is in the receive
+     *       buffer, which must hold all of it; this rank's result is written to its beginning.</li>
+     * </ul>
+     * Ferry copies the in-place data once into memory of the same kind (host, or the same device)
+     * before the transport runs. Anywhere else, and at a non-root rank of a rooted collective,
+     * IN_PLACE is an {@link InvalidArgumentException}.
+     */
+    Buffer IN_PLACE = HostBuffer.inPlaceMarker();
+
     /** This process's rank, {@code 0 <= rank < size}. */
     int rank();
 

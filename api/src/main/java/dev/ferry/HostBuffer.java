@@ -34,6 +34,11 @@ public final class HostBuffer implements Buffer, AutoCloseable {
         this.lifetime = lifetime;
     }
 
+    /** {@link Communicator#IN_PLACE}: no memory, never handed to a transport. */
+    static HostBuffer inPlaceMarker() {
+        return new HostBuffer(MemorySegment.NULL, MemoryKind.HOST_PAGEABLE, false, new BufferLifetime(null));
+    }
+
     /** Allocates {@code bytes} of zeroed, 64-byte-aligned pageable memory owned by the buffer. */
     public static HostBuffer allocate(long bytes) {
         if (bytes < 0) {
@@ -171,6 +176,9 @@ public final class HostBuffer implements Buffer, AutoCloseable {
 
     @Override
     public String toString() {
+        if (this == Communicator.IN_PLACE) {
+            return "Communicator.IN_PLACE";
+        }
         return "HostBuffer[" + kind + ", " + byteSize() + " bytes @0x" + Long.toHexString(address()) + (isReadOnly() ? ", read-only" : "") + (isAlive() ? "" : lifetime.isFreed() || !segment.scope().isAlive() ? ", freed" : ", closed") + "]";
     }
 }

@@ -218,11 +218,16 @@ public abstract class AbstractCommunicator implements Communicator {
     private void checkScatter(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         ensureOpen(op);
         checkPeer(op, "root", root, false);
-        checkData(op, "receive buffer", recvBuffer, count, type, 1);
-        checkWritable(op, "receive buffer", recvBuffer);
+        boolean inPlace = inPlace(op, "receive buffer", recvBuffer, root);
+        if (!inPlace) {
+            checkData(op, "receive buffer", recvBuffer, count, type, 1);
+            checkWritable(op, "receive buffer", recvBuffer);
+        }
         if (rank == root) {
             checkData(op, "send buffer (at root)", sendBuffer, count, type, size);
-            checkDisjoint(op, sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count));
+            if (!inPlace) {
+                checkDisjoint(op, sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count));
+            }
         }
     }
 
@@ -230,6 +235,16 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         checkScatter("scatter", sendBuffer, recvBuffer, count, type, root);
         Buffer send = rank == root ? sendBuffer : null;
+        if (recvBuffer == Communicator.IN_PLACE) {
+            // the root's own block stays where it is: the transport writes it to scratch that is dropped
+            run(Op.SCATTER, root, -2, -2, -2, count, type, () -> {
+                try (Scratch dropped = Scratch.like(send, type.bytes(count))) {
+                    doScatter(send, dropped.buffer(), count, type, root);
+                }
+                return null;
+            }, send);
+            return;
+        }
         run(Op.SCATTER, root, -2, -2, -2, count, type, () -> {
             doScatter(send, recvBuffer, count, type, root);
             return null;
@@ -240,17 +255,22 @@ public abstract class AbstractCommunicator implements Communicator {
     public final Request iscatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         checkScatter("iscatter", sendBuffer, recvBuffer, count, type, root);
         Buffer send = rank == root ? sendBuffer : null;
-        return nonBlocking(Op.ISCATTER, root, count, type, c -> c.scatter(send, recvBuffer, count, type, root), send, recvBuffer);
+        return nonBlocking(Op.ISCATTER, root, count, type, c -> c.scatter(send, recvBuffer, count, type, root), send, real(recvBuffer));
     }
 
     private void checkGather(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         ensureOpen(op);
         checkPeer(op, "root", root, false);
-        checkData(op, "send buffer", sendBuffer, count, type, 1);
+        boolean inPlace = inPlace(op, "send buffer", sendBuffer, root);
+        if (!inPlace) {
+            checkData(op, "send buffer", sendBuffer, count, type, 1);
+        }
         if (rank == root) {
             checkData(op, "receive buffer (at root)", recvBuffer, count, type, size);
             checkWritable(op, "receive buffer (at root)", recvBuffer);
-            checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
+            if (!inPlace) {
+                checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
+            }
         }
     }
 
@@ -258,6 +278,10 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         checkGather("gather", sendBuffer, recvBuffer, count, type, root);
         Buffer recv = rank == root ? recvBuffer : null;
+        if (sendBuffer == Communicator.IN_PLACE) {
+            inPlace(Op.GATHER, root, count, type, recv, type.bytes(count) * rank, type.bytes(count), in -> doGather(in, recv, count, type, root));
+            return;
+        }
         run(Op.GATHER, root, -2, -2, -2, count, type, () -> {
             doGather(sendBuffer, recv, count, type, root);
             return null;
@@ -268,20 +292,29 @@ public abstract class AbstractCommunicator implements Communicator {
     public final Request igather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         checkGather("igather", sendBuffer, recvBuffer, count, type, root);
         Buffer recv = rank == root ? recvBuffer : null;
-        return nonBlocking(Op.IGATHER, root, count, type, c -> c.gather(sendBuffer, recv, count, type, root), sendBuffer, recv);
+        return nonBlocking(Op.IGATHER, root, count, type, c -> c.gather(sendBuffer, recv, count, type, root), real(sendBuffer), recv);
     }
 
     private void checkAllGather(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         ensureOpen(op);
-        checkData(op, "send buffer", sendBuffer, count, type, 1);
+        boolean inPlace = inPlace(op, "send buffer", sendBuffer, -1);
+        if (!inPlace) {
+            checkData(op, "send buffer", sendBuffer, count, type, 1);
+        }
         checkData(op, "receive buffer", recvBuffer, count, type, size);
         checkWritable(op, "receive buffer", recvBuffer);
-        checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
+        if (!inPlace) {
+            checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count) * size);
+        }
     }
 
     @Override
     public final void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllGather("allGather", sendBuffer, recvBuffer, count, type);
+        if (sendBuffer == Communicator.IN_PLACE) {
+            inPlace(Op.ALL_GATHER, -2, count, type, recvBuffer, type.bytes(count) * rank, type.bytes(count), in -> doAllGather(in, recvBuffer, count, type));
+            return;
+        }
         run(Op.ALL_GATHER, -2, -2, -2, -2, count, type, () -> {
             doAllGather(sendBuffer, recvBuffer, count, type);
             return null;
@@ -291,18 +324,23 @@ public abstract class AbstractCommunicator implements Communicator {
     @Override
     public final Request iallGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllGather("iallGather", sendBuffer, recvBuffer, count, type);
-        return nonBlocking(Op.IALL_GATHER, -2, count, type, c -> c.allGather(sendBuffer, recvBuffer, count, type), sendBuffer, recvBuffer);
+        return nonBlocking(Op.IALL_GATHER, -2, count, type, c -> c.allGather(sendBuffer, recvBuffer, count, type), real(sendBuffer), recvBuffer);
     }
 
     private void checkReduce(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp reduceOp, int root) {
         ensureOpen(op);
         checkPeer(op, "root", root, false);
         checkOp(op, reduceOp, type);
-        checkData(op, "send buffer", sendBuffer, count, type, 1);
+        boolean inPlace = inPlace(op, "send buffer", sendBuffer, root);
+        if (!inPlace) {
+            checkData(op, "send buffer", sendBuffer, count, type, 1);
+        }
         if (rank == root) {
             checkData(op, "receive buffer (at root)", recvBuffer, count, type, 1);
             checkWritable(op, "receive buffer (at root)", recvBuffer);
-            checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
+            if (!inPlace) {
+                checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
+            }
         }
     }
 
@@ -310,6 +348,10 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
         checkReduce("reduce", sendBuffer, recvBuffer, count, type, op, root);
         Buffer recv = rank == root ? recvBuffer : null;
+        if (sendBuffer == Communicator.IN_PLACE) {
+            inPlace(Op.REDUCE, root, count, type, recv, 0, type.bytes(count), in -> doReduce(in, recv, count, type, op, root));
+            return;
+        }
         run(Op.REDUCE, root, -2, -2, -2, count, type, () -> {
             doReduce(sendBuffer, recv, count, type, op, root);
             return null;
@@ -320,21 +362,30 @@ public abstract class AbstractCommunicator implements Communicator {
     public final Request ireduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
         checkReduce("ireduce", sendBuffer, recvBuffer, count, type, op, root);
         Buffer recv = rank == root ? recvBuffer : null;
-        return nonBlocking(Op.IREDUCE, root, count, type, c -> c.reduce(sendBuffer, recv, count, type, op, root), sendBuffer, recv);
+        return nonBlocking(Op.IREDUCE, root, count, type, c -> c.reduce(sendBuffer, recv, count, type, op, root), real(sendBuffer), recv);
     }
 
     private void checkAllReduce(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp reduceOp) {
         ensureOpen(op);
         checkOp(op, reduceOp, type);
-        checkData(op, "send buffer", sendBuffer, count, type, 1);
+        boolean inPlace = inPlace(op, "send buffer", sendBuffer, -1);
+        if (!inPlace) {
+            checkData(op, "send buffer", sendBuffer, count, type, 1);
+        }
         checkData(op, "receive buffer", recvBuffer, count, type, 1);
         checkWritable(op, "receive buffer", recvBuffer);
-        checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
+        if (!inPlace) {
+            checkDisjoint(op, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
+        }
     }
 
     @Override
     public final void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkAllReduce("allReduce", sendBuffer, recvBuffer, count, type, op);
+        if (sendBuffer == Communicator.IN_PLACE) {
+            inPlace(Op.ALL_REDUCE, -2, count, type, recvBuffer, 0, type.bytes(count), in -> doAllReduce(in, recvBuffer, count, type, op));
+            return;
+        }
         run(Op.ALL_REDUCE, -2, -2, -2, -2, count, type, () -> {
             doAllReduce(sendBuffer, recvBuffer, count, type, op);
             return null;
@@ -344,20 +395,29 @@ public abstract class AbstractCommunicator implements Communicator {
     @Override
     public final Request iallReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkAllReduce("iallReduce", sendBuffer, recvBuffer, count, type, op);
-        return nonBlocking(Op.IALL_REDUCE, -2, count, type, c -> c.allReduce(sendBuffer, recvBuffer, count, type, op), sendBuffer, recvBuffer);
+        return nonBlocking(Op.IALL_REDUCE, -2, count, type, c -> c.allReduce(sendBuffer, recvBuffer, count, type, op), real(sendBuffer), recvBuffer);
     }
 
     private void checkAllToAll(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         ensureOpen(op);
-        checkData(op, "send buffer", sendBuffer, count, type, size);
+        boolean inPlace = inPlace(op, "send buffer", sendBuffer, -1);
+        if (!inPlace) {
+            checkData(op, "send buffer", sendBuffer, count, type, size);
+        }
         checkData(op, "receive buffer", recvBuffer, count, type, size);
         checkWritable(op, "receive buffer", recvBuffer);
-        checkDisjoint(op, sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count) * size);
+        if (!inPlace) {
+            checkDisjoint(op, sendBuffer, type.bytes(count) * size, recvBuffer, type.bytes(count) * size);
+        }
     }
 
     @Override
     public final void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllToAll("allToAll", sendBuffer, recvBuffer, count, type);
+        if (sendBuffer == Communicator.IN_PLACE) {
+            inPlace(Op.ALL_TO_ALL, -2, count, type, recvBuffer, 0, type.bytes(count) * size, in -> doAllToAll(in, recvBuffer, count, type));
+            return;
+        }
         run(Op.ALL_TO_ALL, -2, -2, -2, -2, count, type, () -> {
             doAllToAll(sendBuffer, recvBuffer, count, type);
             return null;
@@ -367,7 +427,7 @@ public abstract class AbstractCommunicator implements Communicator {
     @Override
     public final Request iallToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllToAll("iallToAll", sendBuffer, recvBuffer, count, type);
-        return nonBlocking(Op.IALL_TO_ALL, -2, count, type, c -> c.allToAll(sendBuffer, recvBuffer, count, type), sendBuffer, recvBuffer);
+        return nonBlocking(Op.IALL_TO_ALL, -2, count, type, c -> c.allToAll(sendBuffer, recvBuffer, count, type), real(sendBuffer), recvBuffer);
     }
 
     @Override
@@ -569,6 +629,11 @@ public abstract class AbstractCommunicator implements Communicator {
     private void checkReduceScatterBlock(String name, Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         ensureOpen(name);
         checkOp(name, op, type);
+        if (inPlace(name, "send buffer", sendBuffer, -1)) {
+            checkData(name, "receive buffer (in place: every rank's blocks)", recvBuffer, recvCount, type, size);
+            checkWritable(name, "receive buffer", recvBuffer);
+            return;
+        }
         checkData(name, "send buffer", sendBuffer, recvCount, type, size);
         checkData(name, "receive buffer", recvBuffer, recvCount, type, 1);
         checkWritable(name, "receive buffer", recvBuffer);
@@ -578,6 +643,11 @@ public abstract class AbstractCommunicator implements Communicator {
     @Override
     public final void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         checkReduceScatterBlock("reduceScatterBlock", sendBuffer, recvBuffer, recvCount, type, op);
+        if (sendBuffer == Communicator.IN_PLACE) {
+            inPlace(Op.REDUCE_SCATTER_BLOCK, -2, recvCount, type, recvBuffer, 0, type.bytes(recvCount) * size,
+                    in -> doReduceScatterBlock(in, recvBuffer, recvCount, type, op));
+            return;
+        }
         run(Op.REDUCE_SCATTER_BLOCK, -2, -2, -2, -2, recvCount, type, () -> {
             doReduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
             return null;
@@ -588,7 +658,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final Request ireduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         checkReduceScatterBlock("ireduceScatterBlock", sendBuffer, recvBuffer, recvCount, type, op);
         return nonBlocking(Op.IREDUCE_SCATTER_BLOCK, -2, recvCount, type, c -> c.reduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op),
-                sendBuffer, recvBuffer);
+                real(sendBuffer), recvBuffer);
     }
 
     private Blocks checkReduceScatter(String name, Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op) {
@@ -601,6 +671,11 @@ public abstract class AbstractCommunicator implements Communicator {
         } catch (ArithmeticException e) {
             throw new InvalidCountException(name + ": the sum of recvCounts overflows a long");
         }
+        if (inPlace(name, "send buffer", sendBuffer, -1)) {
+            checkData(name, "receive buffer (in place: every rank's blocks)", recvBuffer, blocks.total(), type, 1);
+            checkWritable(name, "receive buffer", recvBuffer);
+            return blocks;
+        }
         checkData(name, "send buffer", sendBuffer, blocks.total(), type, 1);
         checkData(name, "receive buffer", recvBuffer, blocks.count(rank), type, 1);
         checkWritable(name, "receive buffer", recvBuffer);
@@ -611,6 +686,11 @@ public abstract class AbstractCommunicator implements Communicator {
     @Override
     public final void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op) {
         Blocks blocks = checkReduceScatter("reduceScatter", sendBuffer, recvBuffer, recvCounts, type, op);
+        if (sendBuffer == Communicator.IN_PLACE) {
+            inPlace(Op.REDUCE_SCATTER, -2, blocks.count(rank), type, recvBuffer, 0, type.bytes(blocks.total()),
+                    in -> doReduceScatter(in, recvBuffer, blocks, type, op));
+            return;
+        }
         run(Op.REDUCE_SCATTER, -2, -2, -2, -2, blocks.count(rank), type, () -> {
             doReduceScatter(sendBuffer, recvBuffer, blocks, type, op);
             return null;
@@ -622,7 +702,7 @@ public abstract class AbstractCommunicator implements Communicator {
         Blocks blocks = checkReduceScatter("ireduceScatter", sendBuffer, recvBuffer, recvCounts, type, op);
         long[] counts = recvCounts.clone();
         return nonBlocking(Op.IREDUCE_SCATTER, -2, blocks.count(rank), type, c -> c.reduceScatter(sendBuffer, recvBuffer, counts, type, op),
-                sendBuffer, recvBuffer);
+                real(sendBuffer), recvBuffer);
     }
 
     /** A copy of an argument array for a non-blocking call (the caller may change its own), or null where it is not significant. */
@@ -672,6 +752,43 @@ public abstract class AbstractCommunicator implements Communicator {
             checkWritable(name, "receive buffer", recvBuffer);
             checkDisjoint(name, sendBuffer, type.bytes(count), recvBuffer, type.bytes(count));
         }
+    }
+
+    // ---- in place -------------------------------------------------------------------------
+
+    /**
+     * Whether {@code buffer} is {@link Communicator#IN_PLACE}, where the operation takes it; at a
+     * non-root rank of a rooted collective ({@code root >= 0}) it is refused.
+     */
+    private boolean inPlace(String op, String what, Buffer buffer, int root) {
+        if (buffer != Communicator.IN_PLACE) {
+            return false;
+        }
+        if (root >= 0 && rank != root) {
+            throw new InvalidArgumentException(op + ": the " + what + " is IN_PLACE at rank " + rank + ", but only the root (" + root
+                    + ") may pass IN_PLACE there");
+        }
+        return true;
+    }
+
+    /** The buffer to pin for a non-blocking call: none for the IN_PLACE marker. */
+    private static Buffer real(Buffer b) {
+        return b == Communicator.IN_PLACE ? null : b;
+    }
+
+    /**
+     * Runs an in-place collective: inside the call (after the caller's device work on {@code recv}),
+     * copies {@code bytes} at {@code offset} of {@code recv} into scratch of the same memory kind and
+     * runs {@code body} with it as the send buffer, so that every transport sees two buffers.
+     */
+    private void inPlace(Op op, int root, long count, DataType type, Buffer recv, long offset, long bytes, java.util.function.Consumer<Buffer> body) {
+        run(op, root, -2, -2, -2, count, type, () -> {
+            try (Scratch in = Scratch.like(recv, bytes)) {
+                in.copyFrom(recv, offset, bytes);
+                body.accept(in.buffer());
+            }
+            return null;
+        }, recv);
     }
 
     // ---- one call: tracking, buffer pins, device ordering -----------------------------------
@@ -876,6 +993,10 @@ public abstract class AbstractCommunicator implements Communicator {
         }
         if (buffer == null) {
             throw new InvalidArgumentException(op + ": " + what + " is null");
+        }
+        if (buffer == Communicator.IN_PLACE) {
+            throw new InvalidArgumentException(op + ": " + what + " is IN_PLACE, which only the send buffer of allReduce, allGather, allToAll, "
+                    + "reduceScatterBlock and reduceScatter, of reduce and gather at the root, and the receive buffer of scatter at the root take");
         }
         buffer.checkAlive();
         if (buffer.kind().needsCuda() && !supportsDeviceBuffers()) {

@@ -39,6 +39,11 @@ public interface DeviceSupport {
         throw new dev.ferry.UnsupportedBufferException("no device runtime to copy device memory with: " + describe());
     }
 
+    /** New device memory of {@code bytes} on the device of {@code like} (scratch for the transports; the caller closes it). */
+    default Buffer allocateLike(Buffer like, long bytes) {
+        throw new dev.ferry.UnsupportedBufferException("no device runtime to allocate device memory with: " + describe());
+    }
+
     /** Copies {@code bytes} of the host buffer {@code src} to device memory at {@code address} (unified addressing). */
     default void copyToDevice(long address, dev.ferry.HostBuffer src, long bytes) {
         throw new dev.ferry.UnsupportedBufferException("no device runtime to copy device memory with: " + describe());

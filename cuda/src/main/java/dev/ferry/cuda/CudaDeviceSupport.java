@@ -81,6 +81,11 @@ public final class CudaDeviceSupport implements DeviceSupport {
     }
 
     @Override
+    public Buffer allocateLike(Buffer like, long bytes) {
+        return Cuda.allocate(like.device(), bytes);
+    }
+
+    @Override
     public void copy(Buffer dst, Buffer src, long bytes) {
         Cuda.copy(dst, src, bytes);
     }

@@ -1132,4 +1132,113 @@ public abstract class CommunicatorContract {
         }
         assertUsable();
     }
+
+    // ---- in place ------------------------------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void i_inPlaceFormsOfEveryCollectiveThatHasOne(Mem m) {
+        m.assume(comm);
+        Buffer IP = Communicator.IN_PLACE;
+        int count = 1001, root = size - 1;
+        HostBuffer input = Data.reductionInput(DataType.DOUBLE, ReduceOp.SUM, rank, count);
+        toClose.add(input);
+        // allReduce and reduce: the input in the receive buffer, replaced by the result
+        Buffer all = filled(m, Mem.read(input));
+        comm.allReduce(IP, all, count, DataType.DOUBLE, ReduceOp.SUM);
+        Buffer red = filled(m, Mem.read(input));
+        comm.reduce(rank == root ? IP : red, rank == root ? red : null, count, DataType.DOUBLE, ReduceOp.SUM, root);
+        MemorySegment a = MemorySegment.ofArray(Mem.read(all)), r = MemorySegment.ofArray(Mem.read(red));
+        for (int i = 0; i < count; i++) {
+            double want = Data.expected(DataType.DOUBLE, ReduceOp.SUM, size, i);
+            assertEquals(want, Data.get(a, DataType.DOUBLE, i), "allReduce in place, element " + i);
+            if (rank == root) assertEquals(want, Data.get(r, DataType.DOUBLE, i), "reduce in place at root, element " + i);
+        }
+        // allGather and gather: this rank's block already in place
+        int n = 4099;
+        byte[][] parts = new byte[size][];
+        for (int k = 0; k < size; k++) parts[k] = Data.bytes(n, k, n);
+        byte[] whole = cat(parts);
+        byte[] seeded = new byte[whole.length];
+        Arrays.fill(seeded, Mem.POISON);
+        System.arraycopy(parts[rank], 0, seeded, rank * n, n);
+        Buffer ag = filled(m, seeded);
+        comm.allGather(IP, ag, n, DataType.BYTE);
+        assertArrayEquals(whole, Mem.read(ag), "allGather in place");
+        Buffer g = rank == root ? filled(m, seeded) : null;
+        comm.gather(rank == root ? IP : filled(m, parts[rank]), g, n, DataType.BYTE, root);
+        if (rank == root) assertArrayEquals(whole, Mem.read(g), "gather in place at root");
+        // scatter: the root's block stays in the send buffer
+        Buffer sc = rank == root ? filled(m, whole) : null;
+        Buffer part = rank == root ? IP : poisoned(m, n);
+        comm.scatter(sc, part, n, DataType.BYTE, root);
+        if (rank != root) assertArrayEquals(parts[rank], Mem.read(part), "scatter with the root in place");
+        else assertArrayEquals(whole, Mem.read(sc), "scatter in place leaves the root's send buffer as it was");
+        // allToAll: the blocks to send in the receive buffer, replaced by the blocks received
+        byte[][] out = new byte[size][], in = new byte[size][];
+        for (int k = 0; k < size; k++) {
+            out[k] = Data.bytes(n + 13L * k, rank, n);
+            in[k] = Data.bytes(n + 13L * rank, k, n);
+        }
+        Buffer a2a = filled(m, cat(out));
+        comm.allToAll(IP, a2a, n, DataType.BYTE);
+        assertArrayEquals(cat(in), Mem.read(a2a), "allToAll in place");
+        // reduceScatterBlock and reduceScatter: every rank's blocks in the receive buffer, the result at its start
+        int block = 257;
+        HostBuffer blocks = Data.reductionInput(DataType.INT, ReduceOp.SUM, rank, (long) block * size);
+        toClose.add(blocks);
+        Buffer rsb = filled(m, Mem.read(blocks));
+        comm.reduceScatterBlock(IP, rsb, block, DataType.INT, ReduceOp.SUM);
+        long[] counts = new long[size];
+        for (int k = 0; k < size; k++) counts[k] = k == 0 ? (long) block * size : 0;
+        Buffer rs = filled(m, Mem.read(blocks));
+        comm.reduceScatter(IP, rs, counts, DataType.INT, ReduceOp.SUM);
+        MemorySegment b1 = MemorySegment.ofArray(Mem.read(rsb)), b2 = MemorySegment.ofArray(Mem.read(rs));
+        for (int i = 0; i < block; i++) {
+            assertEquals(Data.expected(DataType.INT, ReduceOp.SUM, size, (long) rank * block + i), Data.get(b1, DataType.INT, i), "reduceScatterBlock in place, element " + i);
+        }
+        if (rank == 0) {
+            for (int i = 0; i < block * size; i += 5) {
+                assertEquals(Data.expected(DataType.INT, ReduceOp.SUM, size, i), Data.get(b2, DataType.INT, i), "reduceScatter in place, element " + i);
+            }
+        }
+        assertUsable();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void i_inPlaceNonBlockingAllReduce(Mem m) {
+        m.assume(comm);
+        assumeNonBlockingCollectives();
+        int count = 70001;
+        HostBuffer input = Data.reductionInput(DataType.LONG, ReduceOp.MAX, rank, count);
+        toClose.add(input);
+        Buffer all = filled(m, Mem.read(input));
+        comm.iallReduce(Communicator.IN_PLACE, all, count, DataType.LONG, ReduceOp.MAX).waitFor();
+        MemorySegment a = MemorySegment.ofArray(Mem.read(all));
+        for (int i = 0; i < count; i += 3) {
+            assertEquals(Data.expected(DataType.LONG, ReduceOp.MAX, size, i), Data.get(a, DataType.LONG, i), "iallReduce in place, element " + i);
+        }
+    }
+
+    @Test
+    void i_inPlaceWhereItIsNotTaken() {
+        Assumptions.assumeTrue(size >= 2, "needs a non-root rank");
+        Buffer IP = Communicator.IN_PLACE;
+        try (HostBuffer b = HostBuffer.allocate(64)) {
+            int root = 0;
+            if (rank != root) {
+                InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> comm.reduce(IP, null, 1, DataType.INT, ReduceOp.SUM, root));
+                assertTrue(e.getMessage().contains("only the root"), e.getMessage());
+                assertThrows(InvalidArgumentException.class, () -> comm.gather(IP, null, 1, DataType.INT, root));
+                assertThrows(InvalidArgumentException.class, () -> comm.scatter(null, IP, 1, DataType.INT, root));
+            }
+            InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> comm.send(IP, 0, DataType.BYTE, (rank + 1) % size, 1));
+            assertTrue(e.getMessage().contains("IN_PLACE"), e.getMessage());
+            assertThrows(InvalidArgumentException.class, () -> comm.allReduce(b, IP, 1, DataType.INT, ReduceOp.SUM));
+            assertThrows(InvalidArgumentException.class, () -> comm.broadcast(IP, 1, DataType.INT, root));
+            assertThrows(InvalidArgumentException.class, () -> comm.scan(IP, b, 1, DataType.INT, ReduceOp.SUM));
+        }
+        assertUsable();
+    }
 }
