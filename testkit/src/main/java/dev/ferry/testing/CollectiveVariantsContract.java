@@ -44,7 +44,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * device memory where available. Every element is checked against values computed locally.
  */
 @TestMethodOrder(MethodOrderer.MethodName.class)
-public class CollectiveVariantsContract {
+public class CollectiveVariantsContract extends RankContract {
     /** A byte of {@link Mem#POISON} four times: an int never received. */
     private static final int POISON = 0xA5A5A5A5;
     /** What send buffers hold between blocks: never sent. */
@@ -52,35 +52,13 @@ public class CollectiveVariantsContract {
     /** Elements added to every block in the large case. */
     private static final int LARGE = 20_000;
 
-    protected Communicator comm;
-    protected int rank;
-    protected int size;
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    @BeforeEach
-    void openCommunicator() {
-        comm = TestWorld.world().duplicate();
-        rank = comm.rank();
-        size = comm.size();
-    }
-
-    @AfterEach
-    void closeCommunicator() throws Exception {
-        try {
-            comm.barrier();
-        } finally {
-            comm.close();
-            for (AutoCloseable c : toClose) c.close();
-            toClose.clear();
-        }
-    }
 
     // ---- helpers -------------------------------------------------------------------------------
 
-    private Buffer alloc(Mem m, long bytes) {
-        Buffer b = m.allocate(Math.max(bytes, 1));
-        toClose.add((AutoCloseable) b);
-        return b;
+    /** A buffer of kind {@code m} of at least one byte, closed after the test. */
+    @Override
+    protected Buffer alloc(Mem m, long bytes) {
+        return super.alloc(m, Math.max(bytes, 1));
     }
 
     private Buffer ints(Mem m, int[] values) {
@@ -242,7 +220,7 @@ public class CollectiveVariantsContract {
 
     private Buffer input(Mem m, DataType t, ReduceOp op, long count) {
         HostBuffer in = Data.reductionInput(t, op, rank, count);
-        toClose.add(in);
+        closeAfter(in);
         Buffer b = alloc(m, t.bytes(count));
         Mem.write(b, Mem.read(in));
         return b;

@@ -53,44 +53,16 @@ import org.junit.jupiter.params.provider.EnumSource;
  * on every rank, so collectives meet; each test gets its own duplicate of the world communicator.
  */
 @TestMethodOrder(MethodOrderer.MethodName.class)
-public abstract class CommunicatorContract {
+public abstract class CommunicatorContract extends RankContract {
     /** Byte sizes of the data tests: empty, one, odd, and just over a mebibyte. */
     protected static final int[] SIZES = {0, 1, 7, (1 << 20) + 3};
 
-    protected Communicator comm;
-    protected int rank;
-    protected int size;
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    @BeforeEach
-    void openCommunicator() {
-        comm = TestWorld.world().duplicate();
-        rank = comm.rank();
-        size = comm.size();
-    }
-
-    @AfterEach
-    void closeCommunicator() throws Exception {
-        try {
-            comm.barrier();
-        } finally {
-            comm.close();
-            for (AutoCloseable c : toClose) c.close();
-            toClose.clear();
-        }
-    }
 
     /** True when the suite's communicator has every rank of the job (a suite on split communicators says no). */
     protected boolean spansTheJob() {
         return true;
     }
 
-    /** A buffer of kind {@code m}, closed after the test. */
-    protected Buffer alloc(Mem m, long bytes) {
-        Buffer b = m.allocate(bytes);
-        toClose.add((AutoCloseable) b);
-        return b;
-    }
 
     /** Closes a buffer of any kind now (not after the test). */
     protected static void close(Buffer b) {
@@ -211,7 +183,7 @@ public abstract class CommunicatorContract {
         for (DataType t : Data.CLASSIC_TYPES) {
             for (int count : new int[] {1, 7, 1000}) {
                 HostBuffer host = Data.reductionInput(t, ReduceOp.SUM, rank, count);
-                toClose.add(host);
+                closeAfter(host);
                 Buffer send = filled(m, Mem.read(host));
                 Buffer recv = poisoned(m, t.bytes(count));
                 Status s = comm.sendRecv(send, count, t, next, 4, recv, count, t, prev, 4);
@@ -450,7 +422,7 @@ public abstract class CommunicatorContract {
                 int root = (t.ordinal() + op.ordinal() + 1) % size; // roots other than 0 too
                 for (int count : new int[] {1, 7, 1001}) {
                     HostBuffer in = Data.reductionInput(t, op, rank, count);
-                    toClose.add(in);
+                    closeAfter(in);
                     Buffer recv = rank == root ? poisoned(m, t.bytes(count)) : null;
                     comm.reduce(filled(m, Mem.read(in)), recv, count, t, op, root);
                     if (rank == root) {
@@ -472,7 +444,7 @@ public abstract class CommunicatorContract {
             for (ReduceOp op : Data.CLASSIC_OPS) {
                 for (int count : new int[] {1, 7, 1001, t == DataType.INT && op == ReduceOp.SUM ? 262147 : 2}) {
                     HostBuffer in = Data.reductionInput(t, op, rank, count);
-                    toClose.add(in);
+                    closeAfter(in);
                     Buffer recv = poisoned(m, t.bytes(count) + 4);
                     comm.allReduce(filled(m, Mem.read(in)), recv, count, t, op);
                     byte[] raw = Mem.read(recv);
@@ -865,7 +837,7 @@ public abstract class CommunicatorContract {
             ReduceOp op = (ReduceOp) tr[1];
             for (int count : new int[] {1, 7, 1001}) {
                 HostBuffer in = Data.reductionInput(t, op, rank, count);
-                toClose.add(in);
+                closeAfter(in);
                 Buffer all = poisoned(m, t.bytes(count));
                 comm.allReduce(filled(m, Mem.read(in)), all, count, t, op);
                 Buffer atRoot = rank == root ? poisoned(m, t.bytes(count)) : null;
@@ -888,7 +860,7 @@ public abstract class CommunicatorContract {
             for (ReduceOp op : new ReduceOp[] {ReduceOp.MINLOC, ReduceOp.MAXLOC}) {
                 int count = 257;
                 HostBuffer in = HostBuffer.allocate(t.bytes(count));
-                toClose.add(in);
+                closeAfter(in);
                 for (int i = 0; i < count; i++) Data.putPair(in.segment(), t, i, Data.pairValue(rank, i), rank * 1000 + i);
                 Buffer out = poisoned(m, t.bytes(count));
                 comm.allReduce(filled(m, Mem.read(in)), out, count, t, op);
@@ -950,7 +922,7 @@ public abstract class CommunicatorContract {
         Buffer a2aIn = poisoned(m, (long) n * size);
         int count = 1001;
         HostBuffer redIn = Data.reductionInput(DataType.DOUBLE, ReduceOp.SUM, rank, count);
-        toClose.add(redIn);
+        closeAfter(redIn);
         Buffer reduceOut = rank == 0 ? poisoned(m, DataType.DOUBLE.bytes(count)) : null;
         Buffer allReduceOut = poisoned(m, DataType.DOUBLE.bytes(count));
         List<Request> started = List.of(
@@ -996,7 +968,7 @@ public abstract class CommunicatorContract {
         Assumptions.assumeTrue(size >= 2, "needs two ranks");
         int count = 1 << 20; // 8 MiB of doubles: the pipelined paths
         HostBuffer in = Data.reductionInput(DataType.DOUBLE, ReduceOp.SUM, rank, count);
-        toClose.add(in);
+        closeAfter(in);
         Buffer out = poisoned(m, DataType.DOUBLE.bytes(count));
         long quietMillis = 4000;
         long start = System.nanoTime();
@@ -1086,7 +1058,7 @@ public abstract class CommunicatorContract {
         Buffer a2aIn = poisoned(m, rTotal);
         int count = 257;
         HostBuffer red = Data.reductionInput(DataType.INT, ReduceOp.SUM, rank, count * size);
-        toClose.add(red);
+        closeAfter(red);
         Buffer rsbOut = poisoned(m, DataType.INT.bytes(count));
         long[] rsCounts = new long[size];
         for (int r = 0; r < size; r++) rsCounts[r] = r == 0 ? count * size : 0; // everything to rank 0 (zero-count ranks)
@@ -1142,7 +1114,7 @@ public abstract class CommunicatorContract {
         Buffer IP = Communicator.IN_PLACE;
         int count = 1001, root = size - 1;
         HostBuffer input = Data.reductionInput(DataType.DOUBLE, ReduceOp.SUM, rank, count);
-        toClose.add(input);
+        closeAfter(input);
         // allReduce and reduce: the input in the receive buffer, replaced by the result
         Buffer all = filled(m, Mem.read(input));
         comm.allReduce(IP, all, count, DataType.DOUBLE, ReduceOp.SUM);
@@ -1186,7 +1158,7 @@ public abstract class CommunicatorContract {
         // reduceScatterBlock and reduceScatter: every rank's blocks in the receive buffer, the result at its start
         int block = 257;
         HostBuffer blocks = Data.reductionInput(DataType.INT, ReduceOp.SUM, rank, (long) block * size);
-        toClose.add(blocks);
+        closeAfter(blocks);
         Buffer rsb = filled(m, Mem.read(blocks));
         comm.reduceScatterBlock(IP, rsb, block, DataType.INT, ReduceOp.SUM);
         long[] counts = new long[size];
@@ -1212,7 +1184,7 @@ public abstract class CommunicatorContract {
         assumeNonBlockingCollectives();
         int count = 70001;
         HostBuffer input = Data.reductionInput(DataType.LONG, ReduceOp.MAX, rank, count);
-        toClose.add(input);
+        closeAfter(input);
         Buffer all = filled(m, Mem.read(input));
         comm.iallReduce(Communicator.IN_PLACE, all, count, DataType.LONG, ReduceOp.MAX).waitFor();
         MemorySegment a = MemorySegment.ofArray(Mem.read(all));

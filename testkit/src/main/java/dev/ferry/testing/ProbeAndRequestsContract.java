@@ -54,32 +54,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * communicator. Messages flow between pairs (0,1), (2,3), ...; an odd last rank sits out.
  */
 @TestMethodOrder(MethodOrderer.MethodName.class)
-public abstract class ProbeAndRequestsContract {
+public abstract class ProbeAndRequestsContract extends RankContract {
     /** Message sizes in bytes: empty, one, odd, one over a typical staged eager limit, just over a mebibyte. */
     protected static final int[] SIZES = {0, 1, 7, 16 * 1024 + 1, (1 << 20) + 3};
 
-    protected Communicator comm;
-    protected int rank;
-    protected int size;
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    @BeforeEach
-    void openCommunicator() {
-        comm = TestWorld.world().duplicate();
-        rank = comm.rank();
-        size = comm.size();
-    }
-
-    @AfterEach
-    void closeCommunicator() throws Exception {
-        try {
-            comm.barrier();
-        } finally {
-            comm.close();
-            for (AutoCloseable c : toClose) c.close();
-            toClose.clear();
-        }
-    }
 
     /** The partner of this rank, or -1 when it sits out (odd size). */
     protected int peer() {
@@ -87,11 +65,10 @@ public abstract class ProbeAndRequestsContract {
         return p < size ? p : -1;
     }
 
-    /** A buffer of kind {@code m} (at least one byte), closed after the test. */
+    /** A buffer of kind {@code m} of at least one byte, closed after the test. */
+    @Override
     protected Buffer alloc(Mem m, long bytes) {
-        Buffer b = m.allocate(Math.max(bytes, 1));
-        toClose.add((AutoCloseable) b);
-        return b;
+        return super.alloc(m, Math.max(bytes, 1));
     }
 
     protected Buffer filled(Mem m, byte[] data) {
