@@ -12,7 +12,9 @@ import java.util.List;
 import java.util.function.IntFunction;
 
 /**
- * Collectives of a staged communicator. Every rank must make the same inner calls whatever memory
+ * Collectives of a staged communicator. Broadcast, reduce, allReduce and allGather on device buffers
+ * of ranks that all share one node go over CUDA IPC with reductions on the GPU ({@link IpcCollectives});
+ * everything else is staged through host memory as follows. Every rank must make the same inner calls whatever memory
  * its own buffers are in, so the plan depends only on what all ranks know (count, type, size,
  * settings), plus, for large operations, one agreement (a one-integer allReduce) on whether any
  * rank stages:
@@ -34,16 +36,24 @@ final class Collectives {
     private final StagedRuntime rt;
     private final HostBuffer flagIn = HostBuffer.allocate(4);
     private final HostBuffer flagOut = HostBuffer.allocate(4);
+    private final IpcCollectives ipc;
 
     Collectives(StagedCommunicator comm) {
         this.comm = comm;
         this.rt = comm.runtime();
+        this.ipc = new IpcCollectives(comm);
     }
 
     /** Frees the agreement buffers. */
     void close() {
         flagIn.close();
         flagOut.close();
+        ipc.close();
+    }
+
+    /** The node-local CUDA IPC path of this communicator. */
+    IpcCollectives ipc() {
+        return ipc;
     }
 
     private Communicator user() {
@@ -69,6 +79,9 @@ final class Collectives {
     // ---- chunked: broadcast, reduce, allReduce ---------------------------------------------
 
     void broadcast(Buffer buffer, long count, DataType type, int root) {
+        if (ipc.broadcast(buffer, count, type, root)) {
+            return;
+        }
         boolean isRoot = comm.rank() == root;
         long per = chunkElements(type.bytes(count), count, type, comm.staged(buffer));
         chunked(isRoot ? buffer : null, isRoot ? null : buffer, count, type, per,
@@ -76,11 +89,17 @@ final class Collectives {
     }
 
     void reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
+        if (ipc.reduce(send, recv, count, type, op, root)) {
+            return;
+        }
         long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
         chunked(send, recv, count, type, per, (in, out, n) -> user().reduce(in, out, n, type, op, root));
     }
 
     void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+        if (ipc.allReduce(send, recv, count, type, op)) {
+            return;
+        }
         long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
         chunked(send, recv, count, type, per, (in, out, n) -> user().allReduce(in, out, n, type, op));
     }
@@ -250,6 +269,9 @@ final class Collectives {
     }
 
     void allGather(Buffer send, Buffer recv, long count, DataType type) {
+        if (ipc.allGather(send, recv, count, type)) {
+            return;
+        }
         long block = type.bytes(count), all = block * comm.size();
         if (single(all, send, recv)) {
             once(send, block, recv, all, (i, o) -> user().allGather(i, o, count, type));

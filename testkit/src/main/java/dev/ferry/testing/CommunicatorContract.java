@@ -486,6 +486,88 @@ public abstract class CommunicatorContract {
         }
     }
 
+    /** Element counts of the every-pairing reduction tests: tiny, odd, and over 256 KiB (the sliced device path) in an odd count. */
+    private static long[] pairingCounts(DataType t) {
+        return new long[] {1, 7, 1001, (300_000 / t.size()) | 1};
+    }
+
+    /** The host's fold, in rank order, of every rank's {@link Data#orderFreeInput}: what every backend must give. */
+    private byte[] hostFold(DataType t, ReduceOp op, long count) {
+        byte[] acc = Data.orderFreeInput(t, op, 0, count);
+        MemorySegment a = MemorySegment.ofArray(acc);
+        for (int r = 1; r < size; r++) {
+            dev.ferry.spi.HostReduction.apply(t, op, a, MemorySegment.ofArray(Data.orderFreeInput(t, op, r, count)), count);
+        }
+        return acc;
+    }
+
+    /** Asserts a reduction result: every byte, except the padding of pair types (MPI's pair datatypes do not carry it). */
+    private static void assertReduced(DataType t, byte[] expected, byte[] got, long count, String what) {
+        MemorySegment e = MemorySegment.ofArray(expected), g = MemorySegment.ofArray(got);
+        for (long i = 0; i < count; i++) {
+            long at = i * t.size();
+            if (t.kind() == DataType.Kind.PAIR) {
+                long ev = Data.pairValueAt(e, t, i), gv = Data.pairValueAt(g, t, i);
+                int ei = Data.pairIndexAt(e, t, i), gi = Data.pairIndexAt(g, t, i);
+                if (ev != gv || ei != gi) {
+                    throw new AssertionError(what + ": element " + i + " is (" + gv + ", " + gi + "), expected (" + ev + ", " + ei + ")");
+                }
+            } else {
+                for (int k = 0; k < t.size(); k++) {
+                    if (e.get(java.lang.foreign.ValueLayout.JAVA_BYTE, at + k) != g.get(java.lang.foreign.ValueLayout.JAVA_BYTE, at + k)) {
+                        throw new AssertionError(what + ": element " + i + " is " + Data.get(g, t, i) + ", expected " + Data.get(e, t, i));
+                    }
+                }
+            }
+        }
+        for (long i = expected.length; i < got.length; i++) {
+            if (got[(int) i] != Mem.POISON) throw new AssertionError(what + ": byte " + i + " past the result was overwritten");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_allReduceEveryPairingOfTypeAndOperator(Mem m) {
+        m.assume(comm);
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (!op.appliesTo(t)) continue;
+                for (long count : pairingCounts(t)) {
+                    Buffer send = filled(m, Data.orderFreeInput(t, op, rank, count));
+                    Buffer recv = poisoned(m, t.bytes(count) + 3);
+                    comm.allReduce(send, recv, count, t, op);
+                    assertReduced(t, hostFold(t, op, count), Mem.read(recv), count, "allReduce " + op + " of " + count + " " + t);
+                    close(send);
+                    close(recv);
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_reduceEveryPairingOfTypeAndOperatorToEveryRoot(Mem m) {
+        m.assume(comm);
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (!op.appliesTo(t)) continue;
+                for (long count : pairingCounts(t)) {
+                    byte[] expected = hostFold(t, op, count);
+                    for (int root = 0; root < size; root++) {
+                        Buffer send = filled(m, Data.orderFreeInput(t, op, rank, count));
+                        Buffer recv = rank == root ? poisoned(m, t.bytes(count) + 3) : null;
+                        comm.reduce(send, recv, count, t, op, root);
+                        if (rank == root) {
+                            assertReduced(t, expected, Mem.read(recv), count, "reduce " + op + " of " + count + " " + t + " to root " + root);
+                            close(recv);
+                        }
+                        close(send);
+                    }
+                }
+            }
+        }
+    }
+
     // ---- communicators -------------------------------------------------------------------------
 
     @Test
