@@ -356,7 +356,12 @@ final class IpcCollectives {
         c.mapped.add(mp);
         if (verified == null) {
             // the kernels read and write the peer's memory directly: its GPU must be reachable from ours
-            int theirs = Cuda.deviceOf(mp.address);
+            int theirs;
+            try {
+                theirs = Cuda.deviceOf(mp.address);
+            } catch (CudaException e) {
+                theirs = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 4); // the peer's own ordinal: the same numbering on most nodes
+            }
             if (!Cuda.canAccessPeer(device, theirs) || !Cuda.enablePeerAccess(device, theirs)) {
                 throw new CudaException("GPU " + device + " cannot access GPU " + theirs + " (rank " + r + "'s memory) directly", 0);
             }
