@@ -20,6 +20,7 @@ final class Stats {
     final LongAdder collectivesByMessages = new LongAdder();
     final LongAdder ipcCollectives = new LongAdder();
     final LongAdder gpuReductions = new LongAdder();
+    final LongAdder chainReductions = new LongAdder();
 
     /** Every counter by name. */
     Map<String, Long> snapshot() {
@@ -38,6 +39,7 @@ final class Stats {
         m.put("collectivesByMessages", collectivesByMessages.sum());
         m.put("ipcCollectives", ipcCollectives.sum());
         m.put("gpuReductions", gpuReductions.sum());
+        m.put("chainReductions", chainReductions.sum());
         return m;
     }
 

@@ -518,6 +518,9 @@ public class StagedContract extends CommunicatorContract {
             assertTrue(st.get("stagedChunksOut") > 100 && st.get("stagedChunksIn") > 100, "host buffers went through the staging pipeline: " + st);
             assertTrue(rt.chunks.peak() >= 2, "chunks were pipelined (several staging buffers lent at once): peak " + rt.chunks.peak());
             assertTrue(st.get("collectiveSteps") > 100 && st.get("collectivesByMessages") > 0, "collectives went through staging: " + st);
+            if (size > 1 && rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST) {
+                assertTrue(st.get("chainReductions") > 0, "large reductions of staged buffers went through the reduction chain: " + st);
+            }
         } else if (!Cuda.isAvailable()) {
             assertEquals(0L, st.get("stagedChunksOut"), "host buffers go straight: " + st);
             assertTrue(st.get("straightChunksOut") > 0, st.toString());
