@@ -525,10 +525,35 @@ public abstract class CommunicatorContract {
         }
     }
 
+    /**
+     * Failures of a loop of collectives, kept until the loop has ended: a rank that stopped at its
+     * first wrong result would leave the others waiting in the next collective.
+     */
+    private static final class Failures {
+        private AssertionError first;
+        private int count;
+
+        void check(Runnable assertion) {
+            try {
+                assertion.run();
+            } catch (AssertionError e) {
+                if (first == null) first = e;
+                count++;
+            }
+        }
+
+        void rethrow() {
+            if (first != null) {
+                throw new AssertionError(count + " wrong result(s); the first: " + first.getMessage(), first);
+            }
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(Mem.class)
     void c_allReduceEveryPairingOfTypeAndOperator(Mem m) {
         m.assume(comm);
+        Failures failures = new Failures();
         for (DataType t : DataType.values()) {
             for (ReduceOp op : ReduceOp.values()) {
                 if (!op.appliesTo(t)) continue;
@@ -536,18 +561,20 @@ public abstract class CommunicatorContract {
                     Buffer send = filled(m, Data.orderFreeInput(t, op, rank, count));
                     Buffer recv = poisoned(m, t.bytes(count) + 3);
                     comm.allReduce(send, recv, count, t, op);
-                    assertReduced(t, hostFold(t, op, count), Mem.read(recv), count, "allReduce " + op + " of " + count + " " + t);
+                    failures.check(() -> assertReduced(t, hostFold(t, op, count), Mem.read(recv), count, "allReduce " + op + " of " + count + " " + t));
                     close(send);
                     close(recv);
                 }
             }
         }
+        failures.rethrow();
     }
 
     @ParameterizedTest
     @EnumSource(Mem.class)
     void c_reduceEveryPairingOfTypeAndOperatorToEveryRoot(Mem m) {
         m.assume(comm);
+        Failures failures = new Failures();
         for (DataType t : DataType.values()) {
             for (ReduceOp op : ReduceOp.values()) {
                 if (!op.appliesTo(t)) continue;
@@ -558,7 +585,8 @@ public abstract class CommunicatorContract {
                         Buffer recv = rank == root ? poisoned(m, t.bytes(count) + 3) : null;
                         comm.reduce(send, recv, count, t, op, root);
                         if (rank == root) {
-                            assertReduced(t, expected, Mem.read(recv), count, "reduce " + op + " of " + count + " " + t + " to root " + root);
+                            int at = root;
+                            failures.check(() -> assertReduced(t, expected, Mem.read(recv), count, "reduce " + op + " of " + count + " " + t + " to root " + at));
                             close(recv);
                         }
                         close(send);
@@ -566,6 +594,7 @@ public abstract class CommunicatorContract {
                 }
             }
         }
+        failures.rethrow();
     }
 
     // ---- communicators -------------------------------------------------------------------------
