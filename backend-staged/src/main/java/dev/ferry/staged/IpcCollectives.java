@@ -24,9 +24,10 @@ import java.util.List;
  * of a record per rank: whether its buffers can take this path (device memory of one GPU, exportable,
  * aligned for the type), their IPC handles (made once per allocation, {@link IpcExports}) and its
  * device. Every rank decides from the same records, so all take this path or all take the staged
- * one. Peers' allocations are mapped through the runtime's {@link CudaIpcCache} (once, then hits). The
- * first call of a communicator that maps also agrees (one allReduce) that every rank could map every
- * peer and reach it from its GPU; if one could not, the path is off for the communicator on every rank.
+ * one. Peers' allocations are mapped through the runtime's {@link CudaIpcCache} (once, then hits).
+ * Until a call in which every rank maps every peer has succeeded, each call also agrees (one
+ * allReduce) that every rank could map what it needed and reach it from its GPU; if one could not,
+ * the path is off for the communicator on every rank.
  *
  * <p>Ordering: the front has finished the caller's prior device work on every rank before the call
  * (the device ordering contract), so once the records are exchanged every rank's input is ready and
@@ -65,7 +66,7 @@ final class IpcCollectives {
     private final HostBuffer all;
     private final HostBuffer flagIn;
     private final HostBuffer flagOut;
-    /** Whether every rank mapped every peer at the first call that mapped: null until then. */
+    /** TRUE once every rank mapped every peer in one call, FALSE once a rank could not map: null until either. */
     private Boolean verified;
 
     IpcCollectives(StagedCommunicator comm) {
@@ -95,7 +96,7 @@ final class IpcCollectives {
     boolean allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
         long bytes = type.bytes(count);
         boolean sliced = bytes > SHORT_BYTES;
-        Call c = begin("allReduce", send, recv, type, count, true, sliced ? Need.A_AND_B : Need.A, -1);
+        Call c = begin("allReduce", send, recv, type, count, true, sliced ? Need.A_AND_B : Need.A, true, -1);
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
@@ -129,7 +130,7 @@ final class IpcCollectives {
     boolean reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
         long bytes = type.bytes(count);
         boolean sliced = bytes > SHORT_BYTES;
-        Call c = begin("reduce", send, recv, type, count, true, sliced ? Need.A_AND_ROOT_B : (comm.rank() == root ? Need.A : Need.NOTHING), root);
+        Call c = begin("reduce", send, recv, type, count, true, sliced ? Need.A_AND_ROOT_B : (comm.rank() == root ? Need.A : Need.NOTHING), sliced, root);
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
@@ -158,7 +159,7 @@ final class IpcCollectives {
     }
 
     boolean broadcast(Buffer buffer, long count, DataType type, int root) {
-        Call c = begin("broadcast", buffer, null, type, count, false, comm.rank() == root ? Need.NOTHING : Need.ROOT_A, root);
+        Call c = begin("broadcast", buffer, null, type, count, false, comm.rank() == root ? Need.NOTHING : Need.ROOT_A, false, root);
         if (c == null) return false;
         try {
             if (comm.rank() != root) {
@@ -172,7 +173,7 @@ final class IpcCollectives {
     }
 
     boolean allGather(Buffer send, Buffer recv, long count, DataType type) {
-        Call c = begin("allGather", send, recv, type, count, false, Need.A, -1);
+        Call c = begin("allGather", send, recv, type, count, false, Need.A, true, -1);
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
@@ -238,9 +239,9 @@ final class IpcCollectives {
      * answer on every rank). {@code a} is the send buffer (or the broadcast buffer), {@code b} the
      * receive buffer (null at a rank that has none); {@code reduces}: the call reduces (alignment
      * matters); {@code need}: which peers' buffers this rank maps (B's handle is exported only when some
-     * rank maps it).
+     * rank maps it); {@code full}: every rank maps every peer in this call (the same on every rank).
      */
-    private Call begin(String what, Buffer a, Buffer b, DataType type, long count, boolean reduces, Need need, int root) {
+    private Call begin(String what, Buffer a, Buffer b, DataType type, long count, boolean reduces, Need need, boolean full, int root) {
         if (!applicable || count == 0) {
             return null;
         }
@@ -325,12 +326,17 @@ final class IpcCollectives {
             failure = e.getMessage();
         }
         if (verified == null) {
-            // the first call that maps: agree that every rank could (a later failure is an error, not a fallback)
+            // until a call in which every rank maps every peer has succeeded: agree that every rank could
+            // map what it needed (after that, a failure is an error, not a fallback)
             flagIn.segment().set(ValueLayout.JAVA_INT, 0, ok ? 1 : 0);
             rt.progress.poll();
             comm.user().allReduce(flagIn, flagOut, 1, DataType.INT, ReduceOp.MIN);
-            verified = flagOut.segment().get(ValueLayout.JAVA_INT, 0) == 1;
-            if (!verified) {
+            boolean everyoneMapped = flagOut.segment().get(ValueLayout.JAVA_INT, 0) == 1;
+            if (everyoneMapped && full) {
+                verified = Boolean.TRUE; // later calls skip this round
+            }
+            if (!everyoneMapped) {
+                verified = Boolean.FALSE;
                 c.release();
                 if (failure != null) {
                     System.err.println("ferry staged: rank " + me + ": CUDA IPC collectives are off for this communicator: " + failure);
