@@ -417,7 +417,8 @@ device_reduction_rows() {
 
 # node-local device collectives of staged: the collective families on device buffers (every type and
 # operator, every root) at 2, 3 and 4 ranks sharing GPU 0 (MPS=1), over CUDA IPC with GPU reductions
-# (ipc: the path is forced, a call that cannot take it fails), as auto chooses, and staged through host memory
+# (ipc: the path is forced, a call that cannot take it fails), as auto chooses, staged through host
+# memory (host), and with IPC off (the reduction chain that multi-node jobs take)
 device_collective_rows() {
     local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_broadcast|c_allGather|c_minloc|staged_deviceCollectives' t=-Dferry.test.perTestTimeout=300
     for np in 2 3 4; do
@@ -425,6 +426,8 @@ device_collective_rows() {
             suite devcoll-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 \
                 -Dferry.staged.deviceCollectives=$mode "$inc" "$t"
         done
+        # IPC off: large reductions of device buffers take the reduction chain (staged messages, folded on the GPU)
+        suite devcoll-chain-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false "$inc" "$t"
     done
 }
 step_device-collectives() { conformance_table "Node-local device collectives of staged, ranks sharing GPU 0 (MPS: ${MPS:-0})" device_collective_rows; }

@@ -33,11 +33,12 @@ import java.util.function.BinaryOperator;
  *                       direction (1, the default, so that fences really are pending) or inline (0)
  * @param offerIpcForHost {@code ferry.staged.test.offerIpc}: for tests without a GPU, host buffers to peers of the
  *                       node are offered as if by IPC; receivers refuse, which exercises the fallback (default false)
- * @param deviceCollectives {@code ferry.staged.deviceCollectives}: how broadcast, reduce, allReduce and allGather on
- *                       device buffers run when every rank of the communicator is on one node: {@code auto} (the
- *                       default: over CUDA IPC, reducing on the GPU, when every rank's buffers allow it, else staged
- *                       through host memory), {@code ipc} (as auto, but a device-buffer collective that cannot take the
- *                       IPC path fails instead of staging), {@code host} (always staged through host memory)
+ * @param deviceCollectives {@code ferry.staged.deviceCollectives}: how collectives on device buffers run: {@code auto}
+ *                       (the default: broadcast, reduce, allReduce and allGather among ranks all on one node over CUDA
+ *                       IPC, reducing on the GPU, when every rank's buffers allow it; large reductions of device buffers
+ *                       across nodes by the reduction chain, reducing on the GPUs; else staged through host memory),
+ *                       {@code ipc} (as auto, but a node-local device-buffer collective that cannot take the IPC path fails
+ *                       instead of staging), {@code host} (always staged through host memory, reduced by the inner MPI)
  */
 public record StagedSettings(long chunk, long minChunk, int depth, long threshold, long eager, int poolChunks, boolean ipc, int ipcCacheSize,
                              boolean contextSync, boolean stageHostBuffers, int memcpyThreads, boolean offerIpcForHost,
