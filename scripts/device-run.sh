@@ -426,8 +426,10 @@ device_collective_rows() {
             suite devcoll-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 \
                 -Dferry.staged.deviceCollectives=$mode "$inc" "$t"
         done
-        # IPC off: large reductions of device buffers take the reduction chain (staged messages, folded on the GPU)
-        suite devcoll-chain-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false "$inc" "$t"
+        # IPC off: reductions of device buffers over 64 KiB take the reduction chain (staged messages in 64 KiB
+        # chunks, folded on the GPU), as on ranks of several nodes
+        suite devcoll-chain-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false \
+            -Dferry.staged.threshold=64k -Dferry.staged.minChunk=64k "$inc" "$t"
     done
 }
 step_device-collectives() { conformance_table "Node-local device collectives of staged, ranks sharing GPU 0 (MPS: ${MPS:-0})" device_collective_rows; }
