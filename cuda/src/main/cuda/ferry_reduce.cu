@@ -73,6 +73,9 @@ struct F64 {
 
 // binary16 <-> binary32: exact widening; narrowing rounded to nearest even (cvt.rn handles
 // subnormal results and overflow to infinity as IEEE 754 says).
+// (Outside device compilation, FERRY_HOST_EMULATION supplies both: a host build of this file that
+// checks the kernels' logic without a GPU.)
+#if defined(__CUDA_ARCH__) || !defined(FERRY_HOST_EMULATION)
 __device__ __forceinline__ float f16_to_f32(uint16_t h)
 {
     float f;
@@ -86,6 +89,7 @@ __device__ __forceinline__ uint16_t f32_to_f16(float f)
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
     return h;
 }
+#endif
 
 // bfloat16: HostReduction.fromBfloat16 / toBfloat16, bit for bit (NaN keeps its upper bits, made quiet).
 __device__ __forceinline__ float bf16_to_f32(uint16_t h) { return __int_as_float(((uint32_t) h) << 16); }

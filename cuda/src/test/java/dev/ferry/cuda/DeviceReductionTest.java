@@ -84,6 +84,66 @@ class DeviceReductionTest {
         assertEquals(2, DeviceReduction.alignment(DataType.BFLOAT16));
     }
 
+    /**
+     * The kernel source built for the host with the system C++ compiler (src/test/cpp): every pairing,
+     * on the vector and the element path, with 2, 3 and 11 sources, against HostReduction. Checks the
+     * kernels' logic on machines without a GPU; skipped (with the reason) where there is no compiler
+     * or no source tree.
+     */
+    @Test
+    void theKernelSourceBuiltForTheHostGivesTheHostResults() throws Exception {
+        java.nio.file.Path cu = java.nio.file.Path.of("src/main/cuda/ferry_reduce.cu"), harness = java.nio.file.Path.of("src/test/cpp/ferry_reduce_host.cpp");
+        Assumptions.assumeTrue(java.nio.file.Files.exists(cu) && java.nio.file.Files.exists(harness), "needs the module's source tree (run from cuda/)");
+        String cxx = null;
+        for (String c : new String[] {"g++", "c++", "clang++"}) {
+            for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+                if (cxx == null && java.nio.file.Files.isExecutable(java.nio.file.Path.of(dir, c))) cxx = java.nio.file.Path.of(dir, c).toString();
+            }
+        }
+        Assumptions.assumeTrue(cxx != null, "no C++ compiler on PATH (g++, c++, clang++)");
+        java.nio.file.Path dir = java.nio.file.Files.createDirectories(java.nio.file.Path.of("target/ferry-reduce-host"));
+        java.nio.file.Path exe = dir.resolve("ferry_reduce_host");
+        Process build = new ProcessBuilder(cxx, "-std=c++17", "-O1", "-rdynamic", "-I", cu.getParent().toString(), "-o", exe.toString(), harness.toString(), "-ldl")
+                .redirectErrorStream(true).start();
+        String log = new String(build.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        Assumptions.assumeTrue(build.waitFor() == 0 || !log.contains("_Float16"), () -> "this C++ compiler has no _Float16: " + log);
+        assertEquals(0, build.waitFor(), () -> "building the host harness failed:\n" + log);
+        int runs = 0;
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (!op.appliesTo(t)) continue;
+                for (int count : new int[] {1, 7, 1000, 4099}) {
+                    for (int sources : new int[] {2, 3, 11}) {
+                        for (int vector = 0; vector <= 1; vector++) {
+                            SplittableRandom rnd = new SplittableRandom(977L * t.ordinal() + 31L * op.ordinal() + count + 7L * sources);
+                            List<String> cmd = new ArrayList<>(List.of(exe.toString(), DeviceReduction.entry(t, op), Integer.toString(t.size()),
+                                    Integer.toString(count), Integer.toString(vector), Integer.toString(sources)));
+                            MemorySegment expected = null;
+                            for (int s = 0; s < sources; s++) {
+                                MemorySegment in = MemorySegment.ofArray(new byte[t.size() * count]);
+                                fill(in, t, ReduceOp.SUM, count, rnd);
+                                java.nio.file.Path f = dir.resolve("in" + s);
+                                java.nio.file.Files.write(f, in.toArray(ValueLayout.JAVA_BYTE));
+                                cmd.add(f.toString());
+                                if (expected == null) expected = MemorySegment.ofArray(in.toArray(ValueLayout.JAVA_BYTE));
+                                else HostReduction.apply(t, op, expected, in, count);
+                            }
+                            java.nio.file.Path out = dir.resolve("out");
+                            cmd.add(out.toString());
+                            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+                            String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                            assertEquals(0, p.waitFor(), () -> String.join(" ", cmd) + ": " + said);
+                            compare(t, op, expected, MemorySegment.ofArray(java.nio.file.Files.readAllBytes(out)), count,
+                                    "host build, " + sources + " sources, " + count + " elements, vector " + vector);
+                            runs++;
+                        }
+                    }
+                }
+            }
+        }
+        assertEquals(62 * 4 * 3 * 2, runs);
+    }
+
     // ---- on the GPU ----------------------------------------------------------------------------
 
     private static void assumeCuda() {
