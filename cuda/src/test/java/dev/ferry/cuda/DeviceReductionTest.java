@@ -86,7 +86,7 @@ class DeviceReductionTest {
 
     /**
      * The kernel source built for the host with the system C++ compiler (src/test/cpp): every pairing,
-     * on the vector and the element path, with 2, 3 and 11 sources, against HostReduction. Checks the
+     * on the vector and the element path, with 2 and 11 sources (two launches), against HostReduction. Checks the
      * kernels' logic on machines without a GPU; skipped (with the reason) where there is no compiler
      * or no source tree.
      */
@@ -112,8 +112,8 @@ class DeviceReductionTest {
         for (DataType t : DataType.values()) {
             for (ReduceOp op : ReduceOp.values()) {
                 if (!op.appliesTo(t)) continue;
-                for (int count : new int[] {1, 7, 1000, 4099}) {
-                    for (int sources : new int[] {2, 3, 11}) {
+                for (int count : new int[] {1, 7, 4099}) {
+                    for (int sources : new int[] {2, 11}) {
                         for (int vector = 0; vector <= 1; vector++) {
                             SplittableRandom rnd = new SplittableRandom(977L * t.ordinal() + 31L * op.ordinal() + count + 7L * sources);
                             List<String> cmd = new ArrayList<>(List.of(exe.toString(), DeviceReduction.entry(t, op), Integer.toString(t.size()),
@@ -141,7 +141,7 @@ class DeviceReductionTest {
                 }
             }
         }
-        assertEquals(62 * 4 * 3 * 2, runs);
+        assertEquals(62 * 3 * 2 * 2, runs);
     }
 
     // ---- on the GPU ----------------------------------------------------------------------------
