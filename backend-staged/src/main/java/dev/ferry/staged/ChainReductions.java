@@ -50,7 +50,10 @@ final class ChainReductions {
             if (b == null) continue;
             if (!comm.staged(b)) return false;
             if (b instanceof HostBuffer) continue; // the test mode
-            if (!StagedRuntime.ipcExportable(b) || b.device() != send.device() || b.address() % DeviceReduction.alignment(type) != 0) return false;
+            if (!StagedRuntime.ipcExportable(b) || b.device() != send.device() || b.address() % DeviceReduction.alignment(type) != 0
+                    || !Cuda.inPrimaryContext(b)) {
+                return false;
+            }
         }
         return send instanceof HostBuffer || Cuda.isAvailable();
     }

@@ -266,6 +266,11 @@ final class IpcCollectives {
                 break;
             }
             device = x.device();
+            if (!Cuda.inPrimaryContext(x)) {
+                state = REFUSED;
+                why = "memory of a context of the application's own, which Ferry's kernels cannot reach";
+                break;
+            }
             if (reduces && x.address() % DeviceReduction.alignment(type) != 0) {
                 state = REFUSED;
                 why = "a buffer not aligned to " + DeviceReduction.alignment(type) + " bytes for " + type;

@@ -38,9 +38,11 @@ import jcuda.driver.JCudaDriver;
  * life of the context. Launches are asynchronous on the given stream; every driver call is checked
  * and a failure is a {@link CudaException}.
  *
- * <p>Addresses are device addresses valid in the stream's device context (memory of that device,
- * or a peer's memory mapped by CUDA IPC). Each must be aligned to {@link #alignment} of the type
- * (device allocations are; a slice at a whole number of elements of an aligned buffer is).
+ * <p>Addresses are device addresses that kernels of the stream's device's primary context may use:
+ * memory allocated there ({@link Cuda#allocate}, or the runtime API's), or a peer's memory mapped
+ * there by CUDA IPC; not memory of a context of the application's own ({@link Cuda#inPrimaryContext}
+ * tells). Each must be aligned to {@link #alignment} of the type (device allocations are; a slice at
+ * a whole number of elements of an aligned buffer is).
  */
 public final class DeviceReduction {
     /** Sources one kernel launch folds; {@link #reduce} with more chains launches. */
