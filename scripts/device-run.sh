@@ -4,6 +4,10 @@
 #                                        conformance-staged staged-check-sys staged-check-pool staged-pipeline
 #                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
 #                                        smcuda smcuda-c ordering-cost ops
+#                                        device-reduction device-collectives device-collectives-bench
+#                                        (the device-collectives steps: 2, 3, 4 ranks sharing GPU 0; run with MPS=1;
+#                                        DEVCOLL_NP="2 3 4", DEVCOLL_MODES="ipc auto host", DEVCOLL_CHAIN=1 pick rows,
+#                                        BENCH_MAX the largest size of device-collectives-bench)
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
 #                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS; MPS=1 runs the
 #                                        steps under a CUDA MPS daemon, for ranks that share one GPU)
@@ -444,6 +448,44 @@ step_bench-mpich() {
     md "- \`bench/run.sh --suite full --np 2 --mpi mpich --time-limit ${BENCH_LIMIT:-300} ${BENCH_ARGS:-}\` under the CUDA-aware MPICH: exit $?, $((SECONDS - t0)) s"
     (cd "$W/bench-mpich" && tar czf "$OUT/bench-mpich-raw.tgz" . ) 2>/dev/null
     md ""
+}
+
+# the reduction kernels of ferry-cuda against the host reductions, every type and operator (one rank)
+step_device-reduction() { conformance_table "GPU reduction kernels against HostReduction (one rank)" device_reduction_rows; }
+device_reduction_rows() {
+    suite device-reduction sys 1 dev.ferry.cuda.DeviceReductionTest -Dferry.backend=ompi
+}
+
+# node-local device collectives of staged: the collective families on device buffers (every type and
+# operator, every root) at 2, 3 and 4 ranks sharing GPU 0 (MPS=1), over CUDA IPC with GPU reductions
+# (ipc: the path is forced, a call that cannot take it fails), as auto chooses, staged through host
+# memory (host), and with IPC off (the reduction chain that multi-node jobs take)
+device_collective_rows() {
+    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_broadcast|c_allGather|c_minloc|staged_deviceCollectives' t=-Dferry.test.perTestTimeout=200
+    for np in ${DEVCOLL_NP:-2 3 4}; do
+        for mode in ${DEVCOLL_MODES:-ipc auto host}; do
+            suite devcoll-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 \
+                -Dferry.staged.deviceCollectives=$mode "$inc" "$t"
+        done
+        # IPC off: reductions of device buffers over 64 KiB take the reduction chain (staged messages in 64 KiB
+        # chunks, folded on the GPU), as on ranks of several nodes
+        [ "${DEVCOLL_CHAIN:-1}" = 1 ] && suite devcoll-chain-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false \
+            -Dferry.staged.threshold=64k -Dferry.staged.minChunk=64k "$inc" "$t"
+    done
+}
+step_device-collectives() { conformance_table "Node-local device collectives of staged, ranks sharing GPU 0 (MPS: ${MPS:-0})" device_collective_rows; }
+
+# allReduce and broadcast on device buffers, 8 B .. 256 MiB, beside one device-to-device copy of the same size (bench DeviceCollectivesVsCopy)
+step_device-collectives-bench() {
+    md "## Device collectives against one device-to-device copy, ranks sharing GPU 0 (MPS: ${MPS:-0})"; md ""
+    local np mode
+    for np in ${DEVCOLL_NP:-2 4}; do
+        for mode in ${DEVCOLL_MODES:-auto host}; do
+            JOPTS="-Dferry.backend=staged -Dferry.device=0 -Dferry.staged.deviceCollectives=$mode" \
+                run_main devcoll-bench-$mode-np$np sys $np dev.ferry.bench.DeviceCollectivesVsCopy ${BENCH_MAX:-268435456}
+            md ""; md '```'; grep -a -E "^backend|^settings|^ +[0-9]+ |bytes" "$W/logs/devcoll-bench-$mode-np$np.log" >> "$SUMMARY"; md '```'; md ""
+        done
+    done
 }
 
 # MPS=1: ranks sharing a GPU run their work concurrently through one MPS server instead of being

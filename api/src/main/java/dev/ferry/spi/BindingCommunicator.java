@@ -167,6 +167,14 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     /**
+     * True when the MPI reduces {@code type} with {@code op} itself ({@link #mpiReduces(DataType)});
+     * a binding whose library gets a pairing wrong returns false for it, and Ferry reduces it.
+     */
+    protected boolean mpiReduces(DataType type, ReduceOp op) {
+        return mpiReduces(type);
+    }
+
+    /**
      * A reduction of a type that MPI has no operator for (FLOAT16, BFLOAT16): every rank's input is
      * gathered as bytes to the ranks that get the result ({@code root}, or all with -1), which
      * reduce on the host in rank order with {@link HostReduction}; device memory is copied through
@@ -197,7 +205,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
 
     @Override
     protected void doReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
-        if (!mpiReduces(type)) {
+        if (!mpiReduces(type, op)) {
             reduceByGathering(sendBuffer, recvBuffer, count, type, op, root);
             return;
         }
@@ -213,7 +221,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
 
     @Override
     protected void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
-        if (!mpiReduces(type)) {
+        if (!mpiReduces(type, op)) {
             reduceByGathering(sendBuffer, recvBuffer, count, type, op, -1);
             return;
         }

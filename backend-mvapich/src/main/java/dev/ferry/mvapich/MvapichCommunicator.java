@@ -50,6 +50,18 @@ final class MvapichCommunicator extends FfmCommunicator {
                 + "(MVAPICH2-GDR with MV2_USE_CUDA=1, MPICH built --with-cuda)";
     }
 
+    /**
+     * MPICH 4.0.2 compares MPI_UINT8_T as signed in MAX and MIN (MAX of 143 and 7 gives 7): Ferry
+     * reduces BYTE MAX and MIN itself on this family, so that BYTE is unsigned as documented.
+     */
+    @Override
+    protected boolean mpiReduces(DataType type, ReduceOp op) {
+        if (type == DataType.BYTE && (op == ReduceOp.MAX || op == ReduceOp.MIN)) {
+            return false;
+        }
+        return super.mpiReduces(type, op);
+    }
+
     @Override
     protected void mpiReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op, int root) {
         if (runtime.deviceReductionStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {

@@ -14,7 +14,9 @@ import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 
 /**
- * Collectives of a staged communicator. Every rank must make the same inner calls whatever memory
+ * Collectives of a staged communicator. Broadcast, reduce, allReduce and allGather on device buffers
+ * of ranks that all share one node go over CUDA IPC with reductions on the GPU ({@link IpcCollectives});
+ * everything else is staged through host memory as follows. Every rank must make the same inner calls whatever memory
  * its own buffers are in, so the plan depends only on what all ranks know (count, type, size,
  * settings), plus, for large operations, one agreement (a one-integer allReduce) on whether any
  * rank stages:
@@ -24,6 +26,8 @@ import java.util.function.IntFunction;
  *     are staged through one pooled buffer, host buffers go straight.</li>
  * <li>Large, and no rank stages: one inner call, straight (host-only jobs keep the inner backend's
  *     own algorithms).</li>
+ * <li>Large reduce and allReduce where every rank stages (device buffers on ranks of several nodes):
+ *     a pipelined chain in rank order that reduces on the GPUs ({@link ChainReductions}).</li>
  * <li>Large, some rank stages: broadcast, reduce and allReduce run chunk by chunk, pipelined: the
  *     device-to-host copy of chunk k+1 runs while the inner collective works on chunk k, and the
  *     host-to-device copy of chunk k while it works on k+1. Scatter, gather, allGather and allToAll
@@ -38,14 +42,18 @@ import java.util.function.IntFunction;
 final class Collectives {
     private final StagedCommunicator comm;
     private final StagedRuntime rt;
-    private final HostBuffer flagIn = HostBuffer.allocate(4);
-    private final HostBuffer flagOut = HostBuffer.allocate(4);
+    private final HostBuffer flagIn = HostBuffer.allocate(8);
+    private final HostBuffer flagOut = HostBuffer.allocate(8);
     private final HostBuffer vectorIn = HostBuffer.allocate(16);
     private final HostBuffer vectorOut = HostBuffer.allocate(16);
+    private final IpcCollectives ipc;
+    private final ChainReductions chain;
 
     Collectives(StagedCommunicator comm) {
         this.comm = comm;
         this.rt = comm.runtime();
+        this.ipc = new IpcCollectives(comm);
+        this.chain = new ChainReductions(comm, this);
     }
 
     /** Frees the agreement buffers. */
@@ -54,6 +62,13 @@ final class Collectives {
         flagOut.close();
         vectorIn.close();
         vectorOut.close();
+        ipc.close();
+        chain.close();
+    }
+
+    /** The node-local CUDA IPC path of this communicator. */
+    IpcCollectives ipc() {
+        return ipc;
     }
 
     private Communicator user() {
@@ -63,9 +78,18 @@ final class Collectives {
 
     /** True on every rank when any rank stages a buffer of this operation (collective). */
     private boolean anyStaged(boolean mine) {
-        flagIn.segment().set(ValueLayout.JAVA_INT, 0, mine ? 1 : 0);
-        user().allReduce(flagIn, flagOut, 1, DataType.INT, ReduceOp.MAX);
-        return flagOut.segment().get(ValueLayout.JAVA_INT, 0) != 0;
+        return agree(mine, true)[0];
+    }
+
+    /**
+     * One agreement (a two-integer allReduce): [0] true when any rank stages a buffer of this
+     * operation, [1] true when every rank can take the reduction chain (collective).
+     */
+    private boolean[] agree(boolean staged, boolean chainable) {
+        flagIn.segment().set(ValueLayout.JAVA_INT, 0, staged ? 1 : 0);
+        flagIn.segment().set(ValueLayout.JAVA_INT, 4, chainable ? 0 : 1);
+        user().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MAX);
+        return new boolean[] {flagOut.segment().get(ValueLayout.JAVA_INT, 0) != 0, flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0};
     }
 
     /** Elements per inner call: all at once, or chunks of the chunk size. */
@@ -76,9 +100,34 @@ final class Collectives {
         return Tuning.of(rt.settings).chunkFor(largestBytes) / type.size();
     }
 
+    /**
+     * For a large reduction: true when every rank can take the reduction chain (every rank's buffers
+     * staged, and the GPU reduces them), after which {@link ChainReductions} ran it; otherwise the
+     * elements per inner call of the chunked path, as {@link #chunkElements}, in {@code per[0]}.
+     */
+    private boolean reducedByChain(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root, long[] per) {
+        long bytes = type.bytes(count);
+        boolean mine = comm.staged(send) || comm.staged(recv);
+        if (bytes <= rt.settings.threshold()) {
+            per[0] = Math.max(count, 1);
+            return false;
+        }
+        boolean allowed = rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST && comm.size() > 1;
+        boolean[] f = agree(mine, allowed && chain.canTake(send, recv, type));
+        if (allowed && f[1]) {
+            chain.run(send, recv, count, type, op, root);
+            return true;
+        }
+        per[0] = f[0] ? Tuning.of(rt.settings).chunkFor(bytes) / type.size() : Math.max(count, 1);
+        return false;
+    }
+
     // ---- chunked: broadcast, reduce, allReduce ---------------------------------------------
 
     void broadcast(Buffer buffer, long count, DataType type, int root) {
+        if (ipc.broadcast(buffer, count, type, root)) {
+            return;
+        }
         boolean isRoot = comm.rank() == root;
         long per = chunkElements(type.bytes(count), count, type, comm.staged(buffer));
         chunked(isRoot ? buffer : null, isRoot ? null : buffer, count, type, per,
@@ -86,13 +135,25 @@ final class Collectives {
     }
 
     void reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
-        long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
-        chunked(send, recv, count, type, per, (in, out, n) -> user().reduce(in, out, n, type, op, root));
+        if (ipc.reduce(send, recv, count, type, op, root)) {
+            return;
+        }
+        long[] per = new long[1];
+        if (reducedByChain(send, recv, count, type, op, root, per)) {
+            return;
+        }
+        chunked(send, recv, count, type, per[0], (in, out, n) -> user().reduce(in, out, n, type, op, root));
     }
 
     void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
-        long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
-        chunked(send, recv, count, type, per, (in, out, n) -> user().allReduce(in, out, n, type, op));
+        if (ipc.allReduce(send, recv, count, type, op)) {
+            return;
+        }
+        long[] per = new long[1];
+        if (reducedByChain(send, recv, count, type, op, -1, per)) {
+            return;
+        }
+        chunked(send, recv, count, type, per[0], (in, out, n) -> user().allReduce(in, out, n, type, op));
     }
 
     /** One inner call on chunk buffers: {@code in} and {@code out} are host memory (staged or the user's), either may be null. */
@@ -260,6 +321,9 @@ final class Collectives {
     }
 
     void allGather(Buffer send, Buffer recv, long count, DataType type) {
+        if (ipc.allGather(send, recv, count, type)) {
+            return;
+        }
         long block = type.bytes(count), all = block * comm.size();
         if (single(all, send, recv)) {
             once(send, block, recv, all, (i, o) -> user().allGather(i, o, count, type));

@@ -105,6 +105,14 @@ final class Peers {
         return device[r];
     }
 
+    /** True when every rank of the communicator runs on this node and can do CUDA IPC (the same answer on every rank). */
+    boolean oneNodeWithIpc() {
+        for (int r = 0; r < node.length; r++) {
+            if (node[r] != NODE || (flags[r] & IPC) == 0) return false;
+        }
+        return true;
+    }
+
     /** Ranks of this communicator on this node. */
     int localCount() {
         int n = 0;

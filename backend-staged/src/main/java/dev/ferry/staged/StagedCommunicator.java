@@ -191,6 +191,11 @@ final class StagedCommunicator extends AbstractCommunicator {
                 errorClass, errorClass, "MPI_ERR_TRUNCATE: message truncated", null);
     }
 
+    /** This communicator's collectives (tests look at its IPC path). */
+    Collectives collectivesForTests() {
+        return collectives;
+    }
+
     /** The lazily made communicator the point-to-point collectives run on (collective: every rank makes it at the same call). */
     synchronized StagedCommunicator internal() {
         if (internal == null) {

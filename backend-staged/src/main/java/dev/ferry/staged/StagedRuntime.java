@@ -5,6 +5,9 @@ import dev.ferry.HostBuffer;
 import dev.ferry.MemoryKind;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.cuda.CudaIpc;
+import dev.ferry.cuda.CudaStream;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.function.LongFunction;
 
 /**
@@ -29,6 +32,8 @@ final class StagedRuntime {
     /** Native calls (CUDA driver, inner MPI) by kind, and their time when the check asks. */
     final Calls calls = new Calls();
     final Progress progress;
+    /** Per device: the stream of the node-local device collectives (reduction kernels and peer copies). */
+    private final Map<Integer, CudaStream> collectiveStreams = new HashMap<>();
     private int refs;
     private boolean closed;
 
@@ -111,6 +116,17 @@ final class StagedRuntime {
         return memcpy;
     }
 
+    /** The stream the node-local device collectives of this process run on for {@code device}, made on first use. */
+    synchronized CudaStream collectiveStream(int device) {
+        if (closed) {
+            throw new IllegalStateException("the staged runtime was closed (Ferry.shutdown?)");
+        }
+        return collectiveStreams.computeIfAbsent(device, d -> {
+            calls.count(Calls.Kind.STREAM_CREATE);
+            return Cuda.newStream(d);
+        });
+    }
+
     /** True for memory the IPC path can export (device memory, not managed). */
     static boolean ipcExportable(Buffer b) {
         return b != null && b.kind() == MemoryKind.DEVICE;
@@ -128,6 +144,17 @@ final class StagedRuntime {
         }
         progress.close();
         RuntimeException first = null;
+        synchronized (this) {
+            for (CudaStream st : collectiveStreams.values()) {
+                try {
+                    st.synchronize();
+                    st.close();
+                } catch (RuntimeException e) {
+                    if (first == null) first = e; else first.addSuppressed(e);
+                }
+            }
+            collectiveStreams.clear();
+        }
         for (AutoCloseable c : new AutoCloseable[] {ipcCache, cuda, memcpy, chunks, slots}) {
             if (c == null) continue;
             try {

@@ -33,10 +33,26 @@ import java.util.function.BinaryOperator;
  *                       direction (1, the default, so that fences really are pending) or inline (0)
  * @param offerIpcForHost {@code ferry.staged.test.offerIpc}: for tests without a GPU, host buffers to peers of the
  *                       node are offered as if by IPC; receivers refuse, which exercises the fallback (default false)
+ * @param deviceCollectives {@code ferry.staged.deviceCollectives}: how collectives on device buffers run: {@code auto}
+ *                       (the default: broadcast, reduce, allReduce and allGather among ranks all on one node over CUDA
+ *                       IPC, reducing on the GPU, when every rank's buffers allow it; large reductions of device buffers
+ *                       across nodes by the reduction chain, reducing on the GPUs; else staged through host memory),
+ *                       {@code ipc} (as auto, but a node-local device-buffer collective that cannot take the IPC path fails
+ *                       instead of staging), {@code host} (always staged through host memory, reduced by the inner MPI)
  */
 public record StagedSettings(long chunk, long minChunk, int depth, long threshold, long eager, int poolChunks, boolean ipc, int ipcCacheSize,
                              boolean contextSync, boolean stageHostBuffers, int memcpyThreads, boolean offerIpcForHost,
-                             boolean progressThread) {
+                             boolean progressThread, DeviceCollectives deviceCollectives) {
+
+    /** {@code ferry.staged.deviceCollectives}: which path node-local collectives on device buffers take. */
+    public enum DeviceCollectives {
+        /** CUDA IPC and GPU reductions where possible, host staging otherwise. */
+        AUTO,
+        /** CUDA IPC and GPU reductions; a device-buffer collective that cannot take that path fails. */
+        IPC,
+        /** Always staged through host memory, reduced by the inner MPI. */
+        HOST
+    }
 
     /** Largest chunk: one MPI message per chunk, below the bindings' 2 GiB limit. */
     public static final long MAX_CHUNK = 1L << 30;
@@ -65,7 +81,15 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         int threads = (int) number(setting, "ferry.staged.memcpyThreads", "1");
         boolean offer = bool(setting, "ferry.staged.test.offerIpc", "false");
         boolean assistant = bool(setting, "ferry.staged.progressThread", "true");
-        StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, ipc, cache, sync, stageHost, threads, offer, assistant);
+        String dc = setting.apply("ferry.staged.deviceCollectives", "auto").trim().toLowerCase(Locale.ROOT);
+        DeviceCollectives collectives = switch (dc) {
+            case "auto" -> DeviceCollectives.AUTO;
+            case "ipc" -> DeviceCollectives.IPC;
+            case "host" -> DeviceCollectives.HOST;
+            default -> throw new InvalidArgumentException("ferry.staged.deviceCollectives='" + dc + "': expected auto, ipc or host");
+        };
+        StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, ipc, cache, sync, stageHost, threads, offer, assistant,
+                collectives);
         s.check();
         return s;
     }
@@ -108,6 +132,11 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         m.put("eager", bytes(eager));
         m.put("pool", poolChunks + " x " + bytes(chunk));
         m.put("context sync", contextSync ? "yes" : "no");
+        m.put("device collectives", switch (deviceCollectives) {
+            case AUTO -> "auto (CUDA IPC and GPU reductions within a node where every rank's buffers allow, else staged)";
+            case IPC -> "ipc (CUDA IPC and GPU reductions within a node, or an exception)";
+            case HOST -> "host (staged through host memory, reduced by the inner MPI)";
+        });
         m.put("progress thread", progressThread ? "yes (under MPI_THREAD_MULTIPLE)" : "no (ferry.staged.progressThread=false)");
         if (stageHostBuffers) {
             m.put("stage host buffers", "yes (test mode, " + (memcpyThreads == 0 ? "inline" : "threaded") + " memcpy)");

@@ -18,6 +18,9 @@ final class Stats {
     final LongAdder truncated = new LongAdder();
     final LongAdder collectiveSteps = new LongAdder();
     final LongAdder collectivesByMessages = new LongAdder();
+    final LongAdder ipcCollectives = new LongAdder();
+    final LongAdder gpuReductions = new LongAdder();
+    final LongAdder chainReductions = new LongAdder();
 
     /** Every counter by name. */
     Map<String, Long> snapshot() {
@@ -34,6 +37,9 @@ final class Stats {
         m.put("truncated", truncated.sum());
         m.put("collectiveSteps", collectiveSteps.sum());
         m.put("collectivesByMessages", collectivesByMessages.sum());
+        m.put("ipcCollectives", ipcCollectives.sum());
+        m.put("gpuReductions", gpuReductions.sum());
+        m.put("chainReductions", chainReductions.sum());
         return m;
     }
 

@@ -432,6 +432,79 @@ public class StagedContract extends CommunicatorContract {
         assertTrue(rt.chunks.allocatedBytes() <= rt.chunks.capacityBytes(), "the pool keeps at most its bound after a burst: " + rt.chunks.allocatedBytes());
     }
 
+    /**
+     * Node-local device collectives take the path ferry.staged.deviceCollectives names: over CUDA IPC
+     * with the reduction on the GPU (auto and ipc, when every rank is on this node with IPC on), or
+     * staged through host memory (host); the results are right either way.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Mem.class, names = "DEVICE")
+    void staged_deviceCollectivesTakeTheConfiguredPath(Mem m) {
+        m.assume(comm);
+        StagedRuntime rt = StagedRuntime.currentOrNull();
+        assertNotNull(rt);
+        IpcCollectives ipc = ((StagedCommunicator) comm).collectivesForTests().ipc();
+        StagedCommunicator sc = (StagedCommunicator) comm;
+        boolean expectIpc = rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST && size > 1 && rt.ipcEnabled()
+                && sc.peers().localCount() == size;
+        assertEquals(expectIpc, ipc.applicable(), "the IPC path applies exactly when the setting allows, IPC is on and every rank is on this node");
+        long before = rt.stats.ipcCollectives.sum(), gpu = rt.stats.gpuReductions.sum();
+        for (int count : new int[] {2, 100_003}) { // the short path and the sliced one
+            Buffer in = alloc(m, 8L * count), out = alloc(m, 8L * count);
+            try (dev.ferry.HostBuffer h = dev.ferry.HostBuffer.allocate(8L * count)) {
+                for (int i = 0; i < count; i++) Data.put(h.segment(), DataType.LONG, i, rank + i);
+                Cuda.copy(in, h, 8L * count);
+                comm.allReduce(in, out, count, DataType.LONG, ReduceOp.SUM);
+                Cuda.copy(h, out, 8L * count);
+                for (int i = 0; i < count; i += 997) {
+                    assertEquals(size * (size - 1) / 2 + (long) size * i, (long) Data.get(h.segment(), DataType.LONG, i), "element " + i);
+                }
+            }
+        }
+        long took = rt.stats.ipcCollectives.sum() - before;
+        if (expectIpc) {
+            assertEquals(2, took, "both allReduces went over CUDA IPC (" + rt.settings.deviceCollectives() + ")");
+            assertEquals(2, rt.stats.gpuReductions.sum() - gpu, "and reduced on the GPU");
+            assertEquals(Boolean.TRUE, ipc.verified(), "every rank mapped every peer");
+        } else {
+            assertEquals(0, took, "staged through host memory (" + rt.settings.deviceCollectives() + ", applicable " + ipc.applicable() + ")");
+        }
+        if (rt.settings.deviceCollectives() == StagedSettings.DeviceCollectives.IPC && size > 1 && ipc.applicable()) {
+            // forced: a device collective that cannot take the path fails on every rank alike (a misaligned INT buffer)
+            Buffer in = alloc(m, 64), out = alloc(m, 64);
+            assertThrows(dev.ferry.UnsupportedBufferException.class, () -> comm.allReduce(in.slice(1, 8), out, 2, DataType.INT, ReduceOp.SUM));
+            assertUsable();
+        }
+    }
+
+    @Test
+    void staged_deviceCollectivesSettingIsChecked() {
+        assertThrows(dev.ferry.InvalidArgumentException.class, () -> StagedSettings.read((k, d) -> k.equals("ferry.staged.deviceCollectives") ? "gpu" : d));
+        assertEquals(StagedSettings.DeviceCollectives.HOST,
+                StagedSettings.read((k, d) -> k.equals("ferry.staged.deviceCollectives") ? " Host " : d).deviceCollectives());
+        assertEquals(StagedSettings.DeviceCollectives.AUTO, StagedSettings.read((k, d) -> d).deviceCollectives());
+    }
+
+    @Test
+    void staged_deviceCollectiveSlicesCoverTheBufferInAlignedPieces() {
+        for (DataType t : DataType.values()) {
+            for (int n = 1; n <= 5; n++) {
+                for (long count : new long[] {1, 7, 64, 1001, 300_007}) {
+                    long next = 0;
+                    for (int r = 0; r < n; r++) {
+                        long[] s = IpcCollectives.slice(count, t, r, n);
+                        if (s[1] > 0) {
+                            assertEquals(next, s[0], t + " slice " + r + " of " + n + " starts where the last ended");
+                            assertEquals(0, t.bytes(s[0]) % 16, "slice starts at a 16-byte boundary");
+                        }
+                        next = s[0] + s[1];
+                    }
+                    assertEquals(count, next, "slices of " + count + " " + t + " over " + n + " ranks cover it");
+                }
+            }
+        }
+    }
+
     /** The configuration's own path really carried the traffic of the suite (a test mode that silently went straight would prove nothing). */
     @Test
     void staged_z_theConfiguredPathsWereTaken() {
@@ -445,6 +518,9 @@ public class StagedContract extends CommunicatorContract {
             assertTrue(st.get("stagedChunksOut") > 100 && st.get("stagedChunksIn") > 100, "host buffers went through the staging pipeline: " + st);
             assertTrue(rt.chunks.peak() >= 2, "chunks were pipelined (several staging buffers lent at once): peak " + rt.chunks.peak());
             assertTrue(st.get("collectiveSteps") > 100 && st.get("collectivesByMessages") > 0, "collectives went through staging: " + st);
+            if (size > 1 && rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST) {
+                assertTrue(st.get("chainReductions") > 0, "large reductions of staged buffers went through the reduction chain: " + st);
+            }
         } else if (!Cuda.isAvailable()) {
             assertEquals(0L, st.get("stagedChunksOut"), "host buffers go straight: " + st);
             assertTrue(st.get("straightChunksOut") > 0, st.toString());

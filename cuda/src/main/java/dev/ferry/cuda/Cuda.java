@@ -416,6 +416,20 @@ public final class Cuda {
         return ordinal[0];
     }
 
+    /**
+     * True when the device memory of {@code buffer} belongs to its device's primary context (the
+     * context Ferry's own streams, kernels and IPC mappings live in), so that Ferry's kernels may
+     * read and write it; false for memory a context of the application's own allocated
+     * (cuCtxCreate), which only copies reach.
+     */
+    public static boolean inPrimaryContext(Buffer buffer) {
+        buffer.checkMemory();
+        if (!buffer.kind().needsCuda() || buffer.device() < 0) {
+            return false;
+        }
+        return DriverContexts.contextOf(buffer.address()) == device(buffer.device()).contextHandle();
+    }
+
     /** Base address and size of the allocation containing {@code address} (cuMemGetAddressRange). */
     public static long[] addressRange(long address) {
         CUdeviceptr base = new CUdeviceptr();

@@ -159,6 +159,40 @@ public class ApplicationPatterns {
     }
 
     @Test
+    void b_collectivesOnMemoryOfAContextOfTheApplication() {
+        int ordinal = Cuda.defaultDevice().ordinal();
+        for (int n : new int[] {64, 1 << 20}) {
+            long ctx = TestKernels.createContext(ordinal);
+            long in = TestKernels.alloc(4L * n), out = TestKernels.alloc(4L * n), b = TestKernels.alloc(n);
+            long writer = TestKernels.createStream(1);
+            try {
+                TestKernels.memset(out, Mem.POISON, 4L * n);
+                TestKernels.slowSetInts(in, n, rank + 1, SPIN, writer);
+                comm.allReduce(DeviceBuffer.wrap(ordinal, in, 4L * n), DeviceBuffer.wrap(ordinal, out, 4L * n), n, DataType.INT, ReduceOp.SUM);
+                assertEquals(ctx, TestKernels.currentContext(), "the application's context is current again after its allReduce");
+                MemorySegment got = MemorySegment.ofArray(TestKernels.read(out, 4 * n));
+                long ranks = (long) size * (size + 1) / 2;
+                for (int i = 0; i < n; i++) {
+                    assertEquals(ranks + (long) size * (i % 1000), got.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i),
+                            "allReduce of " + n + " ints in memory of an application context, element " + i);
+                }
+                int root = size - 1;
+                TestKernels.memset(b, Mem.POISON, n);
+                if (rank == root) TestKernels.slowFill(b, n, 4343, SPIN, writer);
+                comm.broadcast(DeviceBuffer.wrap(ordinal, b, n), n, DataType.BYTE, root);
+                assertPattern(TestKernels.read(b, n), 4343, "broadcast of " + n + " bytes in memory of an application context");
+            } finally {
+                TestKernels.destroyStream(writer);
+                TestKernels.free(in);
+                TestKernels.free(out);
+                TestKernels.free(b);
+                TestKernels.destroyContext(ctx);
+                TestKernels.setCurrent(primary);
+            }
+        }
+    }
+
+    @Test
     void c_kernelThenCollectivesWithoutSynchronizing() {
         long s = TestKernels.createStream(1);
         try {

@@ -458,6 +458,120 @@ public abstract class CommunicatorContract extends RankContract {
         }
     }
 
+    /**
+     * Element counts of the every-pairing reduction tests: tiny, odd, and for device memory also over
+     * 256 KiB in an odd count (where device collectives slice the work between ranks).
+     */
+    private static long[] pairingCounts(DataType t, Mem m) {
+        return m == Mem.DEVICE ? new long[] {1, 7, 1001, (300_000 / t.size()) | 1} : new long[] {1, 7, 1001};
+    }
+
+    /** The host's fold, in rank order, of every rank's {@link Data#orderFreeInput}: what every backend must give. */
+    private byte[] hostFold(DataType t, ReduceOp op, long count) {
+        byte[] acc = Data.orderFreeInput(t, op, 0, count);
+        MemorySegment a = MemorySegment.ofArray(acc);
+        for (int r = 1; r < size; r++) {
+            dev.ferry.spi.HostReduction.apply(t, op, a, MemorySegment.ofArray(Data.orderFreeInput(t, op, r, count)), count);
+        }
+        return acc;
+    }
+
+    /** Asserts a reduction result: every byte, except the padding of pair types (MPI's pair datatypes do not carry it). */
+    private static void assertReduced(DataType t, byte[] expected, byte[] got, long count, String what) {
+        MemorySegment e = MemorySegment.ofArray(expected), g = MemorySegment.ofArray(got);
+        for (long i = 0; i < count; i++) {
+            long at = i * t.size();
+            if (t.kind() == DataType.Kind.PAIR) {
+                long ev = Data.pairValueAt(e, t, i), gv = Data.pairValueAt(g, t, i);
+                int ei = Data.pairIndexAt(e, t, i), gi = Data.pairIndexAt(g, t, i);
+                if (ev != gv || ei != gi) {
+                    throw new AssertionError(what + ": element " + i + " is (" + gv + ", " + gi + "), expected (" + ev + ", " + ei + ")");
+                }
+            } else {
+                for (int k = 0; k < t.size(); k++) {
+                    if (e.get(java.lang.foreign.ValueLayout.JAVA_BYTE, at + k) != g.get(java.lang.foreign.ValueLayout.JAVA_BYTE, at + k)) {
+                        throw new AssertionError(what + ": element " + i + " is " + Data.get(g, t, i) + ", expected " + Data.get(e, t, i));
+                    }
+                }
+            }
+        }
+        for (long i = expected.length; i < got.length; i++) {
+            if (got[(int) i] != Mem.POISON) throw new AssertionError(what + ": byte " + i + " past the result was overwritten");
+        }
+    }
+
+    /**
+     * Failures of a loop of collectives, kept until the loop has ended: a rank that stopped at its
+     * first wrong result would leave the others waiting in the next collective.
+     */
+    private static final class Failures {
+        private AssertionError first;
+        private int count;
+
+        void check(Runnable assertion) {
+            try {
+                assertion.run();
+            } catch (AssertionError e) {
+                if (first == null) first = e;
+                count++;
+            }
+        }
+
+        void rethrow() {
+            if (first != null) {
+                throw new AssertionError(count + " wrong result(s); the first: " + first.getMessage(), first);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_allReduceEveryPairingOfTypeAndOperator(Mem m) {
+        m.assume(comm);
+        Failures failures = new Failures();
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (!op.appliesTo(t)) continue;
+                for (long count : pairingCounts(t, m)) {
+                    Buffer send = filled(m, Data.orderFreeInput(t, op, rank, count));
+                    Buffer recv = poisoned(m, t.bytes(count) + 3);
+                    comm.allReduce(send, recv, count, t, op);
+                    failures.check(() -> assertReduced(t, hostFold(t, op, count), Mem.read(recv), count, "allReduce " + op + " of " + count + " " + t));
+                    close(send);
+                    close(recv);
+                }
+            }
+        }
+        failures.rethrow();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_reduceEveryPairingOfTypeAndOperatorToEveryRoot(Mem m) {
+        m.assume(comm);
+        Failures failures = new Failures();
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (!op.appliesTo(t)) continue;
+                for (long count : pairingCounts(t, m)) {
+                    byte[] expected = hostFold(t, op, count);
+                    for (int root = 0; root < size; root++) {
+                        Buffer send = filled(m, Data.orderFreeInput(t, op, rank, count));
+                        Buffer recv = rank == root ? poisoned(m, t.bytes(count) + 3) : null;
+                        comm.reduce(send, recv, count, t, op, root);
+                        if (rank == root) {
+                            int at = root;
+                            failures.check(() -> assertReduced(t, expected, Mem.read(recv), count, "reduce " + op + " of " + count + " " + t + " to root " + at));
+                            close(recv);
+                        }
+                        close(send);
+                    }
+                }
+            }
+        }
+        failures.rethrow();
+    }
+
     // ---- communicators -------------------------------------------------------------------------
 
     @Test

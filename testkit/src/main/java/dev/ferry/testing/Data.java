@@ -128,4 +128,29 @@ public final class Data {
     public static int pairIndexAt(MemorySegment s, DataType t, long i) {
         return s.get(ValueLayout.JAVA_INT_UNALIGNED, i * t.size() + t.indexOffset());
     }
+
+    /**
+     * {@code count} elements of {@code t} for rank {@code rank}'s input to a reduction with {@code op},
+     * random but regenerable by every rank, and such that every backend's result is exact whatever
+     * order it reduces in: integers are random bits (wrapping arithmetic and bitwise operators do not
+     * depend on the order), floating-point values are small integers (PROD: 1 or 2), pairs carry
+     * small values with ties and distinct indices. Pair padding bytes are zero.
+     */
+    public static byte[] orderFreeInput(DataType t, ReduceOp op, int rank, long count) {
+        byte[] out = new byte[Math.toIntExact(t.bytes(count))];
+        MemorySegment s = MemorySegment.ofArray(out);
+        SplittableRandom r = new SplittableRandom(((t.ordinal() * 31L + op.ordinal()) * 1_000_003L + count) * 257 + rank);
+        for (long i = 0; i < count; i++) {
+            int pick = r.nextInt(8);
+            switch (t) {
+                case BYTE -> s.set(ValueLayout.JAVA_BYTE, i, (byte) (pick == 0 ? 0 : r.nextInt(256)));
+                case SHORT -> s.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) (pick == 0 ? 0 : pick < 3 ? r.nextInt(-2, 3) : r.nextInt()));
+                case INT -> s.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i, pick == 0 ? 0 : pick < 3 ? r.nextInt(-2, 3) : r.nextInt());
+                case LONG -> s.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i, pick == 0 ? 0 : pick < 3 ? r.nextInt(-2, 3) : r.nextLong());
+                case FLOAT, DOUBLE, FLOAT16, BFLOAT16 -> put(s, t, i, op == ReduceOp.PROD ? r.nextInt(1, 3) * (pick == 0 ? -1 : 1) : r.nextInt(-40, 41));
+                default -> putPair(s, t, i, r.nextInt(-2, 3), rank * 1_000_000 + (int) i);
+            }
+        }
+        return out;
+    }
 }

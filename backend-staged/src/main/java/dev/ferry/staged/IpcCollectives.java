@@ -1,0 +1,404 @@
+package dev.ferry.staged;
+
+import dev.ferry.Buffer;
+import dev.ferry.CudaException;
+import dev.ferry.DataType;
+import dev.ferry.HostBuffer;
+import dev.ferry.ReduceOp;
+import dev.ferry.UnsupportedBufferException;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.cuda.CudaStream;
+import dev.ferry.cuda.DeviceReduction;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Broadcast, reduce, allReduce and allGather on device buffers between the ranks of one node, over
+ * CUDA IPC: every rank reads (and writes) the other ranks' buffers where they are, mapped into its
+ * own context, and reduces on the GPU with {@link DeviceReduction}; no byte crosses PCIe and nothing
+ * is reduced on the host.
+ *
+ * <p>Each call starts with one small host message round, an allGather over the inner communicator
+ * of a record per rank: whether its buffers can take this path (device memory of one GPU, exportable,
+ * aligned for the type), their IPC handles (made once per allocation, {@link IpcExports}) and its
+ * device. Every rank decides from the same records, so all take this path or all take the staged
+ * one. Peers' allocations are mapped through the runtime's {@link CudaIpcCache} (once, then hits).
+ * Until a call in which every rank maps every peer has succeeded, each call also agrees (one
+ * allReduce) that every rank could map what it needed and reach it from its GPU; if one could not,
+ * the path is off for the communicator on every rank.
+ *
+ * <p>Ordering: the front has finished the caller's prior device work on every rank before the call
+ * (the device ordering contract), so once the records are exchanged every rank's input is ready and
+ * its output is free. Each rank then runs its part on its collective stream, waits for it, and meets
+ * the others in a host barrier, after which no rank touches another's memory: a rank returns only
+ * when every read of its buffers and every write into them is complete.
+ *
+ * <ul>
+ * <li>allReduce: up to {@link #SHORT_BYTES} bytes, every rank folds all ranks' inputs into its own
+ *     result (one kernel). Larger: reduce-scatter then all-gather, fused: rank r folds slice r of every
+ *     input into slice r of its result, then copies that slice into the other ranks' results.</li>
+ * <li>reduce: up to {@link #SHORT_BYTES}, the root folds everything; larger, rank r folds slice r
+ *     straight into the root's result.</li>
+ * <li>broadcast: every other rank copies the root's buffer.</li>
+ * <li>allGather: every rank copies every rank's block into its result.</li>
+ * </ul>
+ *
+ * <p>Inputs are folded in rank order, {@code ((in_0 op in_1) op in_2) ...}, element by element, as
+ * the inner backends reduce the types Ferry reduces itself: the result is the same on every rank and
+ * equal to {@link dev.ferry.spi.HostReduction}'s fold.
+ */
+final class IpcCollectives {
+    /** allReduce and reduce up to this many bytes: one rank folds all inputs, no slicing. */
+    static final long SHORT_BYTES = 256 * 1024;
+
+    private static final int OFFER = 64 + 4 * 8;
+    private static final int A = 16, B = A + OFFER, RECORD = B + OFFER;
+    /** Record states: some buffer in host memory (not a device collective), eligible, device memory that cannot take the path. */
+    private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
+
+    private final StagedCommunicator comm;
+    private final StagedRuntime rt;
+    private final StagedSettings.DeviceCollectives mode;
+    private final boolean applicable;
+    private final HostBuffer mine;
+    private final HostBuffer all;
+    private final HostBuffer flagIn;
+    private final HostBuffer flagOut;
+    /** TRUE once every rank mapped every peer in one call, FALSE once a rank could not map: null until either. */
+    private Boolean verified;
+
+    IpcCollectives(StagedCommunicator comm) {
+        this.comm = comm;
+        this.rt = comm.runtime();
+        this.mode = rt.settings.deviceCollectives();
+        this.applicable = mode != StagedSettings.DeviceCollectives.HOST && comm.size() > 1 && rt.ipcEnabled() && comm.peers().oneNodeWithIpc();
+        this.mine = applicable ? HostBuffer.allocate(RECORD) : null;
+        this.all = applicable ? HostBuffer.allocate((long) RECORD * comm.size()) : null;
+        this.flagIn = applicable ? HostBuffer.allocate(4) : null;
+        this.flagOut = applicable ? HostBuffer.allocate(4) : null;
+    }
+
+    /** Whether a call may take this path at all (same answer on every rank: from settings and the peer table). */
+    boolean applicable() {
+        return applicable;
+    }
+
+    void close() {
+        for (HostBuffer h : new HostBuffer[] {mine, all, flagIn, flagOut}) {
+            if (h != null) h.close();
+        }
+    }
+
+    // ---- the operations: true when carried here, false: every rank stages instead ------------
+
+    boolean allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+        long bytes = type.bytes(count);
+        boolean sliced = bytes > SHORT_BYTES;
+        Call c = begin("allReduce", send, recv, type, count, true, sliced ? Need.A_AND_B : Need.A, true, -1);
+        if (c == null) return false;
+        try {
+            int n = comm.size(), me = comm.rank();
+            int size = type.size();
+            if (!sliced) {
+                long[] sources = new long[n];
+                for (int r = 0; r < n; r++) sources[r] = c.a[r];
+                DeviceReduction.reduce(type, op, recv.address(), sources, count, c.stream);
+                rt.stats.gpuReductions.increment();
+            } else {
+                long[] slice = slice(count, type, me, n);
+                if (slice[1] > 0) {
+                    long off = slice[0] * size, len = slice[1] * size;
+                    long[] sources = new long[n];
+                    for (int r = 0; r < n; r++) sources[r] = c.a[r] + off;
+                    DeviceReduction.reduce(type, op, recv.address() + off, sources, slice[1], c.stream);
+                    rt.stats.gpuReductions.increment();
+                    for (int k = 1; k < n; k++) {
+                        int r = (me + k) % n; // every rank starts with a different peer
+                        Cuda.copyAsync(c.b[r] + off, recv.address() + off, len, c.stream);
+                    }
+                }
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    boolean reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
+        long bytes = type.bytes(count);
+        boolean sliced = bytes > SHORT_BYTES;
+        Call c = begin("reduce", send, recv, type, count, true, sliced ? Need.A_AND_ROOT_B : (comm.rank() == root ? Need.A : Need.NOTHING), sliced, root);
+        if (c == null) return false;
+        try {
+            int n = comm.size(), me = comm.rank();
+            int size = type.size();
+            if (!sliced) {
+                if (me == root) {
+                    DeviceReduction.reduce(type, op, recv.address(), c.a.clone(), count, c.stream);
+                    rt.stats.gpuReductions.increment();
+                }
+            } else {
+                long[] slice = slice(count, type, me, n);
+                if (slice[1] > 0) {
+                    long off = slice[0] * size;
+                    long[] sources = new long[n];
+                    for (int r = 0; r < n; r++) sources[r] = c.a[r] + off;
+                    long out = me == root ? recv.address() : c.b[root];
+                    DeviceReduction.reduce(type, op, out + off, sources, slice[1], c.stream);
+                    rt.stats.gpuReductions.increment();
+                }
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    boolean broadcast(Buffer buffer, long count, DataType type, int root) {
+        Call c = begin("broadcast", buffer, null, type, count, false, comm.rank() == root ? Need.NOTHING : Need.ROOT_A, false, root);
+        if (c == null) return false;
+        try {
+            if (comm.rank() != root) {
+                Cuda.copyAsync(buffer.address(), c.a[root], type.bytes(count), c.stream);
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    boolean allGather(Buffer send, Buffer recv, long count, DataType type) {
+        Call c = begin("allGather", send, recv, type, count, false, Need.A, true, -1);
+        if (c == null) return false;
+        try {
+            int n = comm.size(), me = comm.rank();
+            long block = type.bytes(count);
+            for (int k = 0; k < n; k++) {
+                int r = (me + k) % n;
+                Cuda.copyAsync(recv.address() + block * r, c.a[r], block, c.stream);
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    /**
+     * Elements {@code [first, first + length)} of rank {@code r}'s slice: equal slices of whole 16-byte
+     * groups (so that every slice starts 16-byte aligned when the buffers do), the last ones shorter or empty.
+     */
+    static long[] slice(long count, DataType type, int r, int n) {
+        long unit = Math.max(1, 16 / type.size());
+        long per = (count + n - 1) / n;
+        per = (per + unit - 1) / unit * unit;
+        long first = Math.min(count, per * r);
+        return new long[] {first, Math.min(count, first + per) - first};
+    }
+
+    // ---- one call: records, mappings, the stream, the closing barrier ------------------------
+
+    /** Which peers' buffers a rank maps: none, everyone's A, the root's A, everyone's A and B, everyone's A and the root's B. */
+    private enum Need {
+        NOTHING, A, ROOT_A, A_AND_B, A_AND_ROOT_B
+    }
+
+    /** A call on the IPC path: every rank's A and B buffer addresses in this process (own or mapped), and what to release. */
+    private final class Call {
+        final long[] a, b;
+        final CudaStream stream;
+        final List<CudaIpcCache.Mapping> mapped = new ArrayList<>();
+
+        Call(int n, CudaStream stream) {
+            this.a = new long[n];
+            this.b = new long[n];
+            this.stream = stream;
+        }
+
+        /** Waits for this rank's part, then for every rank's (after which no rank touches another's memory). */
+        void finish() {
+            stream.synchronize();
+            rt.progress.poll();
+            comm.user().barrier();
+            rt.stats.ipcCollectives.increment();
+        }
+
+        void release() {
+            for (CudaIpcCache.Mapping m : mapped) rt.ipcCache.release(m);
+            mapped.clear();
+        }
+    }
+
+    /**
+     * Exchanges the records and maps what this rank needs; null when the call stages instead (the same
+     * answer on every rank). {@code a} is the send buffer (or the broadcast buffer), {@code b} the
+     * receive buffer (null at a rank that has none); {@code reduces}: the call reduces (alignment
+     * matters); {@code need}: which peers' buffers this rank maps (B's handle is exported only when some
+     * rank maps it); {@code full}: every rank maps every peer in this call (the same on every rank).
+     */
+    private Call begin(String what, Buffer a, Buffer b, DataType type, long count, boolean reduces, Need need, boolean full, int root) {
+        if (!applicable || count == 0) {
+            return null;
+        }
+        int n = comm.size(), me = comm.rank();
+        boolean exportB = need == Need.A_AND_B || need == Need.A_AND_ROOT_B;
+        // this rank's record
+        MemorySegment m = mine.segment();
+        m.fill((byte) 0);
+        String why = null;
+        int device = -1;
+        int state = ELIGIBLE;
+        for (Buffer x : new Buffer[] {a, b}) {
+            if (x == null) continue;
+            if (!StagedRuntime.ipcExportable(x)) {
+                state = x.kind().needsCuda() ? REFUSED : HOST;
+                why = x.kind() + " memory";
+                break;
+            }
+            if (device >= 0 && x.device() != device) {
+                state = REFUSED;
+                why = "send and receive buffers on different GPUs";
+                break;
+            }
+            device = x.device();
+            if (!Cuda.inPrimaryContext(x)) {
+                state = REFUSED;
+                why = "memory of a context of the application's own, which Ferry's kernels cannot reach";
+                break;
+            }
+            if (reduces && x.address() % DeviceReduction.alignment(type) != 0) {
+                state = REFUSED;
+                why = "a buffer not aligned to " + DeviceReduction.alignment(type) + " bytes for " + type;
+                break;
+            }
+        }
+        if (state == ELIGIBLE) {
+            Wire.IpcOffer oa = comm.ipcOffer(a);
+            Wire.IpcOffer ob = b != null && exportB ? comm.ipcOffer(b) : null;
+            if (oa == null || (b != null && exportB && ob == null)) {
+                state = REFUSED;
+                why = "CUDA cannot export the buffer's memory";
+            } else {
+                write(m, A, oa);
+                if (ob != null) write(m, B, ob);
+            }
+        }
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 0, state);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 4, device);
+        rt.progress.poll();
+        comm.user().allGather(mine, all, RECORD, DataType.BYTE);
+        // the same decision on every rank
+        MemorySegment s = all.segment();
+        int host = 0, refused = 0;
+        for (int r = 0; r < n; r++) {
+            int st = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD);
+            if (st == HOST) host++;
+            if (st == REFUSED) refused++;
+        }
+        if (host > 0) {
+            return null;
+        }
+        if (refused > 0) {
+            return refuse(what, refused + " rank(s) cannot take it" + (why != null ? " (here: " + why + ")" : ""));
+        }
+        if (Boolean.FALSE.equals(verified)) {
+            return refuse(what, "a rank could not map or reach a peer's memory at the first IPC collective of this communicator");
+        }
+        // map what this rank reads or writes
+        Call c = new Call(n, rt.collectiveStream(device));
+        boolean ok = true;
+        String failure = null;
+        try {
+            for (int r = 0; r < n; r++) {
+                boolean wantA = need == Need.A || need == Need.A_AND_B || need == Need.A_AND_ROOT_B || (need == Need.ROOT_A && r == root);
+                boolean wantB = need == Need.A_AND_B || (need == Need.A_AND_ROOT_B && r == root);
+                long at = (long) r * RECORD;
+                if (r == me) {
+                    c.a[r] = a.address();
+                    c.b[r] = b == null ? 0 : b.address();
+                    continue;
+                }
+                if (wantA) c.a[r] = map(c, s, at + A, r, device);
+                if (wantB) c.b[r] = map(c, s, at + B, r, device);
+            }
+        } catch (CudaException e) {
+            ok = false;
+            failure = e.getMessage();
+        }
+        if (verified == null) {
+            // until a call in which every rank maps every peer has succeeded: agree that every rank could
+            // map what it needed (after that, a failure is an error, not a fallback)
+            flagIn.segment().set(ValueLayout.JAVA_INT, 0, ok ? 1 : 0);
+            rt.progress.poll();
+            comm.user().allReduce(flagIn, flagOut, 1, DataType.INT, ReduceOp.MIN);
+            boolean everyoneMapped = flagOut.segment().get(ValueLayout.JAVA_INT, 0) == 1;
+            if (everyoneMapped && full) {
+                verified = Boolean.TRUE; // later calls skip this round
+            }
+            if (!everyoneMapped) {
+                verified = Boolean.FALSE;
+                c.release();
+                if (failure != null) {
+                    System.err.println("ferry staged: rank " + me + ": CUDA IPC collectives are off for this communicator: " + failure);
+                }
+                return refuse(what, "a rank could not map or reach a peer's memory" + (failure != null ? " (here: " + failure + ")" : ""));
+            }
+        } else if (!ok) {
+            c.release();
+            throw new CudaException(what + " on the CUDA IPC path: " + failure, 0);
+        }
+        return c;
+    }
+
+    /** Maps the buffer of the offer at {@code at} of rank {@code r}'s record on {@code device}; its address here. */
+    private long map(Call c, MemorySegment s, long at, int r, int device) {
+        byte[] handle = new byte[64];
+        MemorySegment.copy(s, at, MemorySegment.ofArray(handle), 0, 64);
+        long base = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 64);
+        long size = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 72);
+        long offset = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 80);
+        long generation = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 88);
+        CudaIpcCache.Mapping mp = rt.ipcCache.acquire(comm.peers().node(r), comm.peers().pid(r), handle, base, size, generation, device);
+        c.mapped.add(mp);
+        if (verified == null) {
+            // the kernels read and write the peer's memory directly: its GPU must be reachable from ours
+            int theirs;
+            try {
+                theirs = Cuda.deviceOf(mp.address);
+            } catch (CudaException e) {
+                theirs = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 4); // the peer's own ordinal: the same numbering on most nodes
+            }
+            if (!Cuda.canAccessPeer(device, theirs) || !Cuda.enablePeerAccess(device, theirs)) {
+                throw new CudaException("GPU " + device + " cannot access GPU " + theirs + " (rank " + r + "'s memory) directly", 0);
+            }
+        }
+        return mp.at(offset);
+    }
+
+    private static void write(MemorySegment m, long at, Wire.IpcOffer o) {
+        MemorySegment.copy(MemorySegment.ofArray(o.handle()), 0, m, at, 64);
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 64, o.base());
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 72, o.size());
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 80, o.offset());
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 88, o.generation());
+    }
+
+    /** Stages instead (auto), or fails on every rank alike (ipc). */
+    private Call refuse(String what, String why) {
+        if (mode == StagedSettings.DeviceCollectives.IPC) {
+            throw new UnsupportedBufferException(what + ": ferry.staged.deviceCollectives=ipc, but this call cannot take the CUDA IPC path: " + why
+                    + "; use auto to stage such calls through host memory");
+        }
+        return null;
+    }
+
+    /** Whether the first call that mapped found every peer reachable: null before it (for tests and reports). */
+    Boolean verified() {
+        return verified;
+    }
+}

@@ -1,0 +1,284 @@
+package dev.ferry.cuda;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.ferry.CudaException;
+import dev.ferry.DataType;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.InvalidArgumentException;
+import dev.ferry.InvalidCountException;
+import dev.ferry.ReduceOp;
+import dev.ferry.spi.HostReduction;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * Reductions of device memory on the GPU, element by element, with exactly the results of
+ * {@link HostReduction} (the same bytes; only the bit pattern of a NaN that an arithmetic step
+ * makes is unspecified, as it is on the host): integers wrap, FLOAT and DOUBLE steps are single IEEE
+ * operations rounded to nearest even, FLOAT16 and BFLOAT16 steps compute in binary32 and round to
+ * nearest even, MINLOC and MAXLOC keep the smaller index of equal values.
+ *
+ * <p>The kernels come from {@code ferry_reduce.cu} in this module's sources, compiled to PTX by its
+ * {@code build-ptx.sh} (one module per data type, checked in); the driver JIT-compiles a type's
+ * module for the GPU the first time that type is reduced in a context, and it stays loaded for the
+ * life of the context. Launches are asynchronous on the given stream; every driver call is checked
+ * and a failure is a {@link CudaException}.
+ *
+ * <p>Addresses are device addresses that kernels of the stream's device's primary context may use:
+ * memory allocated there ({@link Cuda#allocate}, or the runtime API's), or a peer's memory mapped
+ * there by CUDA IPC; not memory of a context of the application's own ({@link Cuda#inPrimaryContext}
+ * tells). Each must be aligned to {@link #alignment} of the type (device allocations are; a slice at
+ * a whole number of elements of an aligned buffer is).
+ */
+public final class DeviceReduction {
+    /** Sources one kernel launch folds; {@link #reduce} with more chains launches. */
+    public static final int MAX_SOURCES = 8;
+
+    private static final int THREADS = 256;
+
+    private DeviceReduction() {
+    }
+
+    /**
+     * {@code acc[i] = acc[i] op in[i]} for {@code count} elements, on {@code stream}: the device form
+     * of {@link HostReduction#apply}. {@code acc} and {@code in} must not overlap unless equal.
+     *
+     * @throws dev.ferry.InvalidReduceOpException when MPI does not define {@code op} for {@code type}
+     * @throws InvalidArgumentException           for a misaligned address or negative count
+     */
+    public static void apply(DataType type, ReduceOp op, long acc, long in, long count, CudaStream stream) {
+        reduce(type, op, acc, new long[] {acc, in}, count, stream);
+    }
+
+    /**
+     * {@code acc = acc op in} over {@code count} elements of two device buffers of the stream's
+     * device (bounds checked), on {@code stream}.
+     */
+    public static void apply(DataType type, ReduceOp op, DeviceBuffer acc, DeviceBuffer in, long count, CudaStream stream) {
+        op.check("device reduction", type);
+        long bytes = type.bytes(count);
+        acc.checkMemory();
+        in.checkMemory();
+        if (count < 0 || bytes > acc.byteSize() || bytes > in.byteSize()) {
+            throw new InvalidCountException("device reduction of " + count + " " + type + " elements: buffers of " + acc.byteSize()
+                    + " and " + in.byteSize() + " bytes");
+        }
+        apply(type, op, acc.address(), in.address(), count, stream);
+    }
+
+    /**
+     * {@code out[i] = (...((sources[0][i] op sources[1][i]) op sources[2][i]) ... op sources[k-1][i])}
+     * for {@code count} elements, the sources folded left to right in the order given, on
+     * {@code stream}. One source is a copy. {@code out} may be {@code sources[0]} (in place) but must
+     * not overlap any other source.
+     *
+     * @throws dev.ferry.InvalidReduceOpException when MPI does not define {@code op} for {@code type}
+     * @throws InvalidArgumentException           for no source, a misaligned address or a negative count
+     */
+    public static void reduce(DataType type, ReduceOp op, long out, long[] sources, long count, CudaStream stream) {
+        op.check("device reduction", type);
+        if (count < 0) {
+            throw new InvalidCountException("device reduction of " + count + " elements");
+        }
+        if (sources.length == 0) {
+            throw new InvalidArgumentException("device reduction: no source");
+        }
+        int align = alignment(type);
+        checkAligned(type, align, out, "the result");
+        for (int i = 0; i < sources.length; i++) {
+            checkAligned(type, align, sources[i], "source " + i);
+        }
+        if (count == 0) {
+            return;
+        }
+        Cuda.ensureAvailability();
+        boolean vector = (out & 15) == 0;
+        for (long s : sources) vector &= (s & 15) == 0;
+        long function = Loaded.function(stream.device(), type, op);
+        int sms = Loaded.multiprocessors(stream.device());
+        long work = vector ? Math.max(1, count / Math.max(1, 16 / type.size())) : count;
+        int blocks = (int) Math.max(1, Math.min((work + THREADS - 1) / THREADS, 8L * sms));
+        long streamHandle = JCudaPointers.handle(stream.handle());
+        // first launch: up to MAX_SOURCES sources; then the result so far is source 0 of the next
+        int at = Math.min(sources.length, MAX_SOURCES);
+        Loaded.launch(function, blocks, streamHandle, out, sources, 0, at, count, vector, type, op);
+        while (at < sources.length) {
+            int n = Math.min(sources.length - at, MAX_SOURCES - 1);
+            long[] next = new long[n + 1];
+            next[0] = out;
+            System.arraycopy(sources, at, next, 1, n);
+            Loaded.launch(function, blocks, streamHandle, out, next, 0, n + 1, count, vector, type, op);
+            at += n;
+        }
+    }
+
+    /** The alignment in bytes the kernels need for {@code type}: its size, and for a pair type that of its value's C struct. */
+    public static int alignment(DataType type) {
+        return switch (type.kind()) {
+            case PAIR -> Math.max(type.valueType().size(), 4);
+            default -> type.size();
+        };
+    }
+
+    private static void checkAligned(DataType type, int align, long address, String what) {
+        if (address == 0) {
+            throw new InvalidArgumentException("device reduction: " + what + " is a null address");
+        }
+        if (address % align != 0) {
+            throw new InvalidArgumentException("device reduction: " + what + " at 0x" + Long.toHexString(address) + " is not aligned to "
+                    + align + " bytes, as " + type + " elements need on the GPU");
+        }
+    }
+
+    /** The kernel's entry name: {@code ferry_reduce_<type>_<op>}, lower case. */
+    static String entry(DataType type, ReduceOp op) {
+        return "ferry_reduce_" + type.name().toLowerCase(Locale.ROOT) + "_" + op.name().toLowerCase(Locale.ROOT);
+    }
+
+    /** The module resource of a type: {@code ferry_reduce_<type>.ptx} next to this class. */
+    static String resource(DataType type) {
+        return "ferry_reduce_" + type.name().toLowerCase(Locale.ROOT) + ".ptx";
+    }
+
+    /** Loaded only on the first launch, so that the checks above run on machines without a driver. */
+    @SuppressWarnings("restricted")
+    private static final class Loaded {
+        private static final MethodHandle MODULE_LOAD;
+        private static final MethodHandle MODULE_FUNCTION;
+        private static final MethodHandle LAUNCH;
+
+        static {
+            Linker linker = Linker.nativeLinker();
+            SymbolLookup cuda = SymbolLookup.libraryLookup("libcuda.so.1", Arena.global());
+            MODULE_LOAD = linker.downcallHandle(cuda.findOrThrow("cuModuleLoadData"), FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+            MODULE_FUNCTION = linker.downcallHandle(cuda.findOrThrow("cuModuleGetFunction"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
+            LAUNCH = linker.downcallHandle(cuda.findOrThrow("cuLaunchKernel"), FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT,
+                    JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS));
+        }
+
+        /** Per (primary context of a device, type): the module's functions by operator. */
+        private static final Map<String, Map<ReduceOp, Long>> FUNCTIONS = new HashMap<>();
+        private static final Map<Integer, Integer> SMS = new HashMap<>();
+
+        /**
+         * Parameter block of one launch, reused per thread (cuLaunchKernel copies the values): out,
+         * the 64-byte Sources struct, count, n, vector, and the array of pointers to them.
+         */
+        private static final class Args {
+            final MemorySegment out, sources, count, n, vector, params;
+
+            Args(Arena a) {
+                out = a.allocate(JAVA_LONG);
+                sources = a.allocate(8L * MAX_SOURCES, 8);
+                count = a.allocate(JAVA_INT);
+                n = a.allocate(JAVA_LONG);
+                vector = a.allocate(JAVA_INT);
+                params = a.allocate(ADDRESS, 5);
+                params.setAtIndex(ADDRESS, 0, out);
+                params.setAtIndex(ADDRESS, 1, sources);
+                params.setAtIndex(ADDRESS, 2, count);
+                params.setAtIndex(ADDRESS, 3, n);
+                params.setAtIndex(ADDRESS, 4, vector);
+            }
+        }
+
+        private static final ThreadLocal<Args> ARGS = ThreadLocal.withInitial(() -> new Args(Arena.ofAuto()));
+
+        static void launch(long function, int blocks, long stream, long out, long[] src, int from, int to, long count, boolean vector,
+                           DataType type, ReduceOp op) {
+            Args a = ARGS.get();
+            a.out.set(JAVA_LONG, 0, out);
+            a.sources.fill((byte) 0);
+            for (int i = from; i < to; i++) a.sources.setAtIndex(JAVA_LONG, i - from, src[i]);
+            a.count.set(JAVA_INT, 0, to - from);
+            a.n.set(JAVA_LONG, 0, count);
+            a.vector.set(JAVA_INT, 0, vector ? 1 : 0);
+            int r;
+            try {
+                r = (int) LAUNCH.invokeExact(function, blocks, 1, 1, THREADS, 1, 1, 0, stream, a.params, MemorySegment.NULL);
+            } catch (Throwable t) {
+                throw new CudaException("cuLaunchKernel(" + entry(type, op) + ") failed: " + t, t);
+            }
+            CudaCalls.check(r, "cuLaunchKernel(" + entry(type, op) + ", " + count + " elements)");
+        }
+
+        static synchronized int multiprocessors(CudaDevice device) {
+            return SMS.computeIfAbsent(device.ordinal(), o -> {
+                int[] v = new int[1];
+                CudaCalls.check(JCudaDriver.cuDeviceGetAttribute(v, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device.handle()),
+                        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+                return Math.max(1, v[0]);
+            });
+        }
+
+        /** The kernel for (type, op) in {@code device}'s primary context, its type's module loaded on first use. */
+        static long function(CudaDevice device, DataType type, ReduceOp op) {
+            device.makeCurrent();
+            String key = device.contextHandle() + "/" + type;
+            synchronized (FUNCTIONS) {
+                Map<ReduceOp, Long> fs = FUNCTIONS.get(key);
+                if (fs == null) {
+                    fs = load(type);
+                    FUNCTIONS.put(key, fs);
+                }
+                Long f = fs.get(op);
+                if (f == null) {
+                    throw new CudaException("the reduction kernel " + entry(type, op) + " is missing from " + resource(type)
+                            + " (rebuild it with cuda/src/main/cuda/build-ptx.sh)", 500);
+                }
+                return f;
+            }
+        }
+
+        /** Loads a type's module into the current context (cuModuleLoadData JIT-compiles it for the device). */
+        private static Map<ReduceOp, Long> load(DataType type) {
+            byte[] ptx = ptx(type);
+            Map<ReduceOp, Long> fs = new HashMap<>();
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment image = a.allocate(ptx.length + 1L);
+                MemorySegment.copy(MemorySegment.ofArray(ptx), 0, image, 0, ptx.length);
+                MemorySegment module = a.allocate(JAVA_LONG);
+                CudaCalls.check((int) MODULE_LOAD.invokeExact(module, image), "cuModuleLoadData(" + resource(type) + ")");
+                long m = module.get(JAVA_LONG, 0);
+                for (ReduceOp op : ReduceOp.values()) {
+                    if (!op.appliesTo(type)) continue;
+                    MemorySegment name = a.allocateFrom(entry(type, op));
+                    MemorySegment f = a.allocate(JAVA_LONG);
+                    CudaCalls.check((int) MODULE_FUNCTION.invokeExact(f, m, name), "cuModuleGetFunction(" + entry(type, op) + ")");
+                    fs.put(op, f.get(JAVA_LONG, 0));
+                }
+            } catch (CudaException e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new CudaException("loading " + resource(type) + " failed: " + t, t);
+            }
+            return fs;
+        }
+    }
+
+    /** The PTX text of a type's module. */
+    static byte[] ptx(DataType type) {
+        try (InputStream in = DeviceReduction.class.getResourceAsStream(resource(type))) {
+            if (in == null) {
+                throw new IllegalStateException(resource(type) + " is missing from ferry-cuda (cuda/src/main/cuda/build-ptx.sh makes it)");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new IllegalStateException("reading " + resource(type) + ": " + e, e);
+        }
+    }
+}

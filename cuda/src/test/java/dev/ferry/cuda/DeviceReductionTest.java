@@ -1,0 +1,336 @@
+package dev.ferry.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.ferry.DataType;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.HostBuffer;
+import dev.ferry.InvalidArgumentException;
+import dev.ferry.InvalidCountException;
+import dev.ferry.InvalidReduceOpException;
+import dev.ferry.ReduceOp;
+import dev.ferry.spi.HostReduction;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link DeviceReduction} against {@link HostReduction}: every data type and operator MPI defines,
+ * on random data with the special values (NaN, infinities, -0, subnormals, ties of MINLOC/MAXLOC),
+ * byte for byte. A NaN result equals any NaN (arithmetic on NaN gives a NaN whose bits neither Java
+ * nor IEEE 754 fix). The tests that need a GPU skip with the reason without one, and fail instead
+ * when {@code FERRY_TEST_REQUIRE} (or {@code ferry.test.require}) names {@code cuda}.
+ */
+class DeviceReductionTest {
+    private static final int[] COUNTS = {1, 7, 33, 1000, 262_147};
+
+    // ---- without a GPU -------------------------------------------------------------------------
+
+    @Test
+    void theModulesHoldExactlyTheKernelsOfTheDefinedPairings() {
+        Pattern entry = Pattern.compile("^\\.visible \\.entry (\\w+)\\(", Pattern.MULTILINE);
+        for (DataType t : DataType.values()) {
+            String ptx = new String(DeviceReduction.ptx(t), StandardCharsets.US_ASCII);
+            TreeSet<String> found = new TreeSet<>();
+            Matcher m = entry.matcher(ptx);
+            while (m.find()) found.add(m.group(1));
+            TreeSet<String> expected = new TreeSet<>();
+            for (ReduceOp op : ReduceOp.values()) {
+                if (op.appliesTo(t)) expected.add(DeviceReduction.entry(t, op));
+            }
+            assertEquals(expected, found, "kernels in " + DeviceReduction.resource(t));
+            assertTrue(ptx.contains(".target sm_80"), DeviceReduction.resource(t) + " is PTX for compute_80 (JIT-compiled for newer GPUs)");
+        }
+    }
+
+    @Test
+    void undefinedPairingsAreRejectedBeforeAnyDriverCall() {
+        int rejected = 0;
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (op.appliesTo(t)) continue;
+                InvalidReduceOpException e = assertThrows(InvalidReduceOpException.class,
+                        () -> DeviceReduction.apply(t, op, 4096, 8192, 10, null), t + " " + op);
+                assertTrue(e.getMessage().contains(op.name()) && e.getMessage().contains(t.name()), e.getMessage());
+                rejected++;
+            }
+        }
+        assertEquals(13 * 11 - 62, rejected, "pairings MPI does not define");
+    }
+
+    @Test
+    void misalignedAddressesAndBadCountsAreRejected() {
+        assertThrows(InvalidArgumentException.class, () -> DeviceReduction.apply(DataType.INT, ReduceOp.SUM, 4098, 8192, 10, null));
+        assertThrows(InvalidArgumentException.class, () -> DeviceReduction.apply(DataType.LONG_INT, ReduceOp.MINLOC, 4096, 8196, 10, null));
+        assertThrows(InvalidArgumentException.class, () -> DeviceReduction.apply(DataType.DOUBLE, ReduceOp.MAX, 0, 8192, 10, null));
+        assertThrows(InvalidCountException.class, () -> DeviceReduction.apply(DataType.INT, ReduceOp.SUM, 4096, 8192, -1, null));
+        assertThrows(InvalidArgumentException.class, () -> DeviceReduction.reduce(DataType.INT, ReduceOp.SUM, 4096, new long[0], 1, null));
+        DeviceReduction.apply(DataType.SHORT_INT, ReduceOp.MAXLOC, 4100, 8196, 0, null); // nothing to do: no launch
+        assertEquals(4, DeviceReduction.alignment(DataType.SHORT_INT));
+        assertEquals(8, DeviceReduction.alignment(DataType.DOUBLE_INT));
+        assertEquals(2, DeviceReduction.alignment(DataType.BFLOAT16));
+    }
+
+    /**
+     * The kernel source built for the host with the system C++ compiler (src/test/cpp): every pairing,
+     * on the vector and the element path, with 2 and 11 sources (two launches), against HostReduction. Checks the
+     * kernels' logic on machines without a GPU; skipped (with the reason) where there is no compiler
+     * or no source tree.
+     */
+    @Test
+    void theKernelSourceBuiltForTheHostGivesTheHostResults() throws Exception {
+        java.nio.file.Path cu = java.nio.file.Path.of("src/main/cuda/ferry_reduce.cu"), harness = java.nio.file.Path.of("src/test/cpp/ferry_reduce_host.cpp");
+        Assumptions.assumeTrue(java.nio.file.Files.exists(cu) && java.nio.file.Files.exists(harness), "needs the module's source tree (run from cuda/)");
+        String cxx = null;
+        for (String c : new String[] {"g++", "c++", "clang++"}) {
+            for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+                if (cxx == null && java.nio.file.Files.isExecutable(java.nio.file.Path.of(dir, c))) cxx = java.nio.file.Path.of(dir, c).toString();
+            }
+        }
+        Assumptions.assumeTrue(cxx != null, "no C++ compiler on PATH (g++, c++, clang++)");
+        java.nio.file.Path dir = java.nio.file.Files.createDirectories(java.nio.file.Path.of("target/ferry-reduce-host"));
+        java.nio.file.Path exe = dir.resolve("ferry_reduce_host");
+        Process build = new ProcessBuilder(cxx, "-std=c++17", "-O1", "-rdynamic", "-I", cu.getParent().toString(), "-o", exe.toString(), harness.toString(), "-ldl")
+                .redirectErrorStream(true).start();
+        String log = new String(build.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        Assumptions.assumeTrue(build.waitFor() == 0 || !log.contains("_Float16"), () -> "this C++ compiler has no _Float16: " + log);
+        assertEquals(0, build.waitFor(), () -> "building the host harness failed:\n" + log);
+        int runs = 0;
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (!op.appliesTo(t)) continue;
+                for (int count : new int[] {1, 7, 4099}) {
+                    for (int sources : new int[] {2, 11}) {
+                        for (int vector = 0; vector <= 1; vector++) {
+                            SplittableRandom rnd = new SplittableRandom(977L * t.ordinal() + 31L * op.ordinal() + count + 7L * sources);
+                            List<String> cmd = new ArrayList<>(List.of(exe.toString(), DeviceReduction.entry(t, op), Integer.toString(t.size()),
+                                    Integer.toString(count), Integer.toString(vector), Integer.toString(sources)));
+                            MemorySegment expected = null;
+                            for (int s = 0; s < sources; s++) {
+                                MemorySegment in = MemorySegment.ofArray(new byte[t.size() * count]);
+                                fill(in, t, ReduceOp.SUM, count, rnd);
+                                java.nio.file.Path f = dir.resolve("in" + s);
+                                java.nio.file.Files.write(f, in.toArray(ValueLayout.JAVA_BYTE));
+                                cmd.add(f.toString());
+                                if (expected == null) expected = MemorySegment.ofArray(in.toArray(ValueLayout.JAVA_BYTE));
+                                else HostReduction.apply(t, op, expected, in, count);
+                            }
+                            java.nio.file.Path out = dir.resolve("out");
+                            cmd.add(out.toString());
+                            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+                            String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                            assertEquals(0, p.waitFor(), () -> String.join(" ", cmd) + ": " + said);
+                            compare(t, op, expected, MemorySegment.ofArray(java.nio.file.Files.readAllBytes(out)), count,
+                                    "host build, " + sources + " sources, " + count + " elements, vector " + vector);
+                            runs++;
+                        }
+                    }
+                }
+            }
+        }
+        assertEquals(62 * 3 * 2 * 2, runs);
+    }
+
+    // ---- on the GPU ----------------------------------------------------------------------------
+
+    private static void assumeCuda() {
+        String req = System.getProperty("ferry.test.require", System.getenv().getOrDefault("FERRY_TEST_REQUIRE", ""));
+        boolean required = Arrays.stream(req.split(",")).anyMatch(s -> s.trim().equalsIgnoreCase("cuda"));
+        if (!Cuda.isAvailable() && required) {
+            Assertions.fail("cuda is required here (FERRY_TEST_REQUIRE=" + req + ") but unavailable: " + Cuda.unavailabilityCause().getMessage());
+        }
+        Assumptions.assumeTrue(Cuda.isAvailable(), () -> "needs a GPU: " + Cuda.unavailabilityCause().getMessage());
+    }
+
+    @Test
+    void everyTypeAndOperatorMatchesTheHostTwoOperandsInPlace() {
+        assumeCuda();
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (!op.appliesTo(t)) continue;
+                for (int count : COUNTS) {
+                    check(t, op, count, 2, 0, true);
+                }
+            }
+        }
+    }
+
+    @Test
+    void everyTypeAndOperatorMatchesTheHostManySourcesOutOfPlace() {
+        assumeCuda();
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (!op.appliesTo(t)) continue;
+                check(t, op, 1001, 3, 0, false);
+                check(t, op, 4099, 11, 0, false); // two launches: 8 sources, then the result and 3 more
+            }
+        }
+    }
+
+    @Test
+    void addressesOffTheVectorAlignmentTakeTheElementPath() {
+        assumeCuda();
+        for (DataType t : DataType.values()) {
+            for (ReduceOp op : ReduceOp.values()) {
+                if (!op.appliesTo(t)) continue;
+                check(t, op, 5003, 4, DeviceReduction.alignment(t), false); // every buffer one alignment unit off 16 bytes
+            }
+        }
+    }
+
+    @Test
+    void theBufferFormChecksBounds() {
+        assumeCuda();
+        try (DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(32); CudaStream s = Cuda.newStream()) {
+            assertThrows(InvalidCountException.class, () -> DeviceReduction.apply(DataType.INT, ReduceOp.SUM, a, b, 9, s));
+            assertThrows(InvalidReduceOpException.class, () -> DeviceReduction.apply(DataType.FLOAT, ReduceOp.BXOR, a, b, 1, s));
+            Cuda.fill(a, (byte) 1);
+            Cuda.fill(b, (byte) 2);
+            DeviceReduction.apply(DataType.BYTE, ReduceOp.SUM, a, b, 32, s);
+            s.synchronize();
+            try (HostBuffer h = HostBuffer.allocate(64)) {
+                Cuda.copy(h, a, 64);
+                for (int i = 0; i < 64; i++) assertEquals(i < 32 ? 3 : 1, h.segment().get(ValueLayout.JAVA_BYTE, i), "byte " + i);
+            }
+        }
+    }
+
+    /**
+     * Reduces {@code sources} random inputs of {@code count} elements on the GPU (in place into
+     * source 0 when {@code inPlace}, else into a separate buffer), every buffer {@code skew} bytes
+     * past a 16-byte boundary, and compares with the host's left fold.
+     */
+    private static void check(DataType t, ReduceOp op, int count, int sources, int skew, boolean inPlace) {
+        long bytes = t.bytes(count);
+        SplittableRandom rnd = new SplittableRandom(31L * t.ordinal() + 7L * op.ordinal() + count + 1000L * sources);
+        List<HostBuffer> inputs = new ArrayList<>();
+        List<DeviceBuffer> device = new ArrayList<>();
+        try (CudaStream stream = Cuda.newStream(); HostBuffer expected = HostBuffer.allocate(bytes); HostBuffer got = HostBuffer.allocate(bytes)) {
+            for (int s = 0; s < sources; s++) {
+                HostBuffer h = HostBuffer.allocate(bytes);
+                inputs.add(h);
+                fill(h.segment(), t, op, count, rnd);
+            }
+            MemorySegment.copy(inputs.get(0).segment(), 0, expected.segment(), 0, bytes);
+            for (int s = 1; s < sources; s++) HostReduction.apply(t, op, expected.segment(), inputs.get(s).segment(), count);
+
+            long[] addr = new long[sources];
+            for (int s = 0; s < sources; s++) {
+                DeviceBuffer d = Cuda.allocate(bytes + 16);
+                device.add(d);
+                DeviceBuffer view = (DeviceBuffer) d.slice(skew, bytes);
+                Cuda.copy(view, inputs.get(s), bytes);
+                addr[s] = view.address();
+            }
+            long out = addr[0];
+            if (!inPlace) {
+                DeviceBuffer o = Cuda.allocate(bytes + 16);
+                device.add(o);
+                Cuda.fill(o, (byte) 0x5A);
+                out = o.address() + skew;
+            }
+            DeviceReduction.reduce(t, op, out, addr, count, stream);
+            stream.synchronize();
+            Cuda.copy(got.address(), out, bytes);
+            compare(t, op, expected.segment(), got.segment(), count, sources + " sources, " + count + " elements, skew " + skew + (inPlace ? ", in place" : ""));
+        } finally {
+            for (HostBuffer h : inputs) h.close();
+            for (DeviceBuffer d : device) d.close();
+        }
+    }
+
+    private static void compare(DataType t, ReduceOp op, MemorySegment expected, MemorySegment got, int count, String what) {
+        int size = t.size();
+        for (int i = 0; i < count; i++) {
+            long at = (long) i * size;
+            byte[] e = expected.asSlice(at, size).toArray(ValueLayout.JAVA_BYTE);
+            byte[] g = got.asSlice(at, size).toArray(ValueLayout.JAVA_BYTE);
+            if (Arrays.equals(e, g) || bothNaN(t, expected, got, at)) continue;
+            Assertions.fail(t + " " + op + " (" + what + "): element " + i + " is " + hex(g) + " on the GPU, " + hex(e) + " on the host");
+        }
+    }
+
+    private static boolean bothNaN(DataType t, MemorySegment a, MemorySegment b, long at) {
+        return switch (t) {
+            case FLOAT -> Float.isNaN(a.get(ValueLayout.JAVA_FLOAT_UNALIGNED, at)) && Float.isNaN(b.get(ValueLayout.JAVA_FLOAT_UNALIGNED, at));
+            case DOUBLE -> Double.isNaN(a.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, at)) && Double.isNaN(b.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, at));
+            case FLOAT16 -> f16NaN(a.get(ValueLayout.JAVA_SHORT_UNALIGNED, at)) && f16NaN(b.get(ValueLayout.JAVA_SHORT_UNALIGNED, at));
+            case BFLOAT16 -> bf16NaN(a.get(ValueLayout.JAVA_SHORT_UNALIGNED, at)) && bf16NaN(b.get(ValueLayout.JAVA_SHORT_UNALIGNED, at));
+            default -> false;
+        };
+    }
+
+    private static boolean f16NaN(short s) {
+        return (s & 0x7C00) == 0x7C00 && (s & 0x03FF) != 0;
+    }
+
+    private static boolean bf16NaN(short s) {
+        return (s & 0x7F80) == 0x7F80 && (s & 0x007F) != 0;
+    }
+
+    private static String hex(byte[] b) {
+        StringBuilder sb = new StringBuilder("0x");
+        for (int i = b.length - 1; i >= 0; i--) sb.append(String.format(Locale.ROOT, "%02x", b[i] & 0xFF)); // little endian: most significant first
+        return sb.toString();
+    }
+
+    // ---- data ------------------------------------------------------------------------------------
+
+    private static final float[] FLOAT_SPECIALS = {Float.NaN, Float.intBitsToFloat(0x7fa00001), Float.intBitsToFloat(0xffc00123), Float.POSITIVE_INFINITY,
+        Float.NEGATIVE_INFINITY, 0f, -0f, Float.MIN_VALUE, -Float.MIN_VALUE, Float.MIN_NORMAL, Float.MAX_VALUE, -Float.MAX_VALUE, 1f, -1f,
+        1f + Math.ulp(1f), 0.5f * Math.ulp(1f), 3e38f};
+    private static final double[] DOUBLE_SPECIALS = {Double.NaN, Double.longBitsToDouble(0x7ff4000000000001L), Double.POSITIVE_INFINITY,
+        Double.NEGATIVE_INFINITY, 0d, -0d, Double.MIN_VALUE, -Double.MIN_VALUE, Double.MIN_NORMAL, Double.MAX_VALUE, -Double.MAX_VALUE, 1d, -1d,
+        0.5 * Math.ulp(1d), 1e308};
+
+    /** Random elements of {@code t}: raw bit patterns, small values that make ties and carries, and the special values. */
+    private static void fill(MemorySegment s, DataType t, ReduceOp op, int count, SplittableRandom r) {
+        for (int i = 0; i < count; i++) {
+            long at = (long) i * t.size();
+            int pick = r.nextInt(10);
+            switch (t) {
+                case BYTE -> s.set(ValueLayout.JAVA_BYTE, at, (byte) (pick < 2 ? 0 : r.nextInt(256)));
+                case SHORT -> s.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, (short) (pick < 2 ? 0 : pick < 5 ? r.nextInt(-3, 4) : r.nextInt()));
+                case INT -> s.set(ValueLayout.JAVA_INT_UNALIGNED, at, pick < 2 ? 0 : pick < 5 ? r.nextInt(-3, 4) : r.nextInt());
+                case LONG -> s.set(ValueLayout.JAVA_LONG_UNALIGNED, at, pick < 2 ? 0 : pick < 5 ? r.nextInt(-3, 4) : r.nextLong());
+                case FLOAT -> s.set(ValueLayout.JAVA_FLOAT_UNALIGNED, at, pick < 2 ? FLOAT_SPECIALS[r.nextInt(FLOAT_SPECIALS.length)]
+                        : pick < 4 ? Float.intBitsToFloat(r.nextInt()) : pick < 7 ? (float) r.nextDouble(-4, 4) : (float) r.nextGaussian() * (1 << r.nextInt(20)));
+                case DOUBLE -> s.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, at, pick < 2 ? DOUBLE_SPECIALS[r.nextInt(DOUBLE_SPECIALS.length)]
+                        : pick < 4 ? Double.longBitsToDouble(r.nextLong()) : pick < 7 ? r.nextDouble(-4, 4) : r.nextGaussian() * (1L << r.nextInt(40)));
+                // every 16-bit pattern is a value (NaNs, infinities, subnormals, -0 included): half raw, half small normal values
+                case FLOAT16 -> s.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, pick < 5 ? (short) r.nextInt() : Float.floatToFloat16((float) r.nextDouble(-8, 8)));
+                case BFLOAT16 -> s.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, pick < 5 ? (short) r.nextInt()
+                        : HostReduction.toBfloat16((float) r.nextDouble(-8, 8)));
+                default -> {
+                    // pairs: random bytes everywhere (padding too), then a small value (ties) and an index
+                    byte[] raw = new byte[t.size()];
+                    for (int k = 0; k < raw.length; k++) raw[k] = (byte) r.nextInt(256);
+                    MemorySegment.copy(MemorySegment.ofArray(raw), 0, s, at, raw.length);
+                    long v = r.nextInt(-2, 3);
+                    switch (t.valueType()) {
+                        case SHORT -> s.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, (short) v);
+                        case INT -> s.set(ValueLayout.JAVA_INT_UNALIGNED, at, (int) v);
+                        case LONG -> s.set(ValueLayout.JAVA_LONG_UNALIGNED, at, pick < 3 ? r.nextLong() : v);
+                        case FLOAT -> s.set(ValueLayout.JAVA_FLOAT_UNALIGNED, at, pick < 2 ? FLOAT_SPECIALS[r.nextInt(FLOAT_SPECIALS.length)] : v);
+                        case DOUBLE -> s.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, at, pick < 2 ? DOUBLE_SPECIALS[r.nextInt(DOUBLE_SPECIALS.length)] : v);
+                        default -> throw new IllegalArgumentException(t.toString());
+                    }
+                    s.set(ValueLayout.JAVA_INT_UNALIGNED, at + t.indexOffset(), r.nextInt(-5, 6));
+                }
+            }
+        }
+    }
+}
