@@ -13,7 +13,7 @@ import java.util.Arrays;
 
 /**
  * How far are collectives on device buffers from the speed of the GPU's own memory? For each size
- * from 8 bytes to 256 MiB (powers of 4), the time of an allReduce (doubles, SUM; 8 bytes: one
+ * from 8 bytes to 256 MiB (powers of 4, and the largest size), the time of an allReduce (doubles, SUM; 8 bytes: one
  * double) and of a broadcast from rank 0 on device buffers, beside the time of one device-to-device
  * copy of the same size on the same GPU in the same run (rank 0, while the other ranks wait), and
  * the ratios. A collective's time is the slowest rank's mean over a batch of back-to-back calls,
@@ -44,7 +44,7 @@ public final class DeviceCollectivesVsCopy {
                  HostBuffer t = HostBuffer.allocate(8); HostBuffer tMax = HostBuffer.allocate(8)) {
                 Cuda.fill(send, (byte) 0);
                 Cuda.fill(recv, (byte) 0);
-                for (long bytes = 8; bytes <= max; bytes *= 4) {
+                for (long bytes = 8; bytes <= max; bytes = bytes == max ? max + 1 : Math.min(bytes * 4, max)) {
                     long count = bytes / 8;
                     long n = bytes;
                     int reps = (int) Math.max(3, Math.min(1000, (64L << 20) / bytes));
