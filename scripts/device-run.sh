@@ -4,7 +4,7 @@
 #                                        conformance-staged staged-check-sys staged-check-pool staged-pipeline
 #                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
 #                                        smcuda smcuda-c ordering-cost ops
-#                                        device-reduction device-collectives device-collectives-bench
+#                                        device-reduction device-collectives device-collectives-bench bench-chain
 #                                        (the device-collectives steps: 2, 3, 4 ranks sharing GPU 0; run with MPS=1;
 #                                        DEVCOLL_NP="2 3 4", DEVCOLL_MODES="ipc auto host", DEVCOLL_CHAIN=1 pick rows,
 #                                        BENCH_MAX the largest size of device-collectives-bench)
@@ -435,6 +435,20 @@ step_bench() {
     md "- \`bench/run.sh --suite full --np 2 --time-limit ${BENCH_LIMIT:-420} ${BENCH_ARGS:-}\` under the CUDA-aware Open MPI 5.0.7: exit $?, $((SECONDS - t0)) s"
     (cd "$W/bench" && tar czf "$OUT/bench-raw.tgz" . ) 2>/dev/null
     md ""
+}
+
+# IPC off (the path that jobs over several nodes take): staged device allReduce (the reduction chain:
+# staged chunks folded on the GPU) against the C allreduce of pinned host buffers on the same MPI, same run
+step_bench-chain() {
+    md "## IPC off: staged device allReduce against the C allreduce of pinned host buffers (same MPI, same run)"; md ""
+    mpi_env sys
+    local t0=$SECONDS
+    FERRY_JAVA_OPTS="-Dferry.staged.ipc=false -Dferry.device=0" bench/run.sh --suite full --np 2 --java "$JAVA" --classpath "$CP_LIB:$MPIJAR" \
+        --backends staged --mem pinned,device --benchmarks allreduce --sizes "${CHAIN_SIZES:-8,64k,1M,16M,256M}" --time-limit "${BENCH_LIMIT:-300}" \
+        --native-bin "$D/c/ferry-osu" --out "$W/bench-chain" > "$W/logs/bench-chain.log" 2>&1
+    md "- \`FERRY_JAVA_OPTS=\"-Dferry.staged.ipc=false -Dferry.device=0\" bench/run.sh --suite full --np 2 --backends staged --mem pinned,device --benchmarks allreduce --sizes ${CHAIN_SIZES:-8,64k,1M,16M,256M}\` under the system Open MPI: exit $?, $((SECONDS - t0)) s"
+    md ""; cat "$W/bench-chain/results.md" >> "$SUMMARY" 2>/dev/null; md ""
+    (cd "$W/bench-chain" && tar czf "$OUT/bench-chain-raw.tgz" . ) 2>/dev/null
 }
 
 step_bench-mpich() {
