@@ -319,7 +319,7 @@ staged_check() {
     local ccsv=$OUT/staged-check-$f$tag-cstaged.csv; t0=$SECONDS
     timeout 180 "${LAUNCH[@]}" -np 2 "$D/c/staged-pipeline" --sizes 1m,2m,4m,8m,16m,32m,64m,128m,256m "$cconf" > "$ccsv" 2> "$W/logs/staged-check-$f$tag-cstaged.log"
     md "- \`staged-check-$f$tag-cstaged\`: \`mpirun -np 2 staged-pipeline --sizes 1m..256m $cconf\` ($f MPI): exit $?, $((SECONDS - t0)) s"
-    JOPTS="-Dferry.backend=staged $props" run_main "staged-check-$f$tag" "$f" 2 dev.ferry.staged.StagedCheck ${STAGED_CHECK_ARGS:-} --native "$csv" \
+    JOPTS="-Dferry.backend=staged $props" run_main "staged-check-$f$tag" "$f" 2 dev.ferry.bench.StagedCheck ${STAGED_CHECK_ARGS:-} --native "$csv" \
         --native-staged "$ccsv" "$OUT/staged-check-$f$tag.md"
     [ -f "$OUT/staged-check-$f$tag.md" ] && { md ""; sed 's/^#/##/' "$OUT/staged-check-$f$tag.md" >> "$SUMMARY"; md ""; }
 }

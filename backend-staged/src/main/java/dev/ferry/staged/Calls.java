@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.LongAdder;
  * counts and a per-phase time breakdown from the same counters.
  *
  * <p>Counting is always on (a {@link LongAdder} increment per call); timing ({@link #timing}) is
- * off unless the check turns it on, and then costs two {@code System.nanoTime()} per call.
+ * off unless a measurement turns it on ({@link StagedDiagnostics#timeNativeCalls}), and then costs two {@code System.nanoTime()} per call.
  */
 final class Calls {
     /** What a call was. The comment names the CUDA driver call (or its memcpy-engine stand-in). */

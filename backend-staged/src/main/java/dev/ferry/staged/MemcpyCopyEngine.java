@@ -15,6 +15,13 @@ import java.util.concurrent.TimeUnit;
  * {@link MemorySegment#copy}. With one worker thread per direction the copies are really
  * asynchronous and ordered per direction, like copies on two CUDA streams, so that tests without
  * a GPU see fences that are still pending; with none they run inline.
+ *
+ * <p>A test mode in the production jar, on purpose: it is chosen by the setting
+ * {@code ferry.staged.stageHostBuffers=true} (never by default), which the conformance suite
+ * ({@code StagedConformanceIT}, {@code StagedContract}) passes to its rank JVMs under mpirun so that
+ * CI runs the whole pipeline (chunking, fences, progress, the IPC fallback) on machines with no GPU.
+ * Moving it to the test sources would need a plug-in point for copy engines in the runtime, which
+ * is more production surface than this engine; the probe report names the test mode when it is on.
  */
 final class MemcpyCopyEngine implements CopyEngine {
     private final ExecutorService toStaging;

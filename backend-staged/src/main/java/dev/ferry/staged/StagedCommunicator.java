@@ -70,7 +70,7 @@ final class StagedCommunicator extends AbstractCommunicator {
         return tuning;
     }
 
-    /** Re-tunes this communicator's sends (the check sweeps chunk sizes with it); checked against the pool. */
+    /** Re-tunes this communicator's sends (the GPU check sweeps chunk sizes with it, through {@link StagedDiagnostics#tune}); checked against the pool. */
     void tune(Tuning t) {
         this.tuning = t.checked(rt.chunks.maxBytes());
     }
@@ -105,7 +105,7 @@ final class StagedCommunicator extends AbstractCommunicator {
         return t;
     }
 
-    /** Turns IPC offers of this communicator on or off (the check measures the pipeline alone with it off). */
+    /** Turns IPC offers of this communicator on or off (the GPU check measures the pipeline alone with it off, through {@link StagedDiagnostics#offerIpc}). */
     void offerIpc(boolean on) {
         offerIpc = on;
     }

@@ -29,7 +29,7 @@ final class StagedRuntime {
     final IpcExports exports;        // null without IPC
     final CudaIpcCache ipcCache;     // null without IPC
     final Stats stats = new Stats();
-    /** Native calls (CUDA driver, inner MPI) by kind, and their time when the check asks. */
+    /** Native calls (CUDA driver, inner MPI) by kind, and their time when a measurement asks ({@link StagedDiagnostics#timeNativeCalls}). */
     final Calls calls = new Calls();
     final Progress progress;
     /** Per device: the stream of the node-local device collectives (reduction kernels and peer copies). */

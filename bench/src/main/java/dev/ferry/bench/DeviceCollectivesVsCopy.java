@@ -9,7 +9,6 @@ import dev.ferry.ReduceOp;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.cuda.CudaStream;
 import java.lang.foreign.ValueLayout;
-import java.util.Arrays;
 
 /**
  * How far are collectives on device buffers from the speed of the GPU's own memory? For each size
@@ -69,8 +68,7 @@ public final class DeviceCollectivesVsCopy {
             stream.synchronize();
             if (i >= 0) us[i] = (System.nanoTime() - t0) / 1e3;
         }
-        Arrays.sort(us);
-        return us[us.length / 2];
+        return Stats.of(us).median();
     }
 
     /** The slowest rank's mean time per call over a batch of {@code reps}, median of {@link #BATCHES} batches, after a warm-up batch. */
@@ -85,7 +83,6 @@ public final class DeviceCollectivesVsCopy {
             comm.allReduce(t, tMax, 1, DataType.DOUBLE, ReduceOp.MAX);
             if (k >= 0) us[k] = tMax.segment().get(ValueLayout.JAVA_DOUBLE, 0);
         }
-        Arrays.sort(us);
-        return us[us.length / 2];
+        return Stats.of(us).median();
     }
 }

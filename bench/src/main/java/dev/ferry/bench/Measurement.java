@@ -80,27 +80,11 @@ public record Measurement(String impl, String tag, Question question, String bac
     /** Every measurement in a CSV written by the native C reference ({@code ferry-osu}). */
     static List<Measurement> readNative(Path csv, String tag) throws IOException {
         List<Measurement> out = new ArrayList<>();
-        List<String> header = null;
-        for (String line : Files.readAllLines(csv)) {
-            if (line.isBlank() || line.startsWith("#")) {
-                continue;
-            }
-            List<String> f = List.of(line.split(","));
-            if (header == null) {
-                header = f;
-                continue;
-            }
-            if (f.size() != header.size()) {
-                continue; // a line cut short by a killed job
-            }
-            List<String> h = header;
-            java.util.function.Function<String, String> col = name -> f.get(h.indexOf(name));
-            Stats s = new Stats(Integer.parseInt(col.apply("iterations")), Double.parseDouble(col.apply("median_us")),
-                    Double.parseDouble(col.apply("min_us")), Double.parseDouble(col.apply("max_us")),
-                    Double.parseDouble(col.apply("p10_us")), Double.parseDouble(col.apply("p90_us")));
-            out.add(new Measurement("c", tag, Question.parse(col.apply("bench")), "C", Memory.parse(col.apply("mem")),
-                    Long.parseLong(col.apply("size")), Integer.parseInt(col.apply("ranks")), Integer.parseInt(col.apply("window")),
-                    Integer.parseInt(col.apply("reps")), s));
+        for (Csv.Row r : Csv.read(csv)) {
+            Stats s = new Stats(r.getInt("iterations"), r.getDouble("median_us"), r.getDouble("min_us"), r.getDouble("max_us"),
+                    r.getDouble("p10_us"), r.getDouble("p90_us"));
+            out.add(new Measurement("c", tag, Question.parse(r.get("bench")), "C", Memory.parse(r.get("mem")), r.getLong("size"),
+                    r.getInt("ranks"), r.getInt("window"), r.getInt("reps"), s));
         }
         return out;
     }

@@ -4,8 +4,8 @@ import dev.ferry.Buffer;
 import dev.ferry.DeviceBuffer;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.spi.DeviceSupport;
-import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * What the device ordering contract adds to every call on device memory: one
@@ -44,8 +44,7 @@ public final class OrderingCost {
     }
 
     private static String line(String what, double[] us) {
-        double[] s = us.clone();
-        Arrays.sort(s);
-        return String.format("%s: median %.2f us, min %.2f, max %.2f (%d batches of 2000)", what, s[s.length / 2], s[0], s[s.length - 1], s.length);
+        Stats s = Stats.of(us);
+        return String.format(Locale.ROOT, "%s: median %.2f us, min %.2f, max %.2f (%d batches of 2000)", what, s.median(), s.min(), s.max(), s.n());
     }
 }

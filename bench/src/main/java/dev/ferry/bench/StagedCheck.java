@@ -1,4 +1,4 @@
-package dev.ferry.staged;
+package dev.ferry.bench;
 
 import dev.ferry.Buffer;
 import dev.ferry.Communicator;
@@ -10,13 +10,13 @@ import dev.ferry.SelectionReport;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.cuda.CudaStream;
 import dev.ferry.spi.Probe;
+import dev.ferry.staged.StagedDiagnostics;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -44,10 +44,15 @@ import java.util.Map;
  * bench/experiments/staged-pipeline.c) the same pipeline written in C stands next to Ferry's, which
  * separates Java's and the protocol's cost from the platform's. Prints a markdown report and writes it to {@code --out FILE}.
  * Exits 1 when a byte is wrong, 3 when a verdict fails (0 with {@code --no-verdict-exit}), 0
- * with a printed reason when there is no GPU.
+ * with a printed reason when there is no GPU ({@code --cpu}: host memory stands in for device
+ * memory, a test of the check itself on a machine without one).
+ *
+ * <p>It lives in the bench module, out of the backend's jar, and reaches the staged backend's
+ * internals only through its measurement hook {@link StagedDiagnostics}; its statistics are
+ * {@link Stats}', its CSV files are read by {@link Csv}.
  *
  * <pre>
- * mpirun -np 2 java -cp ... -Dferry.backend=staged dev.ferry.staged.StagedCheck [--out] staged-check.md [--max 1g] [--quick]
+ * mpirun -np 2 java -cp ... -Dferry.backend=staged dev.ferry.bench.StagedCheck [--out] staged-check.md [--max 1g] [--quick]
  * </pre>
  */
 public final class StagedCheck {
@@ -68,9 +73,9 @@ public final class StagedCheck {
     private String cStagedSource;
     private final StringBuilder report = new StringBuilder();
     private final List<String> failures = new ArrayList<>();
-    private final Memory mem;
+    private final MemorySpace mem;
 
-    private StagedCheck(Communicator world, long max, boolean quick, Memory mem) {
+    private StagedCheck(Communicator world, long max, boolean quick, MemorySpace mem) {
         this.world = world;
         this.rank = world.rank();
         this.peer = 1 - rank;
@@ -80,7 +85,7 @@ public final class StagedCheck {
     }
 
     /** Device memory and copies: CUDA's, or host memory standing in for it ({@code --cpu}, to test the check itself without a GPU). */
-    private interface Memory {
+    private interface MemorySpace {
         Buffer device(long bytes);
 
         HostBuffer pinned(long bytes);
@@ -93,7 +98,7 @@ public final class StagedCheck {
         String describe();
     }
 
-    private static final Memory CUDA = new Memory() {
+    private static final MemorySpace CUDA = new MemorySpace() {
         public Buffer device(long bytes) { return Cuda.allocate(bytes); }
         public HostBuffer pinned(long bytes) { return Cuda.allocatePinned(bytes); }
         public void copy(Buffer dst, Buffer src, long bytes) {
@@ -107,7 +112,7 @@ public final class StagedCheck {
         public String describe() { return Cuda.describe(); }
     };
 
-    private static final Memory HOST = new Memory() {
+    private static final MemorySpace HOST = new MemorySpace() {
         public Buffer device(long bytes) { return HostBuffer.allocate(bytes); }
         public HostBuffer pinned(long bytes) { return HostBuffer.allocate(bytes); }
         public void copy(Buffer dst, Buffer src, long bytes) {
@@ -125,7 +130,7 @@ public final class StagedCheck {
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--out" -> out = args[++i];
-                case "--max" -> max = StagedSettings.parseSize("--max", args[++i]);
+                case "--max" -> max = Suite.parseSize(args[++i]);
                 case "--quick" -> quick = true;
                 case "--no-verdict-exit" -> verdictExit = false;
                 case "--cpu" -> cpu = true;
@@ -134,7 +139,7 @@ public final class StagedCheck {
                 case "--native-staged" -> cStagedCsv = Path.of(args[++i]);
                 default -> {
                     if (args[i].startsWith("-") || out != null) {
-                        System.err.println("usage: mpirun -np 2 java ... dev.ferry.staged.StagedCheck [[--out] FILE] [--max BYTES] [--quick] [--sweep] [--native FERRY_OSU.csv] [--native-staged STAGED_PIPELINE.csv] [--no-verdict-exit] [--cpu]");
+                        System.err.println("usage: mpirun -np 2 java ... dev.ferry.bench.StagedCheck [[--out] FILE] [--max BYTES] [--quick] [--sweep] [--native FERRY_OSU.csv] [--native-staged STAGED_PIPELINE.csv] [--no-verdict-exit] [--cpu]");
                         System.exit(2);
                     }
                     out = args[i]; // the report file may also be given alone
@@ -161,8 +166,8 @@ public final class StagedCheck {
         StagedCheck c = new StagedCheck(world, max, quick, Cuda.isAvailable() && !cpu ? CUDA : HOST);
         c.sweep = sweep;
         if (nativeCsv != null) {
-            c.nativeBw = readNative(nativeCsv, "bw");
-            c.nativeLatency = readNative(nativeCsv, "latency");
+            c.nativeBw = readNative(nativeCsv, Question.BANDWIDTH);
+            c.nativeLatency = readNative(nativeCsv, Question.LATENCY);
             c.nativeSource = nativeCsv.getFileName().toString();
         }
         if (cStagedCsv != null) {
@@ -291,7 +296,7 @@ public final class StagedCheck {
      * then {@code reps} round trips back to back, each timed (a ping-pong keeps the two ranks in
      * step by itself; a barrier before every round would time the skew of leaving it too).
      */
-    private double[] pingPong(Exchange x, long n, int reps) {
+    private Stats pingPong(Exchange x, long n, int reps) {
         double[] t = new double[reps];
         world.barrier();
         for (int i = -Math.min(3, reps); i < reps; i++) { // the first rounds warm up
@@ -306,24 +311,21 @@ public final class StagedCheck {
             long t1 = System.nanoTime();
             if (i >= 0) t[i] = (t1 - t0) / 2e9;
         }
-        Arrays.sort(t);
-        return new double[] {t[reps / 2], t[0], t[reps - 1]};
+        return Stats.of(t);
     }
 
-    private record Row(long bytes, Map<String, double[]> times, boolean checked) {
+    private record Row(long bytes, Map<String, Stats> times, boolean checked) {
     }
 
     private static final String[] PATHS = {"staged", "ipc", "naive", "host", "peer"};
 
     private int run() {
         Buffers b = new Buffers();
-        StagedCommunicator sc = (StagedCommunicator) world;
-        StagedRuntime rt = sc.runtime();
-        StagedCommunicator pipe = (StagedCommunicator) world.duplicate();
-        pipe.offerIpc(false);
-        StagedCommunicator ipcComm = (StagedCommunicator) world.duplicate();
-        boolean ipc = mem == CUDA && rt.ipcEnabled() && sc.peers().ipcPeer(peer);
-        String innerName = rt.inner;
+        Communicator pipe = world.duplicate();
+        StagedDiagnostics.offerIpc(pipe, false);
+        Communicator ipcComm = world.duplicate();
+        boolean ipc = mem == CUDA && StagedDiagnostics.ipcWith(world, peer);
+        String innerName = StagedDiagnostics.innerBackend(world);
         Communicator host = Ferry.open(innerName);
         SelectionReport sel = Ferry.lastReport();
 
@@ -345,7 +347,7 @@ public final class StagedCheck {
 
         List<Row> rows = new ArrayList<>();
         double[] smallCopies = smallCopyMicros(b);
-        Map<Long, double[]> peerTimes = rank == 0 && mem == CUDA ? peerCopies(sizes) : Map.of();
+        Map<Long, Stats> peerTimes = rank == 0 && mem == CUDA ? peerCopies(sizes) : Map.of();
 
         // The JIT first: a path's first thousands of calls run interpreted (the first rows of the
         // first run measured that, 55 us for an 8-byte staged message against 20 us once compiled).
@@ -361,13 +363,13 @@ public final class StagedCheck {
         warmUp(warmStaged, b);
         warmUp(warmHost, b);
 
-        long ipcBefore = rt.stats.ipcCopies.sum(), refusedBefore = rt.stats.ipcRefused.sum();
+        Map<String, Long> countersBefore = StagedDiagnostics.counters(world);
         List<Long> all = new ArrayList<>(sizes);
         for (long n : odd) if (n <= max) all.add(n);
         for (long n : all) {
             boolean timed = sizes.contains(n);
             int reps = timed ? reps(n, quick) : 3;
-            Map<String, double[]> times = new LinkedHashMap<>();
+            Map<String, Stats> times = new LinkedHashMap<>();
             boolean ok = true;
             // staged pipeline, IPC off
             ok &= checkedPingPong(b, n, 0, "staged", b.send, b.recv, reps, times, new Exchange() {
@@ -398,22 +400,24 @@ public final class StagedCheck {
             if (peerTimes.containsKey(n)) times.put("peer", peerTimes.get(n));
             rows.add(new Row(n, times, ok));
             if (rank == 0) {
-                System.err.printf(Locale.ROOT, "StagedCheck: %s %s%n", StagedSettings.bytes(n), ok ? "ok" : "WRONG");
+                System.err.printf(Locale.ROOT, "StagedCheck: %s %s%n", Suite.formatSize(n), ok ? "ok" : "WRONG");
             }
         }
-        long ipcCopies = rt.stats.ipcCopies.sum() - ipcBefore, refused = rt.stats.ipcRefused.sum() - refusedBefore;
+        Map<String, Long> countersAfter = StagedDiagnostics.counters(world);
+        long ipcCopies = countersAfter.get("ipcCopies") - countersBefore.get("ipcCopies");
+        long refused = countersAfter.get("ipcRefused") - countersBefore.get("ipcRefused");
         boolean ipcUsed = allAgree(!ipc || (ipcCopies > 0 || rank == 1) && refused == 0);
         if (ipc && !ipcUsed) {
             failures.add("the ipc path fell back to staging (ipc copies " + ipcCopies + ", refused " + refused + " on rank " + rank + ")");
         }
 
         windowed(b, pipe, host);
-        StringBuilder breakdownReport = breakdown(b, pipe, rt);
-        StringBuilder sweepReport = sweep ? sweep(b, pipe, host, rt) : null;
+        StringBuilder breakdownReport = breakdown(b, pipe);
+        StringBuilder sweepReport = sweep ? sweep(b, pipe, host) : null;
 
         int code = failures.isEmpty() && allAgree(failures.isEmpty()) ? 0 : 1;
         if (rank == 0) {
-            code = Math.max(code, write(rows, smallCopies, sel, innerName, deviceNames, ipc, rt, code));
+            code = Math.max(code, write(rows, smallCopies, sel, innerName, deviceNames, ipc, code));
             report.append(breakdownReport);
             if (sweepReport != null) report.append(sweepReport);
         }
@@ -453,7 +457,7 @@ public final class StagedCheck {
      * sends of {@code n} bytes from rank 0, {@code w} non-blocking receives on rank 1, then a
      * one-byte acknowledgement back; the same buffer every time, as osu_bw.
      */
-    private double[] window(Communicator c, Buffer src, Buffer dst, HostBuffer ack, long n, int w, int windows) {
+    private Stats window(Communicator c, Buffer src, Buffer dst, HostBuffer ack, long n, int w, int windows) {
         double[] t = new double[windows];
         dev.ferry.Request[] reqs = new dev.ferry.Request[w];
         world.barrier();
@@ -471,12 +475,11 @@ public final class StagedCheck {
             long t1 = System.nanoTime();
             if (i >= 0) t[i] = (t1 - t0) / 1e9;
         }
-        Arrays.sort(t);
-        return new double[] {t[windows / 2], t[0], t[windows - 1]};
+        return Stats.of(t);
     }
 
     /** Windowed results by size: staged pipeline and host pinned, GB/s (median, min, max); checked. */
-    private record WindowRow(long bytes, int window, double[] staged, double[] host, boolean checked) {
+    private record WindowRow(long bytes, int window, Stats staged, Stats host, boolean checked) {
     }
 
     private final List<WindowRow> windowRows = new ArrayList<>();
@@ -487,43 +490,41 @@ public final class StagedCheck {
      * every size from 256 KiB; the last window of each size is checked byte for byte. This is the
      * figure the native C reference reports as bandwidth, so the verdict compares with it.
      */
-    private void windowed(Buffers b, StagedCommunicator pipe, Communicator host) {
+    private void windowed(Buffers b, Communicator pipe, Communicator host) {
         try (HostBuffer ack = HostBuffer.allocate(8)) {
             for (long n : windowSizes()) {
                 int w = window(n);
                 int windows = quick ? 3 : n <= (4L << 20) ? 10 : 6;
-                double[] st = window(pipe, b.send, b.recv, ack, n, w, windows);
+                Stats st = window(pipe, b.send, b.recv, ack, n, w, windows);
                 prepare(b, n, 30, b.send, b.recv); // the checked window: fresh data, poisoned target
                 window(pipe, b.send, b.recv, ack, n, w, 1);
                 boolean ok = allAgree(rank == 0 || verifyHere(b, n, "staged window", b.recv));
-                double[] ho = window(host, b.pinnedOut, b.pinnedIn, ack, n, w, windows);
+                Stats ho = window(host, b.pinnedOut, b.pinnedIn, ack, n, w, windows);
                 windowRows.add(new WindowRow(n, w, gb(n * w, st), gb(n * w, ho), ok));
                 if (rank == 0) {
-                    System.err.printf(Locale.ROOT, "StagedCheck: window %s x %d: staged %.2f GB/s, host %.2f GB/s%n", StagedSettings.bytes(n), w,
-                            n * w / st[0] / 1e9, n * w / ho[0] / 1e9);
+                    System.err.printf(Locale.ROOT, "StagedCheck: window %s x %d: staged %.2f GB/s, host %.2f GB/s%n", Suite.formatSize(n), w,
+                            n * w / st.median() / 1e9, n * w / ho.median() / 1e9);
                 }
             }
         }
     }
 
-    /** GB/s of {@code bytes} moved in the times {@code t} (median, min, max): median, lowest, highest. */
-    private static double[] gb(long bytes, double[] t) {
-        return new double[] {bytes / t[0] / 1e9, bytes / t[2] / 1e9, bytes / t[1] / 1e9};
+    /** GB/s of {@code bytes} moved in each of the times {@code t} (seconds). */
+    private static Stats gb(long bytes, Stats t) {
+        return t.mapDecreasing(sec -> bytes / sec / 1e9);
     }
 
     /**
-     * The native C reference's pinned results (ferry-osu CSV, {@code --native FILE}): bandwidth in
-     * GB/s by size, and the 8-byte latency in microseconds under key 0.
+     * The native C reference's pinned results (ferry-osu CSV, {@code --native FILE}) of {@code question}
+     * by size: GB/s for {@link Question#BANDWIDTH}, one-way microseconds for {@link Question#LATENCY}
+     * (medians).
      */
-    static Map<Long, Double> readNative(Path csv, String bench) throws IOException {
+    static Map<Long, Double> readNative(Path csv, Question question) throws IOException {
         Map<Long, Double> out = new LinkedHashMap<>();
-        for (String line : Files.readAllLines(csv)) {
-            String[] f = line.split(",");
-            if (f.length < 9 || !f[0].equals("c") || !f[1].equals(bench) || !f[2].equals("pinned")) continue;
-            long size = Long.parseLong(f[3]);
-            int window = Integer.parseInt(f[5]);
-            double us = Double.parseDouble(f[8]);
-            out.put(size, bench.equals("bw") ? size * (double) window / (us * 1e-6) / 1e9 : us);
+        for (Measurement m : Measurement.readNative(csv, "")) {
+            if (m.question() == question && m.memory() == Memory.PINNED) {
+                out.put(m.size(), m.shown().median());
+            }
         }
         return out;
     }
@@ -537,19 +538,29 @@ public final class StagedCheck {
      * for the file's first staged config; rows whose check failed are left out.
      */
     static CStaged readCStaged(Path csv) throws IOException {
-        List<String[]> rows = new ArrayList<>();
-        for (String line : Files.readAllLines(csv)) {
-            String[] f = line.split(",");
-            if (f.length >= 12 && f[2].equals("staged")) rows.add(f);
-        }
-        String config = rows.isEmpty() ? "none" : rows.get(0)[1];
+        List<Csv.Row> rows = Csv.read(csv).stream().filter(r -> r.get("mem").equals("staged")).toList();
+        String config = rows.isEmpty() ? "none" : rows.get(0).get("config");
         Map<Long, Double> pingPong = new LinkedHashMap<>(), window = new LinkedHashMap<>();
-        for (String[] f : rows) {
-            Map<Long, Double> into = f[0].equals("window") ? window : f[0].equals("pingpong") ? pingPong : null;
-            if (into == null || !f[1].equals(config) || !f[11].equals("ok")) continue;
-            into.put(Long.parseLong(f[6]), Double.parseDouble(f[8]));
+        for (Csv.Row r : rows) {
+            String bench = r.get("bench");
+            Map<Long, Double> into = bench.equals("window") ? window : bench.equals("pingpong") ? pingPong : null;
+            if (into == null || !r.get("config").equals(config) || !r.get("check").equals("ok")) continue;
+            into.put(r.getLong("size"), r.getDouble("median_GBps"));
         }
         return new CStaged(config, pingPong, window);
+    }
+
+    /** A tuning of the sweep ({@link StagedDiagnostics#tune}): how the sender cuts a message. */
+    private record Tuning(long chunk, long minChunk, long threshold, int depth) {
+        void apply(Communicator c) {
+            StagedDiagnostics.tune(c, chunk, minChunk, threshold, depth);
+        }
+
+        @Override
+        public String toString() {
+            return "chunk " + Suite.formatSize(chunk) + (minChunk < chunk ? " (adaptive from " + Suite.formatSize(minChunk) + ")" : " (fixed)")
+                    + ", threshold " + Suite.formatSize(threshold) + ", depth " + depth;
+        }
     }
 
     /**
@@ -558,10 +569,9 @@ public final class StagedCheck {
      * exceeds the staging buffers ({@code ferry.staged.chunk}) are left out: run with
      * {@code -Dferry.staged.chunk=8m} to sweep up to 8 MiB chunks.
      */
-    private StringBuilder sweep(Buffers b, StagedCommunicator pipe, Communicator host, StagedRuntime rt) {
+    private StringBuilder sweep(Buffers b, Communicator pipe, Communicator host) {
         long kib = 1024, mib = kib * kib;
-        long cap = rt.chunks.maxBytes();
-        Tuning start = pipe.tuning();
+        long cap = StagedDiagnostics.stagingBufferBytes(pipe);
         List<Tuning> tunings = new ArrayList<>();
         for (Tuning t : new Tuning[] {
                 new Tuning(4 * mib, 4 * mib, mib, 4),          // fixed 4 MiB chunks, 1 MiB threshold
@@ -585,27 +595,27 @@ public final class StagedCheck {
         r.append('\n');
         for (long n : sizes) {
             int reps = Math.max(3, reps(n, quick) / 2);
-            Map<String, double[]> t = new LinkedHashMap<>();
+            Map<String, Stats> t = new LinkedHashMap<>();
             checkedPingPong(b, n, 3, "host", b.pinnedOut, b.pinnedIn, reps, t, new Exchange() {
                 public void send(long m) { host.send(b.pinnedOut, m, DataType.BYTE, peer, 5); }
                 public void recv(long m) { host.recv(b.pinnedIn, m, DataType.BYTE, peer, 5); }
             });
-            r.append("| ").append(n).append(" | ").append(String.format(Locale.ROOT, "%.2f", n / t.get("host")[0] / 1e9)).append(" |");
-            double hostT = t.get("host")[0];
+            double hostT = t.get("host").median();
+            r.append("| ").append(n).append(" | ").append(String.format(Locale.ROOT, "%.2f", n / hostT / 1e9)).append(" |");
             for (int i = 0; i < tunings.size(); i++) {
-                pipe.tune(tunings.get(i));
+                tunings.get(i).apply(pipe);
                 String name = "sweep T" + (i + 1);
                 boolean ok = checkedPingPong(b, n, 10 + i, name, b.send, b.recv, reps, t, new Exchange() {
                     public void send(long m) { pipe.send(b.send, m, DataType.BYTE, peer, 6); }
                     public void recv(long m) { pipe.recv(b.recv, m, DataType.BYTE, peer, 6); }
                 });
-                double[] x = t.get(name);
-                r.append(String.format(Locale.ROOT, " %.2f (%.0f%%)%s |", n / x[0] / 1e9, 100 * hostT / x[0], ok ? "" : " **WRONG**"));
+                double x = t.get(name).median();
+                r.append(String.format(Locale.ROOT, " %.2f (%.0f%%)%s |", n / x / 1e9, 100 * hostT / x, ok ? "" : " **WRONG**"));
             }
             r.append('\n');
-            if (rank == 0) System.err.printf(Locale.ROOT, "StagedCheck: sweep %s done%n", StagedSettings.bytes(n));
+            if (rank == 0) System.err.printf(Locale.ROOT, "StagedCheck: sweep %s done%n", Suite.formatSize(n));
         }
-        pipe.tune(start);
+        StagedDiagnostics.resetTuning(pipe);
         r.append('\n');
         for (int i = 0; i < tunings.size(); i++) r.append("- T").append(i + 1).append(": ").append(tunings.get(i)).append('\n');
         r.append("- percentages: of the host pinned bandwidth in the same row\n");
@@ -614,14 +624,14 @@ public final class StagedCheck {
 
     /**
      * Where the time of the staged pipeline goes (IPC off), for an 8-byte and a 4 MiB message: a
-     * ping-pong with every native call timed ({@link Calls}), per rank and per round trip (one send
+     * ping-pong with every native call timed ({@link StagedDiagnostics#timeNativeCalls}), per rank and per round trip (one send
      * and one receive on each rank): time inside cuCtxSynchronize, the device-to-host and
      * host-to-device copy calls (a synchronous cuMemcpy includes its transfer; an asynchronous one
      * only its issue), event record/query/synchronize, MPI posts and tests (tests include the
      * waiting for data), the staging pool, and the rest (protocol, bookkeeping, the polling loop),
      * with the number of calls of each kind per round trip.
      */
-    private StringBuilder breakdown(Buffers b, StagedCommunicator pipe, StagedRuntime rt) {
+    private StringBuilder breakdown(Buffers b, Communicator pipe) {
         StringBuilder mine = new StringBuilder();
         for (long n : new long[] {8, 4L << 20}) {
             if (n > max) continue;
@@ -634,7 +644,7 @@ public final class StagedCheck {
                 if (rank == 0) { x.send(n); x.recv(n); } else { x.recv(n); x.send(n); }
             }
             world.barrier();
-            mine.append(timedRow(rt, Long.toString(n), reps, () -> {
+            mine.append(timedRow(pipe, Long.toString(n), reps, () -> {
                 for (int i = 0; i < reps; i++) {
                     if (rank == 0) { x.send(n); x.recv(n); } else { x.recv(n); x.send(n); }
                 }
@@ -647,7 +657,7 @@ public final class StagedCheck {
             try (HostBuffer ack = HostBuffer.allocate(8)) {
                 window(pipe, b.send, b.recv, ack, n, window(n), 2);
                 // window() adds two warm-up windows of its own: they are timed too
-                mine.append(timedRow(rt, n + " x " + window(n) + " (window)", windows + 2,
+                mine.append(timedRow(pipe, n + " x " + window(n) + " (window)", windows + 2,
                         () -> window(pipe, b.send, b.recv, ack, n, window(n), windows)));
             }
         }
@@ -682,42 +692,44 @@ public final class StagedCheck {
     }
 
     /** Runs {@code rounds} (that many round trips) with every native call timed; its breakdown row, then a barrier. */
-    private String timedRow(StagedRuntime rt, String label, int reps, Runnable rounds) {
-        rt.calls.timing(true);
-        Calls.Snapshot before = rt.calls.snapshot();
-        long t0 = System.nanoTime();
-        rounds.run();
-        long wall = System.nanoTime() - t0;
-        Calls.Snapshot d = rt.calls.snapshot().since(before);
-        rt.calls.timing(false);
+    private String timedRow(Communicator pipe, String label, int reps, Runnable rounds) {
+        long[] wall = new long[1];
+        Map<String, StagedDiagnostics.NativeCalls> d = StagedDiagnostics.timeNativeCalls(pipe, () -> {
+            long t0 = System.nanoTime();
+            rounds.run();
+            wall[0] = System.nanoTime() - t0;
+        });
         world.barrier();
-        return phaseRow(label, reps, wall, d);
+        return phaseRow(label, reps, wall[0], d);
     }
 
-    private static String phaseRow(String label, int reps, long wallNanos, Calls.Snapshot d) {
+    /** The breakdown's columns: kinds of native calls summed into each. */
+    private static final String[][] PHASES = {
+            {"CTX_SYNC"},
+            {"D2H_ASYNC", "D2H_SYNC"},
+            {"H2D_ASYNC", "H2D_SYNC"},
+            {"EVENT_RECORD", "EVENT_QUERY", "EVENT_SYNC", "EVENT_CREATE", "STREAM_CREATE"},
+            {"MPI_POST"},
+            {"MPI_TEST"},
+            {"POOL"}};
+
+    private static String phaseRow(String label, int reps, long wallNanos, Map<String, StagedDiagnostics.NativeCalls> d) {
         double per = reps;
         double wall = wallNanos / 1e3 / per;
-        Calls.Kind[][] groups = {
-                {Calls.Kind.CTX_SYNC},
-                {Calls.Kind.D2H_ASYNC, Calls.Kind.D2H_SYNC},
-                {Calls.Kind.H2D_ASYNC, Calls.Kind.H2D_SYNC},
-                {Calls.Kind.EVENT_RECORD, Calls.Kind.EVENT_QUERY, Calls.Kind.EVENT_SYNC, Calls.Kind.EVENT_CREATE, Calls.Kind.STREAM_CREATE},
-                {Calls.Kind.MPI_POST},
-                {Calls.Kind.MPI_TEST},
-                {Calls.Kind.POOL}};
         StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| R | %s | %.1f | %.1f |", label, wall / 2, wall));
         double sum = 0;
-        for (Calls.Kind[] g : groups) {
+        for (String[] g : PHASES) {
             double us = 0;
-            for (Calls.Kind k : g) us += d.nanos(k) / 1e3 / per;
+            for (String k : g) us += d.get(k).nanos() / 1e3 / per;
             sum += us;
             row.append(String.format(Locale.ROOT, " %.1f |", us));
         }
-        row.append(String.format(Locale.ROOT, " %.1f | %.1f |", wall - sum, d.nanos(Calls.Kind.IDLE) / 1e3 / per));
+        row.append(String.format(Locale.ROOT, " %.1f | %.1f |", wall - sum, d.get("IDLE").nanos() / 1e3 / per));
         StringBuilder counts = new StringBuilder();
-        for (Map.Entry<Calls.Kind, Long> e : d.nonZero().entrySet()) {
+        for (StagedDiagnostics.NativeCalls e : d.values()) {
+            if (e.count() == 0) continue;
             if (counts.length() > 0) counts.append(", ");
-            counts.append(e.getKey().label).append(' ').append(String.format(Locale.ROOT, "%.1f", e.getValue() / per));
+            counts.append(e.label()).append(' ').append(String.format(Locale.ROOT, "%.1f", e.count() / per));
         }
         row.append(' ').append(counts).append(" |\n");
         return row.toString();
@@ -733,7 +745,7 @@ public final class StagedCheck {
 
     /** A ping-pong checked on its first and last round: poisoned receive buffers, every byte compared. */
     private boolean checkedPingPong(Buffers b, long n, int path, String name, Buffer source, Buffer target, int reps,
-                                    Map<String, double[]> times, Exchange x) {
+                                    Map<String, Stats> times, Exchange x) {
         prepare(b, n, path, source, target);
         if (rank == 0) {
             x.send(n);
@@ -744,7 +756,7 @@ public final class StagedCheck {
         }
         boolean ok = verify(b, n, name + " (first)", target);
         mem.fill(target, n + GUARD, POISON);
-        double[] t = pingPong(x, n, reps);
+        Stats t = pingPong(x, n, reps);
         ok &= verify(b, n, name + " (after timing)", target);
         times.put(name, t);
         return ok;
@@ -763,14 +775,12 @@ public final class StagedCheck {
             d2h[i] = (t1 - t0) / 1e3;
             h2d[i] = (t2 - t1) / 1e3;
         }
-        Arrays.sort(d2h);
-        Arrays.sort(h2d);
-        return new double[] {d2h[n / 2], h2d[n / 2]};
+        return new double[] {Stats.of(d2h).median(), Stats.of(h2d).median()};
     }
 
     /** cuMemcpyPeer GPU 0 -> GPU 1 inside this process, one-way seconds by size (rank 0, two GPUs). */
-    private Map<Long, double[]> peerCopies(List<Long> sizes) {
-        Map<Long, double[]> out = new LinkedHashMap<>();
+    private Map<Long, Stats> peerCopies(List<Long> sizes) {
+        Map<Long, Stats> out = new LinkedHashMap<>();
         if (Cuda.deviceCount() < 2) {
             return out;
         }
@@ -794,8 +804,7 @@ public final class StagedCheck {
                 if (back.segment().asSlice(0, k).mismatch(h.segment().asSlice(0, k)) >= 0) {
                     failures.add("cuMemcpyPeer " + n + " B copied wrong bytes");
                 }
-                Arrays.sort(t);
-                out.put(n, new double[] {t[reps / 2], t[0], t[reps - 1]});
+                out.put(n, Stats.of(t));
             }
         }
         if (!peerOn) {
@@ -806,21 +815,21 @@ public final class StagedCheck {
 
     // ---- report --------------------------------------------------------------------------------
 
-    private static String gbps(long n, double[] t) {
+    private static String gbps(long n, Stats t) {
         if (t == null) return "n/a";
-        return String.format(Locale.ROOT, "%.2f (%.2f–%.2f)", n / t[0] / 1e9, n / t[2] / 1e9, n / t[1] / 1e9);
+        return String.format(Locale.ROOT, "%.2f (%.2f–%.2f)", n / t.median() / 1e9, n / t.max() / 1e9, n / t.min() / 1e9);
     }
 
     private int write(List<Row> rows, double[] smallCopies, SelectionReport sel, String inner, String[] devices, boolean ipc,
-                      StagedRuntime rt, int code) {
+                      int code) {
         Probe innerProbe = sel == null ? null : sel.probe(inner);
         StringBuilder r = report;
         r.append("# Ferry staged check\n\n");
         r.append("- ranks: 2, rank 0 on ").append(devices[0]).append(", rank 1 on ").append(devices[1]).append('\n');
         r.append("- inner backend: ").append(inner).append(innerProbe == null ? "" : " (" + innerProbe.reason() + ")").append('\n');
-        r.append("- settings: ").append(rt.settings.describe()).append(", ipc ").append(ipc ? "on between the two ranks" : "not available between the two ranks").append('\n');
+        r.append("- settings: ").append(StagedDiagnostics.describeSettings(world)).append(", ipc ").append(ipc ? "on between the two ranks" : "not available between the two ranks").append('\n');
         r.append("- CUDA: ").append(mem.describe()).append('\n');
-        r.append("- peer access: ").append(mem == CUDA ? StagedProvider.peerAccess() : "n/a").append('\n');
+        r.append("- peer access: ").append(mem == CUDA ? StagedDiagnostics.peerAccess() : "n/a").append('\n');
         r.append("- one-way GB/s (1e9 bytes/s) from ping-pong: median (min–max); peer = cuMemcpyPeer GPU 0 -> GPU 1 in one process\n\n");
         r.append("- native C pinned: ferry-osu `latency` (osu_latency) at each size, ").append(nativeLatency.isEmpty() ? "not given" : nativeSource)
                 .append("; C staged: the same pipeline in C, ").append(cStagedSource == null ? "not given" : cStagedSource).append("\n\n");
@@ -831,12 +840,12 @@ public final class StagedCheck {
         double worstStaged = Double.MAX_VALUE, worstIpc = Double.MAX_VALUE, worstVsC = Double.MAX_VALUE, worstVsCStaged = Double.MAX_VALUE;
         long worstVsCAt = 0;
         for (Row row : rows) {
-            Map<String, double[]> t = row.times();
-            double[] st = t.get("staged"), ho = t.get("host"), ip = t.get("ipc"), pe = t.get("peer");
+            Map<String, Stats> t = row.times();
+            Stats st = t.get("staged"), ho = t.get("host"), ip = t.get("ipc"), pe = t.get("peer");
             Double cUs = nativeLatency.get(row.bytes()), cSt = cStagedPingPong.get(row.bytes());
-            double cGb = cUs == null ? Double.NaN : row.bytes() / (cUs * 1e-6) / 1e9, stGb = st == null ? Double.NaN : row.bytes() / st[0] / 1e9;
-            String sh = st != null && ho != null ? String.format(Locale.ROOT, "%.0f%%", 100 * ho[0] / st[0]) : "";
-            String ipe = ip != null && pe != null ? String.format(Locale.ROOT, "%.0f%%", 100 * pe[0] / ip[0]) : "";
+            double cGb = cUs == null ? Double.NaN : row.bytes() / (cUs * 1e-6) / 1e9, stGb = st == null ? Double.NaN : row.bytes() / st.median() / 1e9;
+            String sh = st != null && ho != null ? String.format(Locale.ROOT, "%.0f%%", 100 * ho.median() / st.median()) : "";
+            String ipe = ip != null && pe != null ? String.format(Locale.ROOT, "%.0f%%", 100 * pe.median() / ip.median()) : "";
             r.append("| ").append(row.bytes()).append(" | ").append(gbps(row.bytes(), st)).append(" | ").append(gbps(row.bytes(), ip))
                     .append(" | ").append(gbps(row.bytes(), t.get("naive"))).append(" | ").append(gbps(row.bytes(), ho))
                     .append(" | ").append(cUs == null ? "" : String.format(Locale.ROOT, "%.2f", cGb))
@@ -846,7 +855,7 @@ public final class StagedCheck {
                     .append(" | ").append(cSt == null || st == null ? "" : String.format(Locale.ROOT, "%.0f%%", 100 * stGb / cSt))
                     .append(" | ").append(ipe).append(" | ").append(row.checked() ? "ok" : "**WRONG**").append(" |\n");
             if (row.bytes() >= (1 << 20) && st != null && ho != null && Long.bitCount(row.bytes()) == 1) {
-                worstStaged = Math.min(worstStaged, ho[0] / st[0]);
+                worstStaged = Math.min(worstStaged, ho.median() / st.median());
                 if (cUs != null && stGb / cGb < worstVsC) {
                     worstVsC = stGb / cGb;
                     worstVsCAt = row.bytes();
@@ -854,13 +863,13 @@ public final class StagedCheck {
                 if (cSt != null) worstVsCStaged = Math.min(worstVsCStaged, stGb / cSt);
             }
             if (row.bytes() >= (256L << 20) && ip != null && pe != null) {
-                worstIpc = Math.min(worstIpc, pe[0] / ip[0]);
+                worstIpc = Math.min(worstIpc, pe.median() / ip.median());
             }
         }
         r.append("\n## Latency (8 B, one-way median)\n\n");
         Row eight = rows.stream().filter(x -> x.bytes() == 8).findFirst().orElse(null);
         if (eight != null) {
-            double st = eight.times().get("staged")[0] * 1e6, ho = eight.times().get("host")[0] * 1e6;
+            double st = eight.times().get("staged").median() * 1e6, ho = eight.times().get("host").median() * 1e6;
             Double c = nativeLatency.get(8L);
             double base = c != null ? c : ho;
             String baseName = c != null ? "native C pinned" : "host pinned";
@@ -882,16 +891,16 @@ public final class StagedCheck {
             String against = nativeBw.isEmpty() ? "host pinned (Java)" : "native C pinned";
             for (WindowRow w : windowRows) {
                 Double c = nativeBw.get(w.bytes()), cs = cStagedWindow.get(w.bytes());
-                double ref = nativeBw.isEmpty() ? w.host()[0] : c == null ? Double.NaN : c;
+                double ref = nativeBw.isEmpty() ? w.host().median() : c == null ? Double.NaN : c;
                 r.append(String.format(Locale.ROOT, "| %d | %d | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) | %s | %s | %s | %s | %.0f%% | %s |%n", w.bytes(), w.window(),
-                        w.staged()[0], w.staged()[1], w.staged()[2], w.host()[0], w.host()[1], w.host()[2],
+                        w.staged().median(), w.staged().min(), w.staged().max(), w.host().median(), w.host().min(), w.host().max(),
                         c == null ? "n/a" : String.format(Locale.ROOT, "%.2f", c),
                         cs == null ? "n/a" : String.format(Locale.ROOT, "%.2f", cs),
-                        c == null ? "" : String.format(Locale.ROOT, "%.0f%%", 100 * w.staged()[0] / c),
-                        cs == null ? "" : String.format(Locale.ROOT, "%.0f%%", 100 * w.staged()[0] / cs),
-                        100 * w.staged()[0] / w.host()[0], w.checked() ? "ok" : "**WRONG**"));
-                if (w.bytes() >= (1 << 20) && !Double.isNaN(ref) && w.staged()[0] / ref < worst) {
-                    worst = w.staged()[0] / ref;
+                        c == null ? "" : String.format(Locale.ROOT, "%.0f%%", 100 * w.staged().median() / c),
+                        cs == null ? "" : String.format(Locale.ROOT, "%.0f%%", 100 * w.staged().median() / cs),
+                        100 * w.staged().median() / w.host().median(), w.checked() ? "ok" : "**WRONG**"));
+                if (w.bytes() >= (1 << 20) && !Double.isNaN(ref) && w.staged().median() / ref < worst) {
+                    worst = w.staged().median() / ref;
                     worstAt = w.bytes();
                 }
             }
@@ -900,7 +909,7 @@ public final class StagedCheck {
             if (worst != Double.MAX_VALUE) {
                 boolean pass = worst >= 0.9;
                 verdicts.add(String.format(Locale.ROOT, "%s staged pipeline >= 90%% of %s bandwidth (osu_bw window) from 1 MiB up (worst %.0f%% at %s)",
-                        pass ? "PASS" : "FAIL", against, 100 * worst, StagedSettings.bytes(worstAt)));
+                        pass ? "PASS" : "FAIL", against, 100 * worst, Suite.formatSize(worstAt)));
                 if (!pass) verdict = 3;
             }
         }
@@ -909,7 +918,7 @@ public final class StagedCheck {
             // message's ping-pong pays the pipeline's fill and drain (first copy out, last copy in) every time
             boolean pass = worstVsC >= 0.9;
             verdicts.add(String.format(Locale.ROOT, "%s staged ping-pong >= 90%% of native C pinned ping-pong (osu_latency's one-way time) from 1 MiB up (worst %.0f%% at %s)",
-                    pass ? "PASS" : "FAIL", 100 * worstVsC, StagedSettings.bytes(worstVsCAt)));
+                    pass ? "PASS" : "FAIL", 100 * worstVsC, Suite.formatSize(worstVsCAt)));
             if (!pass) verdict = 3;
         } else if (worstStaged != Double.MAX_VALUE) {
             verdicts.add(String.format(Locale.ROOT, "(info) staged ping-pong one-way bandwidth from 1 MiB up: worst %.0f%% of host pinned ping-pong (Java)", 100 * worstStaged));
@@ -917,7 +926,7 @@ public final class StagedCheck {
         double worstWindowVsCStaged = Double.MAX_VALUE;
         for (WindowRow w : windowRows) {
             Double c = cStagedWindow.get(w.bytes());
-            if (w.bytes() >= (1 << 20) && c != null) worstWindowVsCStaged = Math.min(worstWindowVsCStaged, w.staged()[0] / c);
+            if (w.bytes() >= (1 << 20) && c != null) worstWindowVsCStaged = Math.min(worstWindowVsCStaged, w.staged().median() / c);
         }
         if (worstVsCStaged != Double.MAX_VALUE || worstWindowVsCStaged != Double.MAX_VALUE) {
             verdicts.add(String.format(Locale.ROOT, "(info) Java's overhead: staged against the same pipeline in C, from 1 MiB up: worst %s in ping-pong, %s in the window",
@@ -934,10 +943,7 @@ public final class StagedCheck {
         r.append("\n## Verdicts\n\n");
         for (String v : verdicts) r.append("- ").append(v).append('\n');
         r.append("- ").append(failures.isEmpty() && code == 0 ? "PASS every byte of every path and size was right" : "FAIL wrong data: " + failures).append('\n');
-        var cache = rt.ipcCache;
-        r.append("\nstaged counters on rank 0: ").append(rt.stats).append(cache == null ? "" : ", ipc cache (opens, hits, stale, evictions, closes) "
-                + Arrays.toString(cache.stats())).append(", staging pool: ").append(rt.chunks.allocations()).append(" allocations, ").append(rt.chunks.stallGrants())
-                .append(" buffers granted beyond its bound after a stall, ").append(rt.chunks.peak()).append(" lent at most\n");
+        r.append("\nstaged counters on rank 0: ").append(StagedDiagnostics.describeCounters(world)).append('\n');
         return verdict;
     }
 }
