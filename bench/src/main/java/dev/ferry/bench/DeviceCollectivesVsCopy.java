@@ -9,13 +9,15 @@ import dev.ferry.ReduceOp;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.cuda.CudaStream;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 
 /**
  * How far are collectives on device buffers from the speed of the GPU's own memory? For each size
- * from 8 bytes to 256 MiB (powers of 4, and the largest size), the time of an allReduce (doubles, SUM; 8 bytes: one
- * double) and of a broadcast from rank 0 on device buffers, beside the time of one device-to-device
- * copy of the same size on the same GPU in the same run (rank 0, while the other ranks wait), and
- * the ratios. A collective's time is the slowest rank's mean over a batch of back-to-back calls,
+ * from 8 bytes to 256 MiB (powers of 4, and the largest size) of data per rank, the time of an
+ * allReduce (doubles, SUM; 8 bytes: one double), a broadcast from rank 0, a reduceScatterBlock
+ * (doubles, SUM), an allGather and an allToAll on device buffers, beside the time of one
+ * device-to-device copy of the same size on the same GPU in the same run (rank 0, while the other
+ * ranks wait), and the ratios. A collective's time is the slowest rank's mean over a batch of back-to-back calls,
  * median of the batches; a copy's is the median of single copies (cuMemcpyAsync then stream
  * synchronize).
  *
@@ -29,38 +31,59 @@ public final class DeviceCollectivesVsCopy {
     private DeviceCollectivesVsCopy() {
     }
 
+    /** One collective of the table: its name and the call for a size of {@code bytes} (null when the size does not split over the ranks). */
+    private record Column(String name, java.util.function.LongFunction<Runnable> call) {
+    }
+
     public static void main(String[] args) {
         long max = args.length > 0 ? Long.parseLong(args[0]) : 256L << 20;
         Cuda.ensureAvailability();
         try (Communicator comm = Ferry.open()) {
-            int rank = comm.rank();
-            if (rank == 0) {
-                System.out.println("backend " + comm.backend() + ", " + comm.size() + " ranks; " + Cuda.describe());
-                System.out.println("settings: ferry.staged.deviceCollectives=" + Ferry.setting("ferry.staged.deviceCollectives", "auto"));
-                System.out.printf("%12s %14s %14s %10s %14s %10s%n", "bytes", "d2d copy us", "allReduce us", "x copy", "broadcast us", "x copy");
-            }
+            int rank = comm.rank(), size = comm.size();
             try (DeviceBuffer send = Cuda.allocate(max); DeviceBuffer recv = Cuda.allocate(max); CudaStream stream = Cuda.newStream();
                  HostBuffer t = HostBuffer.allocate(8); HostBuffer tMax = HostBuffer.allocate(8)) {
                 Cuda.fill(send, (byte) 0);
                 Cuda.fill(recv, (byte) 0);
+                // bytes: what each rank contributes in total (allReduce, broadcast, reduceScatterBlock's send,
+                // allToAll's send, allGather's receive), so that every column moves the same data per rank
+                List<Column> columns = List.of(
+                        new Column("allReduce", b -> () -> comm.allReduce(send, recv, b / 8, DataType.DOUBLE, ReduceOp.SUM)),
+                        new Column("broadcast", b -> () -> comm.broadcast(send, b, DataType.BYTE, 0)),
+                        new Column("reduceScatter", b -> b / 8 / size == 0 ? null : () -> comm.reduceScatterBlock(send, recv, b / 8 / size, DataType.DOUBLE, ReduceOp.SUM)),
+                        new Column("allGather", b -> b / size == 0 ? null : () -> comm.allGather(send, recv, b / size, DataType.BYTE)),
+                        new Column("allToAll", b -> b / size == 0 ? null : () -> comm.allToAll(send, recv, b / size, DataType.BYTE)));
+                if (rank == 0) {
+                    System.out.println("backend " + comm.backend() + ", " + size + " ranks; " + Cuda.describe());
+                    System.out.println("settings: ferry.staged.deviceCollectives=" + Ferry.setting("ferry.staged.deviceCollectives", "auto"));
+                    System.out.println("each cell: median us (min-max of " + BATCHES + " batches) and the ratio to the copy; bytes per rank");
+                    StringBuilder head = new StringBuilder(String.format("%12s %22s", "bytes", "d2d copy us"));
+                    for (Column c : columns) head.append(String.format(" %28s %7s", c.name() + " us", "x copy"));
+                    System.out.println(head);
+                }
                 for (long bytes = 8; bytes <= max; bytes = bytes == max ? max + 1 : Math.min(bytes * 4, max)) {
-                    long count = bytes / 8;
-                    long n = bytes;
                     int reps = (int) Math.max(3, Math.min(1000, (64L << 20) / bytes));
-                    double copy = rank == 0 ? copyMicros(recv, send, bytes, stream, reps) : 0;
+                    Stats copy = rank == 0 ? copyMicros(recv, send, bytes, stream, reps) : null;
                     comm.barrier();
-                    double allReduce = collectiveMicros(comm, reps, t, tMax, () -> comm.allReduce(send, recv, count, DataType.DOUBLE, ReduceOp.SUM));
-                    double broadcast = collectiveMicros(comm, reps, t, tMax, () -> comm.broadcast(send, n, DataType.BYTE, 0));
-                    if (rank == 0) {
-                        System.out.printf("%12d %14.2f %14.2f %10.2f %14.2f %10.2f%n", bytes, copy, allReduce, allReduce / copy, broadcast, broadcast / copy);
+                    StringBuilder row = new StringBuilder(rank == 0 ? String.format("%12d %22s", bytes, cell(copy)) : "");
+                    for (Column c : columns) {
+                        Runnable call = c.call().apply(bytes);
+                        Stats st = call == null ? null : collectiveMicros(comm, reps, t, tMax, call);
+                        if (rank == 0) {
+                            row.append(st == null ? String.format(" %28s %7s", "-", "-") : String.format(" %28s %7.2f", cell(st), st.median() / copy.median()));
+                        }
                     }
+                    if (rank == 0) System.out.println(row);
                 }
             }
         }
     }
 
+    private static String cell(Stats s) {
+        return String.format(java.util.Locale.ROOT, "%.2f (%.2f-%.2f)", s.median(), s.min(), s.max());
+    }
+
     /** Median of single device-to-device copies of {@code bytes}, after a warm-up. */
-    private static double copyMicros(DeviceBuffer dst, DeviceBuffer src, long bytes, CudaStream stream, int reps) {
+    private static Stats copyMicros(DeviceBuffer dst, DeviceBuffer src, long bytes, CudaStream stream, int reps) {
         double[] us = new double[Math.min(reps, 51)];
         for (int i = -3; i < us.length; i++) {
             long t0 = System.nanoTime();
@@ -68,11 +91,11 @@ public final class DeviceCollectivesVsCopy {
             stream.synchronize();
             if (i >= 0) us[i] = (System.nanoTime() - t0) / 1e3;
         }
-        return Stats.of(us).median();
+        return Stats.of(us);
     }
 
     /** The slowest rank's mean time per call over a batch of {@code reps}, median of {@link #BATCHES} batches, after a warm-up batch. */
-    private static double collectiveMicros(Communicator comm, int reps, HostBuffer t, HostBuffer tMax, Runnable call) {
+    private static Stats collectiveMicros(Communicator comm, int reps, HostBuffer t, HostBuffer tMax, Runnable call) {
         double[] us = new double[BATCHES];
         for (int k = -1; k < BATCHES; k++) {
             comm.barrier();
@@ -83,6 +106,6 @@ public final class DeviceCollectivesVsCopy {
             comm.allReduce(t, tMax, 1, DataType.DOUBLE, ReduceOp.MAX);
             if (k >= 0) us[k] = tMax.segment().get(ValueLayout.JAVA_DOUBLE, 0);
         }
-        return Stats.of(us).median();
+        return Stats.of(us);
     }
 }
