@@ -1,5 +1,7 @@
 package dev.ferry.spi;
 
+import dev.ferry.FerrySettings;
+import dev.ferry.Settings;
 import dev.ferry.Ferry;
 import java.util.Locale;
 
@@ -24,7 +26,7 @@ public record MpiFamilyChoice(Launch.Family family, String reason) {
         if (launch.family() != Launch.Family.NONE) {
             return new MpiFamilyChoice(launch.family(), "launched by " + launch.describe());
         }
-        String forced = Ferry.setting("ferry.mpi", null);
+        String forced = Settings.process().get(FerrySettings.MPI);
         if (forced != null) {
             return switch (forced.toLowerCase(Locale.ROOT)) {
                 case "ompi", "openmpi", "open-mpi" -> new MpiFamilyChoice(Launch.Family.OPEN_MPI, "singleton; -Dferry.mpi=" + forced);
@@ -32,7 +34,7 @@ public record MpiFamilyChoice(Launch.Family family, String reason) {
                 default -> throw new IllegalArgumentException("ferry.mpi='" + forced + "': expected ompi or mpich");
             };
         }
-        String backend = Ferry.setting("ferry.backend", "auto").toLowerCase(Locale.ROOT);
+        String backend = Settings.process().get(FerrySettings.BACKEND);
         if (backend.equals("mvapich")) {
             return new MpiFamilyChoice(Launch.Family.MPICH, "singleton; the requested backend mvapich needs the MPICH family");
         }
@@ -53,7 +55,7 @@ public record MpiFamilyChoice(Launch.Family family, String reason) {
      * MPICH-family library built for PMIx needs {@code -Dferry.mpi=mpich}).
      */
     private static MpiFamilyChoice anyFamilyLauncher(Launch launch) {
-        String forced = Ferry.setting("ferry.mpi", null);
+        String forced = Settings.process().get(FerrySettings.MPI);
         String by = "launched by " + launch.describe();
         if (forced != null) {
             return switch (forced.toLowerCase(Locale.ROOT)) {

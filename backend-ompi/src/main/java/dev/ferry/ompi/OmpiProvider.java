@@ -53,7 +53,7 @@ public final class OmpiProvider implements TransportProvider {
         }
         OmpiBinding.Choice choice;
         try {
-            choice = OmpiBinding.choose(OmpiBinding.setting(), Mpi::unavailabilityCause);
+            choice = OmpiBinding.choose(OmpiBinding.setting(context.settings()), Mpi::unavailabilityCause);
         } catch (FerryException e) {
             return Probe.unavailable(name(), e.getMessage(), e);
         }

@@ -51,11 +51,16 @@ public final class StagedProvider implements TransportProvider {
     public Probe probe(ProbeContext context) {
         StagedSettings s;
         try {
-            s = StagedSettings.read(context::setting);
+            s = StagedSettings.read(context.settings());
         } catch (InvalidArgumentException e) {
             return Probe.unavailable(name(), "bad setting: " + e.getMessage(), e);
         }
-        String forced = context.setting("ferry.staged.inner", null);
+        String forced;
+        try {
+            forced = context.settings().get(StagedSettings.INNER);
+        } catch (InvalidArgumentException e) {
+            return Probe.unavailable(name(), "bad setting: " + e.getMessage(), e);
+        }
         Map<String, Probe> inners = new LinkedHashMap<>();
         for (String n : INNER) {
             inners.put(n, context.probe(n));

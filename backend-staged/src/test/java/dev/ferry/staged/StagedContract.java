@@ -479,10 +479,10 @@ public class StagedContract extends CommunicatorContract {
 
     @Test
     void staged_deviceCollectivesSettingIsChecked() {
-        assertThrows(dev.ferry.InvalidArgumentException.class, () -> StagedSettings.read((k, d) -> k.equals("ferry.staged.deviceCollectives") ? "gpu" : d));
+        assertThrows(dev.ferry.InvalidArgumentException.class, () -> StagedSettings.read(dev.ferry.Settings.of(java.util.Map.of("ferry.staged.deviceCollectives", "gpu"))));
         assertEquals(StagedSettings.DeviceCollectives.HOST,
-                StagedSettings.read((k, d) -> k.equals("ferry.staged.deviceCollectives") ? " Host " : d).deviceCollectives());
-        assertEquals(StagedSettings.DeviceCollectives.AUTO, StagedSettings.read((k, d) -> d).deviceCollectives());
+                StagedSettings.read(dev.ferry.Settings.of(java.util.Map.of("ferry.staged.deviceCollectives", " Host "))).deviceCollectives());
+        assertEquals(StagedSettings.DeviceCollectives.AUTO, StagedSettings.read(dev.ferry.Settings.of(java.util.Map.of())).deviceCollectives());
     }
 
     @Test

@@ -37,7 +37,7 @@ public final class DeviceCollectivesVsCopy {
             int rank = comm.rank();
             if (rank == 0) {
                 System.out.println("backend " + comm.backend() + ", " + comm.size() + " ranks; " + Cuda.describe());
-                System.out.println("settings: ferry.staged.deviceCollectives=" + Ferry.setting("ferry.staged.deviceCollectives", "auto"));
+                System.out.println("settings: ferry.staged.deviceCollectives=" + dev.ferry.spi.SettingsCatalog.find("ferry.staged.deviceCollectives").map(k -> String.valueOf(dev.ferry.Settings.process().get(k))).orElse("auto").toLowerCase(java.util.Locale.ROOT));
                 System.out.printf("%12s %14s %14s %10s %14s %10s%n", "bytes", "d2d copy us", "allReduce us", "x copy", "broadcast us", "x copy");
             }
             try (DeviceBuffer send = Cuda.allocate(max); DeviceBuffer recv = Cuda.allocate(max); CudaStream stream = Cuda.newStream();
