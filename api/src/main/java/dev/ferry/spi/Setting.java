@@ -49,7 +49,7 @@ public final class Setting<T> {
      * the default's text.
      */
     public static <T> Setting<T> of(String module, String key, Parser<T> parser, T defaultValue, String meaning) {
-        return new Setting<>(key, parser, defaultValue, defaultValue == null ? "(unset)" : display(defaultValue), meaning, module);
+        return new Setting<>(key, parser, defaultValue, defaultValue == null ? "unset" : "`" + display(defaultValue) + "`", meaning, module);
     }
 
     /**
@@ -62,7 +62,10 @@ public final class Setting<T> {
     }
 
     private static String display(Object v) {
-        return v instanceof Long n && n >= 1024 ? bytes(n) : v instanceof Enum<?> e ? e.name().toLowerCase(Locale.ROOT) : v.toString();
+        if (v instanceof Long n && n >= 1024) return bytes(n);
+        if (v instanceof Double d && d == Math.rint(d)) return Long.toString(d.longValue());
+        if (v instanceof Enum<?> e) return e.name().toLowerCase(Locale.ROOT);
+        return v.toString();
     }
 
     /** The key, {@code ferry.x.y}: the system property's name. */

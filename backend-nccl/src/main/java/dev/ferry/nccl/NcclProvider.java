@@ -70,7 +70,7 @@ public final class NcclProvider implements TransportProvider {
         String forced = context.settings().get(NcclSettings.INNER);
         Probe self;
         try {
-            String chosen = chooseInner(preferredMpi(context.launch()), inners, forced);
+            String chosen = chooseInner(preferredMpi(context.launch(), context.settings()), inners, forced);
             Throwable lib = Nccl.unavailabilityCause();
             Throwable cuda = Cuda.isAvailable() ? null : Cuda.unavailabilityCause();
             self = decide(lib, cuda, chosen, chosen == null ? null : inners.get(chosen), inners, details(lib, chosen, inners));
@@ -82,9 +82,9 @@ public final class NcclProvider implements TransportProvider {
     }
 
     /** ompi or mvapich: the MPI backend of the launcher's family. */
-    static String preferredMpi(Launch launch) {
+    static String preferredMpi(Launch launch, Settings settings) {
         try {
-            return MpiFamilyChoice.of(launch).family() == Launch.Family.MPICH ? "mvapich" : "ompi";
+            return MpiFamilyChoice.of(launch, settings).family() == Launch.Family.MPICH ? "mvapich" : "ompi";
         } catch (RuntimeException e) {
             return "ompi";
         }

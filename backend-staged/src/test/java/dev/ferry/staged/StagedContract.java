@@ -50,7 +50,7 @@ public class StagedContract extends CommunicatorContract {
         assertNotNull(r, "the runner opened through Ferry.open()");
         Probe p = r.probe("staged");
         assertTrue(p.isAvailable(), p.toString());
-        String inner = StagedProvider.preferredInner(dev.ferry.spi.Launch.detect());
+        String inner = StagedProvider.preferredInner(dev.ferry.spi.Launch.detect(), dev.ferry.Settings.process());
         assertTrue(p.details().get("inner").startsWith(inner), "the launcher's family (" + inner + "): " + p.details());
         for (String key : List.of("chunk", "depth", "threshold", "eager", "ipc", "peer access")) {
             assertTrue(p.details().containsKey(key), key + " in " + p.details());
