@@ -11,6 +11,12 @@ public class InvalidSettingException extends InvalidArgumentException {
     private final String key;
     private final String value;
 
+    /**
+     * @param key      the setting's key, {@code ferry.x.y}
+     * @param value    the text given (trimmed)
+     * @param source   where it came from: {@code -Dferry.x.y} or {@code FERRY_X_Y}
+     * @param accepted what the setting accepts, e.g. {@code one of auto, ipc, host}
+     */
     public InvalidSettingException(String key, String value, String source, String accepted) {
         super(key + "='" + value + "' (from " + source + ") is not accepted: expected " + accepted);
         this.key = key;
