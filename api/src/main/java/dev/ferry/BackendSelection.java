@@ -29,6 +29,7 @@ final class BackendSelection implements OpenContext {
     private final Map<String, Probe> probes = new LinkedHashMap<>();
     private final Set<String> probing = new HashSet<>();
     private final Launch launch;
+    private final Settings settings;
     private final List<Probe> duplicates = new ArrayList<>();
     /** The provider whose probe or open is running (for its dependsOn), or null. */
     private TransportProvider asking;
@@ -53,7 +54,7 @@ final class BackendSelection implements OpenContext {
                 failures.add(e);
             }
         }
-        return new BackendSelection(found, failures, Launch.detect());
+        return new BackendSelection(found, failures, Launch.detect(), Settings.process());
     }
 
     /**
@@ -61,8 +62,9 @@ final class BackendSelection implements OpenContext {
      * ignored), the first is used and the other is reported as a duplicate; {@code loadFailures}
      * are providers that could not be loaded, shown in the report.
      */
-    BackendSelection(List<? extends TransportProvider> candidates, List<Throwable> loadFailures, Launch launch) {
+    BackendSelection(List<? extends TransportProvider> candidates, List<Throwable> loadFailures, Launch launch, Settings settings) {
         this.launch = launch;
+        this.settings = settings;
         this.loadFailures.addAll(loadFailures);
         for (TransportProvider p : candidates) {
             String name = p.name().toLowerCase(Locale.ROOT);
@@ -75,16 +77,9 @@ final class BackendSelection implements OpenContext {
     }
 
     /** The requested name and where it came from. */
-    static String[] requested() {
-        String v = System.getProperty("ferry.backend");
-        if (v != null && !v.isBlank()) {
-            return new String[] {v.trim().toLowerCase(Locale.ROOT), "-Dferry.backend"};
-        }
-        v = System.getenv("FERRY_BACKEND");
-        if (v != null && !v.isBlank()) {
-            return new String[] {v.trim().toLowerCase(Locale.ROOT), "FERRY_BACKEND"};
-        }
-        return new String[] {AUTO, "default"};
+    static String[] requested(Settings settings) {
+        String source = settings.source(FerrySettings.BACKEND);
+        return new String[] {settings.get(FerrySettings.BACKEND), source == null ? "default" : source};
     }
 
     synchronized SelectionReport report(String requested, String source) {
@@ -186,8 +181,8 @@ final class BackendSelection implements OpenContext {
     }
 
     @Override
-    public String setting(String key, String fallback) {
-        return Ferry.setting(key, fallback);
+    public Settings settings() {
+        return settings;
     }
 
     @Override

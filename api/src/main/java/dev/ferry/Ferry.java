@@ -34,7 +34,7 @@ public final class Ferry {
 
     /** Opens a communicator over all ranks on the backend chosen by {@code ferry.backend} (default auto). */
     public static Communicator open() {
-        String[] req = BackendSelection.requested();
+        String[] req = BackendSelection.requested(Settings.process());
         return open(req[0], req[1]);
     }
 
@@ -56,8 +56,17 @@ public final class Ferry {
 
     /** Probes every provider (without opening a communicator) and returns the table. */
     public static synchronized SelectionReport report() {
-        String[] req = BackendSelection.requested();
+        String[] req = BackendSelection.requested(Settings.process());
         lastReport = selection().report(req[0], req[1]);
+        return lastReport;
+    }
+
+    /**
+     * Probes every provider (without opening a communicator) and returns the table for the named
+     * backend ({@code auto} selects), whatever {@code ferry.backend} says.
+     */
+    public static synchronized SelectionReport report(String backend) {
+        lastReport = selection().report(backend.trim().toLowerCase(Locale.ROOT), "Ferry.report(\"" + backend + "\")");
         return lastReport;
     }
 
@@ -81,26 +90,10 @@ public final class Ferry {
     }
 
     private static void log(SelectionReport report, int rank) {
-        String mode = setting("ferry.log", "rank0");
+        String mode = Settings.process().get(FerrySettings.LOG);
         if (mode.equals("quiet") || (mode.equals("rank0") && rank != 0)) {
             return;
         }
         System.err.println(report.summary());
-    }
-
-    /**
-     * A setting: system property {@code key}, else environment variable {@code FERRY_...}
-     * ({@code ferry.staged.chunk} -> {@code FERRY_STAGED_CHUNK}), else {@code fallback}.
-     */
-    public static String setting(String key, String fallback) {
-        String v = System.getProperty(key);
-        if (v != null && !v.isBlank()) {
-            return v.trim();
-        }
-        v = System.getenv(key.toUpperCase(Locale.ROOT).replace('.', '_'));
-        if (v != null && !v.isBlank()) {
-            return v.trim();
-        }
-        return fallback;
     }
 }

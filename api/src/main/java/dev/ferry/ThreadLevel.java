@@ -1,6 +1,5 @@
 package dev.ferry;
 
-import java.util.Locale;
 
 /**
  * How much concurrency the MPI library was initialized for (MPI's {@code MPI_THREAD_*} levels),
@@ -26,14 +25,6 @@ public enum ThreadLevel {
 
     /** The level to ask MPI_Init_thread for: {@code ferry.threads} (default {@code multiple}). */
     public static ThreadLevel requested() {
-        String v = Ferry.setting("ferry.threads", "multiple").toUpperCase(Locale.ROOT);
-        if (v.startsWith("MPI_THREAD_")) {
-            v = v.substring("MPI_THREAD_".length());
-        }
-        try {
-            return valueOf(v);
-        } catch (IllegalArgumentException e) {
-            throw new InvalidArgumentException("ferry.threads='" + Ferry.setting("ferry.threads", "") + "' is not one of multiple, serialized, funneled, single");
-        }
+        return Settings.process().get(FerrySettings.THREADS);
     }
 }

@@ -80,7 +80,7 @@ class BackendSelectionTest {
     }
 
     private static BackendSelection of(TransportProvider... providers) {
-        return new BackendSelection(List.of(providers), List.of(), LAUNCH);
+        return new BackendSelection(List.of(providers), List.of(), LAUNCH, Settings.of(java.util.Map.of()));
     }
 
     @Test
@@ -161,7 +161,7 @@ class BackendSelectionTest {
     void providersThatCannotLoadAreReported() {
         List<String> log = new ArrayList<>();
         BackendSelection s = new BackendSelection(List.of(new Fake("a", List.of(), log, c -> up("a", 1))),
-                List.of(new java.util.ServiceConfigurationError("dev.example.Broken: NoClassDefFoundError")), LAUNCH);
+                List.of(new java.util.ServiceConfigurationError("dev.example.Broken: NoClassDefFoundError")), LAUNCH, Settings.of(java.util.Map.of()));
         SelectionReport r = s.report("auto", "default");
         assertEquals("a", r.chosen());
         assertTrue(r.table().contains("dev.example.Broken"), r.table());

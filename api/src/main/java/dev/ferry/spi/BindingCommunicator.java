@@ -1,5 +1,7 @@
 package dev.ferry.spi;
 
+import dev.ferry.FerrySettings;
+import dev.ferry.Settings;
 import dev.ferry.Buffer;
 import dev.ferry.Communicator;
 import dev.ferry.DataType;
@@ -53,8 +55,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
 
     /** The piece limit from {@code ferry.maxPieceBytes} (tests lower it to exercise splitting), else 1 GiB. */
     public static long configuredMaxPieceBytes() {
-        String v = System.getProperty("ferry.maxPieceBytes");
-        return v == null ? DEFAULT_MAX_PIECE_BYTES : Long.parseLong(v.trim());
+        return Settings.process().get(FerrySettings.MAX_PIECE_BYTES);
     }
 
     public final long maxPieceBytes() {

@@ -1,5 +1,8 @@
 package dev.ferry.spi;
 
+import dev.ferry.FerrySettings;
+import dev.ferry.InvalidSettingException;
+import dev.ferry.Settings;
 import dev.ferry.Communicator;
 import dev.ferry.DataType;
 import dev.ferry.Ferry;
@@ -106,12 +109,12 @@ final class CallTracker {
     });
 
     /** {@code ferry.timeout} in nanoseconds; 0 when the watchdog is off. Read once. */
-    static final long TIMEOUT_NANOS = parseTimeout(Ferry.setting("ferry.timeout", "0"));
+    static final long TIMEOUT_NANOS = timeoutNanos(Settings.process());
     static final boolean WATCHDOG = TIMEOUT_NANOS > 0;
     /** {@code ferry.timeout.action}: abort (default) or report (keep waiting). */
-    static final boolean ABORT = !"report".equals(Ferry.setting("ferry.timeout.action", "abort").toLowerCase(Locale.ROOT));
+    static final boolean ABORT = !"report".equals(lenient(FerrySettings.TIMEOUT_ACTION));
     /** {@code ferry.timeout.dump}: print every thread's stack after the report line. */
-    static final boolean DUMP = Boolean.parseBoolean(Ferry.setting("ferry.timeout.dump", "false"));
+    static final boolean DUMP = lenient(FerrySettings.TIMEOUT_DUMP);
     /** Exit code of MPI_Abort after a timeout, as timeout(1) uses. */
     static final int TIMEOUT_EXIT_CODE = 124;
 
@@ -120,16 +123,23 @@ final class CallTracker {
     private CallTracker() {
     }
 
-    static long parseTimeout(String v) {
+    /** {@code ferry.timeout} in nanoseconds; a value not accepted is reported on stderr and ignored (no watchdog). */
+    static long timeoutNanos(Settings settings) {
         try {
-            double s = Double.parseDouble(v.trim());
-            if (s < 0 || Double.isNaN(s)) {
-                throw new NumberFormatException();
-            }
-            return (long) (s * 1e9);
-        } catch (NumberFormatException e) {
-            System.err.println("ferry: ignoring ferry.timeout='" + v + "': not a number of seconds (0 or absent: no watchdog)");
+            return (long) (settings.get(FerrySettings.TIMEOUT) * 1e9);
+        } catch (InvalidSettingException e) {
+            System.err.println("ferry: ignoring " + e.getMessage() + " (0 or absent: no watchdog)");
             return 0;
+        }
+    }
+
+    /** A watchdog setting read in a static initializer: a value not accepted is reported and the default used. */
+    private static <T> T lenient(Setting<T> setting) {
+        try {
+            return Settings.process().get(setting);
+        } catch (InvalidSettingException e) {
+            System.err.println("ferry: ignoring " + e.getMessage() + " (default " + setting.defaultText() + ")");
+            return setting.defaultValue();
         }
     }
 
@@ -318,7 +328,7 @@ final class CallTracker {
     private static void timedOut(Slot s, String what, long waitedNanos) {
         String line = "ferry: rank " + MpiLifecycle.worldRank() + ": TIMEOUT: " + what + " in thread \"" + s.thread.getName()
                 + "\" has not completed after " + String.format(Locale.ROOT, "%.1f", waitedNanos / 1e9) + " s (ferry.timeout="
-                + Ferry.setting("ferry.timeout", "") + "); "
+                + Settings.process().text(FerrySettings.TIMEOUT) + "); "
                 + (ABORT ? "aborting the MPI job (MPI_Abort, exit code " + TIMEOUT_EXIT_CODE + "): a blocking MPI call cannot be cancelled"
                          : "still waiting (ferry.timeout.action=report)");
         StringBuilder sb = new StringBuilder(line).append(System.lineSeparator());

@@ -1,7 +1,8 @@
 package dev.ferry.spi;
 
+import dev.ferry.FerrySettings;
+import dev.ferry.Settings;
 import dev.ferry.Ferry;
-import java.util.Locale;
 
 /**
  * Which MPI family's library this process may load: the launcher's, or for a singleton (no
@@ -17,22 +18,22 @@ import java.util.Locale;
 public record MpiFamilyChoice(Launch.Family family, String reason) {
 
     /** The choice for this process. */
-    public static MpiFamilyChoice of(Launch launch) {
+    public static MpiFamilyChoice of(Launch launch, Settings settings) {
         if (launch.family() != Launch.Family.NONE && launch.servesAnyFamily()) {
-            return anyFamilyLauncher(launch);
+            return anyFamilyLauncher(launch, settings);
         }
         if (launch.family() != Launch.Family.NONE) {
             return new MpiFamilyChoice(launch.family(), "launched by " + launch.describe());
         }
-        String forced = Ferry.setting("ferry.mpi", null);
+        String forced = settings.get(FerrySettings.MPI);
         if (forced != null) {
-            return switch (forced.toLowerCase(Locale.ROOT)) {
+            return switch (forced) {
                 case "ompi", "openmpi", "open-mpi" -> new MpiFamilyChoice(Launch.Family.OPEN_MPI, "singleton; -Dferry.mpi=" + forced);
                 case "mpich", "mvapich" -> new MpiFamilyChoice(Launch.Family.MPICH, "singleton; -Dferry.mpi=" + forced);
-                default -> throw new IllegalArgumentException("ferry.mpi='" + forced + "': expected ompi or mpich");
+                default -> throw new IllegalStateException(forced);
             };
         }
-        String backend = Ferry.setting("ferry.backend", "auto").toLowerCase(Locale.ROOT);
+        String backend = settings.get(FerrySettings.BACKEND);
         if (backend.equals("mvapich")) {
             return new MpiFamilyChoice(Launch.Family.MPICH, "singleton; the requested backend mvapich needs the MPICH family");
         }
@@ -52,14 +53,14 @@ public record MpiFamilyChoice(Launch.Family family, String reason) {
      * else PMI-2 means the MPICH family, and PMIx means Open MPI (whose own launcher speaks PMIx; an
      * MPICH-family library built for PMIx needs {@code -Dferry.mpi=mpich}).
      */
-    private static MpiFamilyChoice anyFamilyLauncher(Launch launch) {
-        String forced = Ferry.setting("ferry.mpi", null);
+    private static MpiFamilyChoice anyFamilyLauncher(Launch launch, Settings settings) {
+        String forced = settings.get(FerrySettings.MPI);
         String by = "launched by " + launch.describe();
         if (forced != null) {
-            return switch (forced.toLowerCase(Locale.ROOT)) {
+            return switch (forced) {
                 case "ompi", "openmpi", "open-mpi" -> new MpiFamilyChoice(Launch.Family.OPEN_MPI, by + "; -Dferry.mpi=" + forced + " decides");
                 case "mpich", "mvapich" -> new MpiFamilyChoice(Launch.Family.MPICH, by + "; -Dferry.mpi=" + forced + " decides");
-                default -> throw new IllegalArgumentException("ferry.mpi='" + forced + "': expected ompi or mpich");
+                default -> throw new IllegalStateException(forced);
             };
         }
         if (launch.family() == Launch.Family.MPICH) {

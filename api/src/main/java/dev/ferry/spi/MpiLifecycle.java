@@ -1,5 +1,7 @@
 package dev.ferry.spi;
 
+import dev.ferry.FerrySettings;
+import dev.ferry.Settings;
 import dev.ferry.Ferry;
 import dev.ferry.ThreadLevel;
 
@@ -58,7 +60,7 @@ public final class MpiLifecycle {
         threadLevel = b.threadLevel();
         initThread = Thread.currentThread();
         Runtime.getRuntime().addShutdownHook(new Thread(MpiLifecycle::finalizeAtExit, "ferry-mpi-finalize"));
-        if (Boolean.parseBoolean(Ferry.setting("ferry.abortOnUncaught", "true"))) {
+        if (Settings.process().get(FerrySettings.ABORT_ON_UNCAUGHT)) {
             Thread.UncaughtExceptionHandler previous = Thread.getDefaultUncaughtExceptionHandler();
             Thread.setDefaultUncaughtExceptionHandler((t, e) -> {
                 Binding aborts = claimAbort(t, e); // the reason first: a launcher may cut the trace short

@@ -9,8 +9,8 @@ public interface ProbeContext {
     Probe probe(String provider);
 
     /**
-     * A setting: the system property {@code key}, else the environment variable made from it
-     * ({@code ferry.staged.chunk} -> {@code FERRY_STAGED_CHUNK}), else {@code fallback}.
+     * The settings (the process's, read once: system property, else environment variable, else
+     * default); a provider reads its settings here, never from system properties itself.
      */
-    String setting(String key, String fallback);
+    dev.ferry.Settings settings();
 }

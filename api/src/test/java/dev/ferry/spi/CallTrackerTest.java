@@ -91,9 +91,9 @@ class CallTrackerTest {
                 CallTracker.format(CallTracker.Op.SEND_RECV, "X", 1, 2, 3, Communicator.ANY_TAG, 5, DataType.BYTE));
         assertEquals("broadcast(root 2, 9 x LONG) on X", CallTracker.format(CallTracker.Op.BROADCAST, "X", 2, -2, -2, -2, 9, DataType.LONG));
         assertEquals("barrier() on X", CallTracker.format(CallTracker.Op.BARRIER, "X", -2, -2, -2, -2, -1, null));
-        assertEquals(3_000_000_000L, CallTracker.parseTimeout("3"));
-        assertEquals(500_000_000L, CallTracker.parseTimeout("0.5"));
-        assertEquals(0, CallTracker.parseTimeout("soon"));
+        assertEquals(3_000_000_000L, CallTracker.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3"))));
+        assertEquals(500_000_000L, CallTracker.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "0.5"))));
+        assertEquals(0, CallTracker.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "soon"))));
     }
 
     /** What tracking costs per call (printed; bounded loosely so that a slow CI machine does not fail it). */

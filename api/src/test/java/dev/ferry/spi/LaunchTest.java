@@ -1,21 +1,18 @@
 package dev.ferry.spi;
 
+import dev.ferry.Settings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** {@link Launch#detect(Map)} for each launcher, from environments as the launchers make them. */
 class LaunchTest {
 
-    @AfterEach
-    void clear() {
-        System.clearProperty("ferry.mpi");
-    }
+    private static final Settings NONE = Settings.of(Map.of());
 
     /** What Slurm 22.05's srun gives every task (the variables common to all --mpi types), task 1 of 4 on its node's slot 1. */
     private static Map<String, String> srunTask(String mpiType) {
@@ -164,18 +161,18 @@ class LaunchTest {
         Map<String, String> pmi2 = srunTask("pmi2");
         pmi2.put("PMI_FD", "11");
         // PMIx: Open MPI, with or without mpi.jar (backend ompi's FFM path needs none)
-        MpiFamilyChoice c = MpiFamilyChoice.of(Launch.detect(pmix));
+        MpiFamilyChoice c = MpiFamilyChoice.of(Launch.detect(pmix), NONE);
         assertEquals(Launch.Family.OPEN_MPI, c.family());
         assertTrue(c.reason().contains("PMIx: Open MPI"), c.reason());
-        MpiFamilyChoice c2 = MpiFamilyChoice.of(Launch.detect(pmi2));
+        MpiFamilyChoice c2 = MpiFamilyChoice.of(Launch.detect(pmi2), NONE);
         assertEquals(Launch.Family.MPICH, c2.family());
         assertTrue(c2.reason().contains("PMI-2"), c2.reason());
         // ferry.mpi overrides under srun, not under mpirun
-        System.setProperty("ferry.mpi", "ompi");
-        assertEquals(Launch.Family.OPEN_MPI, MpiFamilyChoice.of(Launch.detect(pmi2)).family());
-        assertTrue(MpiFamilyChoice.of(Launch.detect(pmi2)).reason().contains("-Dferry.mpi=ompi decides"));
-        System.setProperty("ferry.mpi", "mpich");
-        assertEquals(Launch.Family.OPEN_MPI, MpiFamilyChoice.of(Launch.detect(Map.of("OMPI_COMM_WORLD_SIZE", "2"))).family());
+        Settings ompi = Settings.of(Map.of("ferry.mpi", "ompi"));
+        assertEquals(Launch.Family.OPEN_MPI, MpiFamilyChoice.of(Launch.detect(pmi2), ompi).family());
+        assertTrue(MpiFamilyChoice.of(Launch.detect(pmi2), ompi).reason().contains("-Dferry.mpi=ompi decides"));
+        Settings mpich = Settings.of(Map.of("ferry.mpi", "mpich"));
+        assertEquals(Launch.Family.OPEN_MPI, MpiFamilyChoice.of(Launch.detect(Map.of("OMPI_COMM_WORLD_SIZE", "2")), mpich).family());
     }
 
     @Test

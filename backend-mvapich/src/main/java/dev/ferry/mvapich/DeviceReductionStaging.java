@@ -1,12 +1,11 @@
 package dev.ferry.mvapich;
 
+import dev.ferry.Settings;
 import dev.ferry.DeviceBuffer;
-import dev.ferry.Ferry;
 import dev.ferry.HostBuffer;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.spi.BindingCommunicator.Region;
 import java.lang.foreign.MemorySegment;
-import java.util.Locale;
 import java.util.function.BiConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -31,8 +30,8 @@ final class DeviceReductionStaging {
     }
 
     /** Whether this library's device reductions go through host copies, and why (for the probe). */
-    static String decide(LibraryVersion version, boolean cudaAware) {
-        String setting = Ferry.setting("ferry.mvapich.stageDeviceReductions", "auto").toLowerCase(Locale.ROOT);
+    static String decide(Settings settings, LibraryVersion version, boolean cudaAware) {
+        String setting = settings.get(MvapichSettings.STAGE_DEVICE_REDUCTIONS);
         if (!cudaAware || setting.equals("false")) {
             return null;
         }

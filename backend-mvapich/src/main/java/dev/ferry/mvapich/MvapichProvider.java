@@ -45,7 +45,7 @@ public final class MvapichProvider implements TransportProvider {
 
     @Override
     public Probe probe(ProbeContext context) {
-        MpiFamilyChoice family = MpiFamilyChoice.of(context.launch());
+        MpiFamilyChoice family = MpiFamilyChoice.of(context.launch(), context.settings());
         if (family.family() != Launch.Family.MPICH) {
             return Probe.unavailable(name(), "this process belongs to Open MPI (" + family.reason()
                     + "); no MPICH-family library is loaded beside it: launch with MPICH's mpiexec (Hydra), MVAPICH2's mpirun_rsh, "

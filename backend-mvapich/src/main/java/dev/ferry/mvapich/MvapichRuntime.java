@@ -1,5 +1,6 @@
 package dev.ferry.mvapich;
 
+import dev.ferry.Settings;
 import dev.ferry.mpi.Mpi;
 import dev.ferry.mpi.MpiFamily;
 import dev.ferry.mpi.MpiLibrary;
@@ -8,12 +9,9 @@ import dev.ferry.mpi.MpichConstants;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
-import dev.ferry.DataType;
 import dev.ferry.FerryException;
 import dev.ferry.MpiException;
-import dev.ferry.ReduceOp;
 import dev.ferry.ThreadLevel;
-import dev.ferry.TruncationException;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.spi.MpiLifecycle;
 import java.lang.foreign.Arena;
@@ -85,10 +83,10 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         Mpi.recordNodeSplit(worldRank);
         this.tagUpperBound = tagUpperBound();
         this.cuda = GpuSupport.ask(version, System.getenv());
-        this.deviceReductionStaging = DeviceReductionStaging.decide(version, cuda.cudaAware());
+        this.deviceReductionStaging = DeviceReductionStaging.decide(Settings.process(), version, cuda.cudaAware());
         this.symbolScope = symbolScope(lib);
-        this.sharedGpu = SharedGpuCheck.applies(version, cuda.cudaAware()) ? SharedGpuCheck.run(version, worldSize) : null;
-        this.splitSendRecv = SplitSendRecv.decide(version);
+        this.sharedGpu = SharedGpuCheck.applies(Settings.process(), version, cuda.cudaAware()) ? SharedGpuCheck.run(version, worldSize) : null;
+        this.splitSendRecv = SplitSendRecv.decide(Settings.process(), version);
     }
 
     /** Whether device buffers go straight to this library: it is CUDA-aware, CUDA works here, and no known fault stops it. */

@@ -1,7 +1,7 @@
 package dev.ferry.mvapich;
 
+import dev.ferry.Settings;
 import dev.ferry.Ferry;
-import dev.ferry.FerryException;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.mpi.Mpi;
 import dev.ferry.cuda.CudaDevice;
@@ -12,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -33,13 +32,13 @@ final class SharedGpuCheck {
     }
 
     /** Whether the check applies to this library: CUDA-aware MPICH before 4.1 (or always with refuse, never with allow). */
-    static boolean applies(LibraryVersion version, boolean cudaAware) {
-        String setting = Ferry.setting("ferry.mvapich.sharedGpu", "auto").toLowerCase(Locale.ROOT);
+    static boolean applies(Settings settings, LibraryVersion version, boolean cudaAware) {
+        String setting = settings.get(MvapichSettings.SHARED_GPU);
         return switch (setting) {
             case "allow" -> false;
             case "refuse" -> cudaAware;
             case "auto" -> cudaAware && version.flavor() == LibraryVersion.Flavor.MPICH && DeviceReductionStaging.isBefore41(version.name());
-            default -> throw new FerryException("-Dferry.mvapich.sharedGpu=" + setting + ": expected auto, refuse or allow");
+            default -> throw new IllegalStateException(setting);
         };
     }
 

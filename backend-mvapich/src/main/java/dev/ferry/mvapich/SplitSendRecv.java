@@ -1,7 +1,6 @@
 package dev.ferry.mvapich;
 
-import dev.ferry.Ferry;
-import java.util.Locale;
+import dev.ferry.Settings;
 
 /**
  * {@code sendRecv} as {@code MPI_Irecv} + {@code MPI_Isend} + two {@code MPI_Wait}s, for libraries
@@ -28,8 +27,8 @@ final class SplitSendRecv {
     }
 
     /** Why sendRecv is split for this library (for the probe's workarounds), or null. */
-    static String decide(LibraryVersion version) {
-        String setting = Ferry.setting("ferry.mvapich.splitSendRecv", "auto").toLowerCase(Locale.ROOT);
+    static String decide(Settings settings, LibraryVersion version) {
+        String setting = settings.get(MvapichSettings.SPLIT_SEND_RECV);
         if (setting.equals("false")) {
             return null;
         }

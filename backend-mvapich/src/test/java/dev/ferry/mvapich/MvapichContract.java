@@ -75,21 +75,14 @@ public class MvapichContract extends CommunicatorContract {
         assertTrue(threads.startsWith("MPI_THREAD_"), threads);
         String symbols = p.details().get("symbols");
         assertTrue(symbols.startsWith("RTLD_"), p.details().toString());
-        if ("true".equals(System.getProperty("ferry.mvapich.rtldGlobal"))) {
+        if ("true".equals(dev.ferry.Settings.process().get(dev.ferry.mpi.MpiFfmSettings.MVAPICH_RTLD_GLOBAL))) {
             assertTrue(symbols.startsWith("RTLD_GLOBAL"), symbols);
         }
     }
 
     @Test
     void mvapich_autoPicksMvapichUnderAnMpichLaunch() {
-        String before = System.getProperty("ferry.backend");
-        SelectionReport r;
-        try {
-            System.setProperty("ferry.backend", "auto");
-            r = Ferry.report();
-        } finally {
-            if (before == null) System.clearProperty("ferry.backend"); else System.setProperty("ferry.backend", before);
-        }
+        SelectionReport r = Ferry.report("auto");
         assertEquals("auto", r.requested());
         // staged (when present) may outrank a host-only mvapich only if it carries device buffers
         Probe chosen = r.probe(r.chosen());

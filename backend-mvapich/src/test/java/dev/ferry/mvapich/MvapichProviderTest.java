@@ -30,8 +30,8 @@ class MvapichProviderTest {
             }
 
             @Override
-            public String setting(String key, String fallback) {
-                return fallback;
+            public dev.ferry.Settings settings() {
+                return dev.ferry.Settings.of(java.util.Map.of());
             }
         };
     }

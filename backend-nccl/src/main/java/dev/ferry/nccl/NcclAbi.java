@@ -1,5 +1,6 @@
 package dev.ferry.nccl;
 
+import dev.ferry.Settings;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -47,7 +48,7 @@ final class NcclAbi {
 
         Binder() {
             try {
-                library = NcclLibraryLocator.locate(NcclLibraryLocator.candidates(Ferry::setting, System.getenv()));
+                library = NcclLibraryLocator.locate(NcclLibraryLocator.candidates(Settings.process(), System.getenv()));
             } catch (RuntimeException | LinkageError e) {
                 failure = e;
             }

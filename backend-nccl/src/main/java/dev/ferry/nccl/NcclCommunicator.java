@@ -1,5 +1,7 @@
 package dev.ferry.nccl;
 
+import dev.ferry.FerrySettings;
+import dev.ferry.Settings;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -10,7 +12,6 @@ import dev.ferry.DataType;
 import dev.ferry.DeviceBuffer;
 import dev.ferry.Ferry;
 import dev.ferry.HostBuffer;
-import dev.ferry.InvalidArgumentException;
 import dev.ferry.MemoryKind;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
@@ -84,8 +85,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
         this.comm = comm;
         this.inactive = comm == 0 ? (inactive == null ? "no NCCL communicator" : inactive) : null;
         this.device = device;
-        this.uniform = Boolean.parseBoolean(Ferry.setting("ferry.nccl.uniformBuffers", "false"));
-        this.timeoutNanos = timeoutNanos();
+        this.uniform = Settings.process().get(NcclSettings.UNIFORM_BUFFERS);
+        this.timeoutNanos = timeoutNanos(Settings.process());
         CudaStream s = null;
         CudaEvent e = null;
         if (comm != 0) {
@@ -104,14 +105,11 @@ public final class NcclCommunicator extends AbstractCommunicator {
         this.streamHandle = s == null ? 0 : nativeHandle(s);
     }
 
-    static long timeoutNanos() {
-        String v = Ferry.setting("ferry.nccl.timeout", Ferry.setting("ferry.timeout", "0"));
-        try {
-            double sec = Double.parseDouble(v.trim());
-            return sec > 0 ? (long) (sec * 1e9) : 0;
-        } catch (NumberFormatException e) {
-            throw new InvalidArgumentException("ferry.nccl.timeout='" + v + "' is not a number of seconds");
-        }
+    /** {@code ferry.nccl.timeout}, else {@code ferry.timeout}, in nanoseconds; 0: no limit. */
+    static long timeoutNanos(Settings settings) {
+        Double sec = settings.get(NcclSettings.TIMEOUT);
+        double s = sec != null ? sec : settings.get(FerrySettings.TIMEOUT);
+        return s > 0 ? (long) (s * 1e9) : 0;
     }
 
     // ---- creation (collective over the inner communicator) ------------------------------------

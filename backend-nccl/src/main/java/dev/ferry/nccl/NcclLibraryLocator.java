@@ -1,5 +1,6 @@
 package dev.ferry.nccl;
 
+import dev.ferry.Settings;
 import dev.ferry.spi.LoadedLibraries;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -15,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.BiFunction;
 import java.util.stream.Stream;
 
 /**
@@ -77,21 +77,21 @@ final class NcclLibraryLocator {
      * The candidates in search order (existence not yet checked, except for the wheel folders,
      * which are listed only where the file is).
      *
-     * @param setting Ferry's settings ({@code ferry.nccl.lib}, {@code ferry.nccl.wheels})
+     * @param settings Ferry's settings ({@code ferry.nccl.lib}, {@code ferry.nccl.wheels})
      * @param env     the environment
      */
-    static List<Candidate> candidates(BiFunction<String, String, String> setting, Map<String, String> env) {
-        return candidates(setting, env, LoadedLibraries.find("libnccl.so"));
+    static List<Candidate> candidates(Settings settings, Map<String, String> env) {
+        return candidates(settings, env, LoadedLibraries.find("libnccl.so"));
     }
 
     /** As above, with the library already mapped into the process (if any) given. */
-    static List<Candidate> candidates(BiFunction<String, String, String> setting, Map<String, String> env, Optional<Path> mapped) {
+    static List<Candidate> candidates(Settings settings, Map<String, String> env, Optional<Path> mapped) {
         List<Candidate> out = new ArrayList<>();
         if (mapped.isPresent()) {
             out.add(new Candidate(mapped.get().toString(), false, "already loaded in this process", true));
             return out;
         }
-        String explicit = setting.apply("ferry.nccl.lib", null);
+        String explicit = settings.get(NcclSettings.LIB);
         if (explicit != null) {
             Path p = Path.of(explicit);
             if (Files.isDirectory(p)) {
@@ -113,7 +113,7 @@ final class NcclLibraryLocator {
             }
         }
         out.add(new Candidate(NAME, true, "the dynamic loader (LD_LIBRARY_PATH, ld.so.cache)", false));
-        for (Path w : wheelFolders(setting, env)) {
+        for (Path w : wheelFolders(settings, env)) {
             for (Path lib : wheelLibraries(w)) {
                 out.add(new Candidate(lib.toString(), false, "the project's NCCL wheel folder " + w, false));
             }
@@ -131,9 +131,9 @@ final class NcclLibraryLocator {
     }
 
     /** The project's wheel folders, existing ones only, most specific first. */
-    static List<Path> wheelFolders(BiFunction<String, String, String> setting, Map<String, String> env) {
+    static List<Path> wheelFolders(Settings settings, Map<String, String> env) {
         Set<Path> out = new LinkedHashSet<>();
-        String s = setting.apply("ferry.nccl.wheels", null);
+        String s = settings.get(NcclSettings.WHEELS);
         if (s != null) {
             out.add(Path.of(s));
         }

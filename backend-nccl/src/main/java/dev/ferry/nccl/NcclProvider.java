@@ -1,5 +1,7 @@
 package dev.ferry.nccl;
 
+import dev.ferry.FerrySettings;
+import dev.ferry.Settings;
 import dev.ferry.Communicator;
 import dev.ferry.Ferry;
 import dev.ferry.FerryException;
@@ -65,10 +67,10 @@ public final class NcclProvider implements TransportProvider {
         for (String n : INNER) {
             inners.put(n, context.probe(n));
         }
-        String forced = context.setting("ferry.nccl.inner", null);
+        String forced = context.settings().get(NcclSettings.INNER);
         Probe self;
         try {
-            String chosen = chooseInner(preferredMpi(context.launch()), inners, forced);
+            String chosen = chooseInner(preferredMpi(context.launch(), context.settings()), inners, forced);
             Throwable lib = Nccl.unavailabilityCause();
             Throwable cuda = Cuda.isAvailable() ? null : Cuda.unavailabilityCause();
             self = decide(lib, cuda, chosen, chosen == null ? null : inners.get(chosen), inners, details(lib, chosen, inners));
@@ -80,9 +82,9 @@ public final class NcclProvider implements TransportProvider {
     }
 
     /** ompi or mvapich: the MPI backend of the launcher's family. */
-    static String preferredMpi(Launch launch) {
+    static String preferredMpi(Launch launch, Settings settings) {
         try {
-            return MpiFamilyChoice.of(launch).family() == Launch.Family.MPICH ? "mvapich" : "ompi";
+            return MpiFamilyChoice.of(launch, settings).family() == Launch.Family.MPICH ? "mvapich" : "ompi";
         } catch (RuntimeException e) {
             return "ompi";
         }
@@ -167,10 +169,10 @@ public final class NcclProvider implements TransportProvider {
         }
         d.put("on NCCL", "broadcast, allGather, reduce, allReduce (BYTE INT LONG FLOAT DOUBLE FLOAT16 BFLOAT16; SUM PROD MAX MIN), gather, scatter,"
                 + " allToAll and the vector collectives (grouped ncclSend/ncclRecv), reduceScatterBlock (ncclReduceScatter), reduceScatter (grouped ncclReduce), on device memory of the rank's GPU");
-        d.put("agreement", Boolean.parseBoolean(Ferry.setting("ferry.nccl.uniformBuffers", "false"))
+        d.put("agreement", Settings.process().get(NcclSettings.UNIFORM_BUFFERS)
                 ? "none (ferry.nccl.uniformBuffers=true: every rank passes the same kind of memory)"
                 : "one 1-int allReduce over the inner backend per collective (ferry.nccl.uniformBuffers=true skips it)");
-        long t = NcclCommunicator.timeoutNanos();
+        long t = NcclCommunicator.timeoutNanos(Settings.process());
         d.put("timeout", t == 0 ? "none (ferry.nccl.timeout / ferry.timeout unset)" : (t / 1e9) + " s, then ncclCommAbort and NcclException");
         d.putAll(NcclRuntime.snapshot());
         return d;
@@ -197,20 +199,16 @@ public final class NcclProvider implements TransportProvider {
         }
         NcclCommunicator c = NcclCommunicator.world(world);
         if (!c.ncclActive()) {
-            boolean named = "nccl".equals(requestedBackend());
+            boolean named = "nccl".equals(context.settings().get(FerrySettings.BACKEND));
             if (named) {
                 String why = c.ncclInactiveReason();
                 c.close();
                 throw new FerryException("backend nccl (requested by name) cannot run here: " + why);
             }
-            if (c.rank() == 0 && !"quiet".equals(Ferry.setting("ferry.log", "rank0"))) {
+            if (c.rank() == 0 && !"quiet".equals(context.settings().get(FerrySettings.LOG))) {
                 System.err.println("ferry nccl: device collectives go to " + inner + ", not NCCL: " + c.ncclInactiveReason());
             }
         }
         return c;
-    }
-
-    private static String requestedBackend() {
-        return Ferry.setting("ferry.backend", "auto").trim().toLowerCase(Locale.ROOT);
     }
 }

@@ -87,13 +87,10 @@ class NcclCommunicatorTest {
 
     @Test
     void timeoutComesFromTheSettings() {
-        System.setProperty("ferry.nccl.timeout", "2.5");
-        try {
-            assertEquals(2_500_000_000L, NcclCommunicator.timeoutNanos());
-            System.setProperty("ferry.nccl.timeout", "soon");
-            assertThrows(InvalidArgumentException.class, NcclCommunicator::timeoutNanos);
-        } finally {
-            System.clearProperty("ferry.nccl.timeout");
-        }
+        assertEquals(2_500_000_000L, NcclCommunicator.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.nccl.timeout", "2.5"))));
+        assertEquals(3_000_000_000L, NcclCommunicator.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3"))), "ferry.timeout is the fallback");
+        assertEquals(0, NcclCommunicator.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3", "ferry.nccl.timeout", "0"))));
+        assertThrows(InvalidArgumentException.class,
+                () -> NcclCommunicator.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.nccl.timeout", "soon"))));
     }
 }

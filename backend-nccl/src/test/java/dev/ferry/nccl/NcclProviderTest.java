@@ -65,8 +65,8 @@ class NcclProviderTest {
             }
 
             @Override
-            public String setting(String key, String fallback) {
-                return Ferry.setting(key, fallback);
+            public dev.ferry.Settings settings() {
+                return dev.ferry.Settings.process();
             }
         };
     }
@@ -99,7 +99,7 @@ class NcclProviderTest {
     @Test
     void withoutTheLibraryItIsUnavailableWithTheLocatorsReason() {
         Throwable lib = assertThrows(NcclException.class, () -> NcclLibraryLocator.locate(
-                NcclLibraryLocator.candidates((k, f) -> k.equals("ferry.nccl.lib") ? "/nonexistent/libnccl.so.2" : f, Map.of(),
+                NcclLibraryLocator.candidates(dev.ferry.Settings.of(Map.of("ferry.nccl.lib", "/nonexistent/libnccl.so.2")), Map.of(),
                         java.util.Optional.empty())));
         assertTrue(lib.getMessage().contains("-Dferry.nccl.lib=/nonexistent/libnccl.so.2") && lib.getMessage().contains("does not exist"), lib.getMessage());
         Probe p = NcclProvider.decide(lib, null, "ompi", host("ompi"), inners(host("ompi"), off("mvapich"), off("staged")), Map.of());
@@ -127,7 +127,7 @@ class NcclProviderTest {
 
     @Test
     void searchOrderSettingThenHomesThenLoaderThenWheelsThenSitePackages() {
-        var c = NcclLibraryLocator.candidates((k, f) -> k.equals("ferry.nccl.wheels") ? System.getProperty("ferry.nccl.wheels") : f,
+        var c = NcclLibraryLocator.candidates(dev.ferry.Settings.process(),
                 Map.of("NCCL_HOME", "/opt/nccl-x"), java.util.Optional.empty());
         assertEquals("/opt/nccl-x/lib/libnccl.so.2", c.get(0).target());
         int loader = -1, wheel = -1;
@@ -137,10 +137,10 @@ class NcclProviderTest {
         }
         assertTrue(loader > 0 && wheel > loader, "loader before the project's wheel: " + c);
         assertTrue(c.get(wheel).target().endsWith("nvidia/nccl/lib/libnccl.so.2"), c.get(wheel).target());
-        var explicit = NcclLibraryLocator.candidates((k, f) -> k.equals("ferry.nccl.lib") ? "/x/libnccl.so.2" : f, Map.of("NCCL_HOME", "/y"),
+        var explicit = NcclLibraryLocator.candidates(dev.ferry.Settings.of(Map.of("ferry.nccl.lib", "/x/libnccl.so.2")), Map.of("NCCL_HOME", "/y"),
                 java.util.Optional.empty());
         assertEquals(1, explicit.size(), "an explicit library is the only candidate: " + explicit);
-        var mapped = NcclLibraryLocator.candidates((k, f) -> k.equals("ferry.nccl.lib") ? "/x/libnccl.so.2" : f, Map.of(),
+        var mapped = NcclLibraryLocator.candidates(dev.ferry.Settings.of(Map.of("ferry.nccl.lib", "/x/libnccl.so.2")), Map.of(),
                 java.util.Optional.of(Path.of("/already/libnccl.so.2")));
         assertEquals(1, mapped.size(), "a library already in the process wins over everything: " + mapped);
         assertEquals("/already/libnccl.so.2", mapped.get(0).target());

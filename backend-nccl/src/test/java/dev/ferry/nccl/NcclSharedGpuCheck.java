@@ -52,7 +52,7 @@ public class NcclSharedGpuCheck {
     @Test
     void c_openingNcclAgainGivesTheSameAnswer() {
         // (-Dferry.backend=nccl, the setting, would make this an error at Ferry.open; here the setting is auto)
-        if ("nccl".equals(Ferry.setting("ferry.backend", "auto"))) {
+        if ("nccl".equals(dev.ferry.Settings.process().get(dev.ferry.FerrySettings.BACKEND))) {
             FerryException e = assertThrows(FerryException.class, () -> Ferry.open("nccl"));
             assertTrue(e.getMessage().contains("share the GPU"), e.getMessage());
             return;

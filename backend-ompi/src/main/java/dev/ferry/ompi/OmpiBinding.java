@@ -1,7 +1,6 @@
 package dev.ferry.ompi;
 
-import dev.ferry.Ferry;
-import java.util.Locale;
+import dev.ferry.Settings;
 
 /**
  * Which of backend ompi's two paths this process uses, and why: {@code ferry.ompi.binding} =
@@ -38,12 +37,8 @@ final class OmpiBinding {
     private OmpiBinding() {
     }
 
-    static String setting() {
-        String v = Ferry.setting("ferry.ompi.binding", "auto").toLowerCase(Locale.ROOT);
-        return switch (v) {
-            case "ffm", "java", "auto" -> v;
-            default -> throw new dev.ferry.FerryException("-Dferry.ompi.binding=" + v + ": expected auto, ffm or java");
-        };
+    static String setting(Settings settings) {
+        return settings.get(OmpiSettings.BINDING);
     }
 
     /** Whether mpi.jar is on the class path and its JNI library loads; null if so, else why not. */

@@ -1,6 +1,6 @@
 package dev.ferry.ompi;
 
-import dev.ferry.Ferry;
+import dev.ferry.Settings;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -89,7 +89,7 @@ final class OmpiJavaLibrary {
 
     static List<Candidate> candidates() {
         List<Candidate> out = new ArrayList<>();
-        String forced = Ferry.setting("ferry.ompi.libdir", null);
+        String forced = Settings.process().get(OmpiSettings.LIBDIR);
         if (forced != null) out.add(new Candidate(Path.of(forced), "-Dferry.ompi.libdir"));
         for (String v : List.of("OMPI_HOME", "MPI_HOME", "OPAL_PREFIX")) {
             String home = System.getenv(v);

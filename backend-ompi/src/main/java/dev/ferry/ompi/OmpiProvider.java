@@ -42,7 +42,7 @@ public final class OmpiProvider implements TransportProvider {
 
     @Override
     public Probe probe(ProbeContext context) {
-        MpiFamilyChoice family = MpiFamilyChoice.of(context.launch());
+        MpiFamilyChoice family = MpiFamilyChoice.of(context.launch(), context.settings());
         if (family.family() != Launch.Family.OPEN_MPI) {
             return Probe.unavailable(name(), "this process belongs to the MPICH family (" + family.reason()
                     + "); Open MPI is not loaded beside it: launch with Open MPI's mpirun (or srun --mpi=pmix) to use ompi", null);
@@ -53,7 +53,7 @@ public final class OmpiProvider implements TransportProvider {
         }
         OmpiBinding.Choice choice;
         try {
-            choice = OmpiBinding.choose(OmpiBinding.setting(), Mpi::unavailabilityCause);
+            choice = OmpiBinding.choose(OmpiBinding.setting(context.settings()), Mpi::unavailabilityCause);
         } catch (FerryException e) {
             return Probe.unavailable(name(), e.getMessage(), e);
         }

@@ -1,5 +1,6 @@
 package dev.ferry.staged;
 
+import dev.ferry.Settings;
 import dev.ferry.Communicator;
 import dev.ferry.FerryException;
 import dev.ferry.InvalidArgumentException;
@@ -51,11 +52,16 @@ public final class StagedProvider implements TransportProvider {
     public Probe probe(ProbeContext context) {
         StagedSettings s;
         try {
-            s = StagedSettings.read(context::setting);
+            s = StagedSettings.read(context.settings());
         } catch (InvalidArgumentException e) {
             return Probe.unavailable(name(), "bad setting: " + e.getMessage(), e);
         }
-        String forced = context.setting("ferry.staged.inner", null);
+        String forced;
+        try {
+            forced = context.settings().get(StagedSettings.INNER);
+        } catch (InvalidArgumentException e) {
+            return Probe.unavailable(name(), "bad setting: " + e.getMessage(), e);
+        }
         Map<String, Probe> inners = new LinkedHashMap<>();
         for (String n : INNER) {
             inners.put(n, context.probe(n));
@@ -71,7 +77,7 @@ public final class StagedProvider implements TransportProvider {
                         chosen.unavailabilityCause());
             }
         } else {
-            String preferred = preferredInner(context.launch());
+            String preferred = preferredInner(context.launch(), context.settings());
             Probe p = inners.get(preferred);
             if (p != null && p.isAvailable() && p.has(Capability.HOST_BUFFERS)) {
                 chosen = p;
@@ -122,9 +128,9 @@ public final class StagedProvider implements TransportProvider {
     }
 
     /** The backend of the launcher's family: ompi for Open MPI, mvapich for the MPICH family. */
-    static String preferredInner(Launch launch) {
+    static String preferredInner(Launch launch, Settings settings) {
         try {
-            return MpiFamilyChoice.of(launch).family() == Launch.Family.MPICH ? "mvapich" : "ompi";
+            return MpiFamilyChoice.of(launch, settings).family() == Launch.Family.MPICH ? "mvapich" : "ompi";
         } catch (RuntimeException e) {
             return "ompi";
         }

@@ -1,11 +1,13 @@
 package dev.ferry.staged;
 
+import dev.ferry.FerrySettings;
 import dev.ferry.InvalidArgumentException;
-import dev.ferry.spi.BindingCommunicator;
+import dev.ferry.Settings;
+import dev.ferry.spi.Setting;
+import dev.ferry.spi.SettingsCatalog;
 import java.util.LinkedHashMap;
-import java.util.Locale;
+import java.util.List;
 import java.util.Map;
-import java.util.function.BinaryOperator;
 
 /**
  * The tunables of the staged backend, read once from settings ({@code -Dferry.staged.*} or
@@ -59,39 +61,90 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
     /** Smallest eager size: an IPC offer (handle and addresses) must fit in the first piece. */
     public static final long MIN_EAGER = 256;
 
+    private static final String MODULE = "backend-staged";
+
+    /** {@code ferry.staged.inner}: the MPI backend staged wraps; unset: the launched one. */
+    public static final Setting<String> INNER = Setting.of(MODULE, "ferry.staged.inner", Setting.choice("ompi", "mvapich"), null,
+            "the MPI backend `staged` wraps (`ompi` or `mvapich`); unset: the one the launcher's MPI family serves");
+    /** {@code ferry.staged.chunk}. */
+    public static final Setting<Long> CHUNK = Setting.of(MODULE, "ferry.staged.chunk", Setting.BYTES, 4L << 20,
+            "bytes per pipelined chunk, and the size of each pooled staging buffer (multiple of 8, 4 KiB to 1 GiB)");
+    /** {@code ferry.staged.minChunk}. */
+    public static final Setting<Long> MIN_CHUNK = Setting.derived(MODULE, "ferry.staged.minChunk", Setting.BYTES, "min(1 MiB, chunk)",
+            "smallest chunk: a message is cut in about 2 x depth chunks between this and `chunk` (equal to chunk: fixed chunks)");
+    /** {@code ferry.staged.depth}. */
+    public static final Setting<Integer> DEPTH = Setting.of(MODULE, "ferry.staged.depth", Setting.INT, 4,
+            "chunks one transfer keeps in flight (1 to 64)");
+    /** {@code ferry.staged.threshold}. */
+    public static final Setting<Long> THRESHOLD = Setting.of(MODULE, "ferry.staged.threshold", Setting.BYTES, 1L << 20,
+            "messages up to this size move as one piece through one staging buffer; larger ones are pipelined (at most `chunk`)");
+    /** {@code ferry.staged.eager}. */
+    public static final Setting<Long> EAGER = Setting.derived(MODULE, "ferry.staged.eager", Setting.BYTES, "min(16 KiB, threshold), at least 256",
+            "messages up to this size travel as one MPI message with no header (at least 256, at most `threshold`); equal on every rank");
+    /** {@code ferry.staged.pool}. */
+    public static final Setting<Integer> POOL = Setting.derived(MODULE, "ferry.staged.pool", Setting.INT, "2 x depth",
+            "staging buffers the pool keeps for reuse (1 to 1024)");
+    /** {@code ferry.staged.ipc}. */
+    public static final Setting<Boolean> IPC = Setting.of(MODULE, "ferry.staged.ipc", Setting.BOOLEAN, true,
+            "CUDA IPC between device buffers of one node");
+    /** {@code ferry.staged.ipcCacheSize}. */
+    public static final Setting<Integer> IPC_CACHE_SIZE = Setting.of(MODULE, "ferry.staged.ipcCacheSize", Setting.INT, 64,
+            "peer mappings kept open, least recently used evicted");
+    /** {@code ferry.staged.contextSync}. */
+    public static final Setting<Boolean> CONTEXT_SYNC = Setting.of(MODULE, "ferry.staged.contextSync", Setting.BOOLEAN, false,
+            "one more `cuCtxSynchronize` before staged reads or writes a device buffer");
+    /** {@code ferry.staged.stageHostBuffers}. */
+    public static final Setting<Boolean> STAGE_HOST_BUFFERS = Setting.of(MODULE, "ferry.staged.stageHostBuffers", Setting.BOOLEAN, false,
+            "for tests without a GPU: send host buffers through the whole staging pipeline with host-memory copies");
+    /** {@code ferry.staged.memcpyThreads}. */
+    public static final Setting<Integer> MEMCPY_THREADS = Setting.of(MODULE, "ferry.staged.memcpyThreads", Setting.INT, 1,
+            "with `stageHostBuffers`: copies on a worker thread per direction (1) or inline (0)");
+    /** {@code ferry.staged.test.offerIpc}. */
+    public static final Setting<Boolean> OFFER_IPC_FOR_HOST = Setting.of(MODULE, "ferry.staged.test.offerIpc", Setting.BOOLEAN, false,
+            "for tests without a GPU: host buffers to peers of the node are offered as if by IPC (receivers refuse: the fallback runs)");
+    /** {@code ferry.staged.progressThread}. */
+    public static final Setting<Boolean> PROGRESS_THREAD = Setting.of(MODULE, "ferry.staged.progressThread", Setting.BOOLEAN, true,
+            "a thread advances transfers in flight while no application thread is inside a staged call (under `MPI_THREAD_MULTIPLE`)");
+    /** {@code ferry.staged.deviceCollectives}. */
+    public static final Setting<DeviceCollectives> DEVICE_COLLECTIVES = Setting.of(MODULE, "ferry.staged.deviceCollectives",
+            Setting.choice(DeviceCollectives.class), DeviceCollectives.AUTO,
+            "collectives on device buffers: `auto` (CUDA IPC and GPU reductions where every rank's buffers allow, else staged), "
+                    + "`ipc` (or an exception), `host` (always staged through host memory)");
+
+    /** The staged backend's settings, for {@link SettingsCatalog#all()}. */
+    public static final class Catalog implements SettingsCatalog {
+        @Override
+        public List<Setting<?>> settings() {
+            return List.of(INNER, CHUNK, MIN_CHUNK, DEPTH, THRESHOLD, EAGER, POOL, IPC, IPC_CACHE_SIZE, CONTEXT_SYNC, STAGE_HOST_BUFFERS,
+                    MEMCPY_THREADS, OFFER_IPC_FOR_HOST, PROGRESS_THREAD, DEVICE_COLLECTIVES);
+        }
+    }
+
     /** Reads and checks every setting. */
-    public static StagedSettings read(BinaryOperator<String> setting) {
-        long chunk = size(setting, "ferry.staged.chunk", "4MiB");
-        long minChunk = size(setting, "ferry.staged.minChunk", Long.toString(Math.min(1024 * 1024, chunk)));
-        int depth = (int) number(setting, "ferry.staged.depth", "4");
-        long threshold = size(setting, "ferry.staged.threshold", "1MiB");
+    public static StagedSettings read(Settings settings) {
+        long chunk = settings.get(CHUNK);
+        long minChunk = orElse(settings.get(MIN_CHUNK), Math.min(1024 * 1024, chunk));
+        int depth = settings.get(DEPTH);
+        long threshold = settings.get(THRESHOLD);
         // the first piece (header + eager bytes) is received before its length is known: it must fit in
         // one piece of the inner binding, or the inner receive would wait for pieces that never come
-        long firstPieceRoom = BindingCommunicator.configuredMaxPieceBytes() - Wire.HEADER;
-        long eager = size(setting, "ferry.staged.eager", Long.toString(Math.max(MIN_EAGER, Math.min(Math.min(16 * 1024, threshold), firstPieceRoom))));
+        long maxPiece = settings.get(FerrySettings.MAX_PIECE_BYTES);
+        long firstPieceRoom = maxPiece - Wire.HEADER;
+        long eager = orElse(settings.get(EAGER), Math.max(MIN_EAGER, Math.min(Math.min(16 * 1024, threshold), firstPieceRoom)));
         if (eager > firstPieceRoom) {
             throw new InvalidArgumentException("ferry.staged.eager=" + eager + ": the first piece (" + Wire.HEADER + " + eager bytes) must fit in one piece of "
-                    + "ferry.maxPieceBytes=" + BindingCommunicator.configuredMaxPieceBytes() + ": lower ferry.staged.eager or raise ferry.maxPieceBytes");
+                    + "ferry.maxPieceBytes=" + maxPiece + ": lower ferry.staged.eager or raise ferry.maxPieceBytes");
         }
-        int pool = (int) number(setting, "ferry.staged.pool", Integer.toString(2 * Math.max(depth, 1)));
-        boolean ipc = bool(setting, "ferry.staged.ipc", "true");
-        int cache = (int) number(setting, "ferry.staged.ipcCacheSize", "64");
-        boolean sync = bool(setting, "ferry.staged.contextSync", "false");
-        boolean stageHost = bool(setting, "ferry.staged.stageHostBuffers", "false");
-        int threads = (int) number(setting, "ferry.staged.memcpyThreads", "1");
-        boolean offer = bool(setting, "ferry.staged.test.offerIpc", "false");
-        boolean assistant = bool(setting, "ferry.staged.progressThread", "true");
-        String dc = setting.apply("ferry.staged.deviceCollectives", "auto").trim().toLowerCase(Locale.ROOT);
-        DeviceCollectives collectives = switch (dc) {
-            case "auto" -> DeviceCollectives.AUTO;
-            case "ipc" -> DeviceCollectives.IPC;
-            case "host" -> DeviceCollectives.HOST;
-            default -> throw new InvalidArgumentException("ferry.staged.deviceCollectives='" + dc + "': expected auto, ipc or host");
-        };
-        StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, ipc, cache, sync, stageHost, threads, offer, assistant,
-                collectives);
+        int pool = orElse(settings.get(POOL), 2 * Math.max(depth, 1));
+        StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, settings.get(IPC), settings.get(IPC_CACHE_SIZE),
+                settings.get(CONTEXT_SYNC), settings.get(STAGE_HOST_BUFFERS), settings.get(MEMCPY_THREADS), settings.get(OFFER_IPC_FOR_HOST),
+                settings.get(PROGRESS_THREAD), settings.get(DEVICE_COLLECTIVES));
         s.check();
         return s;
+    }
+
+    private static <T> T orElse(T given, T derived) {
+        return given != null ? given : derived;
     }
 
     /** Throws {@link InvalidArgumentException} naming the setting when a value is out of range. */
@@ -147,52 +200,17 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         return m;
     }
 
-    /** "4 MiB", "64 KiB", "1027 B". */
+    /** "4 MiB", "64 KiB", "1027 B" ({@link Setting#bytes}). */
     public static String bytes(long n) {
-        if (n >= (1L << 30) && n % (1L << 30) == 0) return (n >> 30) + " GiB";
-        if (n >= (1L << 20) && n % (1L << 20) == 0) return (n >> 20) + " MiB";
-        if (n >= (1L << 10) && n % (1L << 10) == 0) return (n >> 10) + " KiB";
-        return n + " B";
+        return Setting.bytes(n);
     }
 
-    /** Parses "4MiB", "64k", "1g", "1048576". */
+    /** Parses "4MiB", "64k", "1g", "1048576" ({@link Setting#BYTES}); {@link InvalidArgumentException} naming {@code key} otherwise. */
     static long parseSize(String key, String v) {
-        String s = v.trim().toLowerCase(Locale.ROOT).replace("_", "");
-        long mul = 1;
-        String[][] units = {{"gib", "30"}, {"mib", "20"}, {"kib", "10"}, {"gb", "30"}, {"mb", "20"}, {"kb", "10"}, {"g", "30"}, {"m", "20"}, {"k", "10"}, {"b", "0"}};
-        for (String[] u : units) {
-            if (s.endsWith(u[0])) {
-                mul = 1L << Integer.parseInt(u[1]);
-                s = s.substring(0, s.length() - u[0].length()).trim();
-                break;
-            }
-        }
         try {
-            return Math.multiplyExact(Long.parseLong(s), mul);
-        } catch (NumberFormatException | ArithmeticException e) {
+            return Setting.parseBytes(v);
+        } catch (IllegalArgumentException e) {
             throw new InvalidArgumentException(key + "='" + v + "' is not a size (examples: 4MiB, 64k, 1048576)");
         }
-    }
-
-    private static long size(BinaryOperator<String> setting, String key, String fallback) {
-        return parseSize(key, setting.apply(key, fallback));
-    }
-
-    private static long number(BinaryOperator<String> setting, String key, String fallback) {
-        String v = setting.apply(key, fallback);
-        try {
-            return Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new InvalidArgumentException(key + "='" + v + "' is not a number");
-        }
-    }
-
-    private static boolean bool(BinaryOperator<String> setting, String key, String fallback) {
-        String v = setting.apply(key, fallback).trim().toLowerCase(Locale.ROOT);
-        return switch (v) {
-            case "true", "yes", "on", "1" -> true;
-            case "false", "no", "off", "0" -> false;
-            default -> throw new InvalidArgumentException(key + "='" + v + "': expected true or false");
-        };
     }
 }

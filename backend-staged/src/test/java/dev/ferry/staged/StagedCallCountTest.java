@@ -27,7 +27,7 @@ class StagedCallCountTest {
         // staged's own context sync on (it is counted below) and no assistant thread (its polls would add to the counts)
         Map<String, String> m = Map.of("ferry.staged.stageHostBuffers", "true", "ferry.staged.memcpyThreads", "0",
                 "ferry.staged.contextSync", "true", "ferry.staged.progressThread", "false");
-        StagedSettings s = StagedSettings.read((k, f) -> m.getOrDefault(k, f));
+        StagedSettings s = StagedSettings.read(dev.ferry.Settings.of(m));
         rt = StagedRuntime.acquire(s, "loopback");
         comm = new StagedCommunicator(new LoopbackCommunicator(), rt);
     }

@@ -50,7 +50,7 @@ public class StagedContract extends CommunicatorContract {
         assertNotNull(r, "the runner opened through Ferry.open()");
         Probe p = r.probe("staged");
         assertTrue(p.isAvailable(), p.toString());
-        String inner = StagedProvider.preferredInner(dev.ferry.spi.Launch.detect());
+        String inner = StagedProvider.preferredInner(dev.ferry.spi.Launch.detect(), dev.ferry.Settings.process());
         assertTrue(p.details().get("inner").startsWith(inner), "the launcher's family (" + inner + "): " + p.details());
         for (String key : List.of("chunk", "depth", "threshold", "eager", "ipc", "peer access")) {
             assertTrue(p.details().containsKey(key), key + " in " + p.details());
@@ -479,10 +479,10 @@ public class StagedContract extends CommunicatorContract {
 
     @Test
     void staged_deviceCollectivesSettingIsChecked() {
-        assertThrows(dev.ferry.InvalidArgumentException.class, () -> StagedSettings.read((k, d) -> k.equals("ferry.staged.deviceCollectives") ? "gpu" : d));
+        assertThrows(dev.ferry.InvalidArgumentException.class, () -> StagedSettings.read(dev.ferry.Settings.of(java.util.Map.of("ferry.staged.deviceCollectives", "gpu"))));
         assertEquals(StagedSettings.DeviceCollectives.HOST,
-                StagedSettings.read((k, d) -> k.equals("ferry.staged.deviceCollectives") ? " Host " : d).deviceCollectives());
-        assertEquals(StagedSettings.DeviceCollectives.AUTO, StagedSettings.read((k, d) -> d).deviceCollectives());
+                StagedSettings.read(dev.ferry.Settings.of(java.util.Map.of("ferry.staged.deviceCollectives", " Host "))).deviceCollectives());
+        assertEquals(StagedSettings.DeviceCollectives.AUTO, StagedSettings.read(dev.ferry.Settings.of(java.util.Map.of())).deviceCollectives());
     }
 
     @Test

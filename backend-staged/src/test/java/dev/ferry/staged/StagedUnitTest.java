@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class StagedUnitTest {
 
     private static StagedSettings settings(Map<String, String> m) {
-        return StagedSettings.read((k, f) -> m.getOrDefault(k, f));
+        return StagedSettings.read(dev.ferry.Settings.of(m));
     }
 
     @Test

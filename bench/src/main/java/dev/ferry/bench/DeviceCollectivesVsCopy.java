@@ -54,7 +54,8 @@ public final class DeviceCollectivesVsCopy {
                         new Column("allToAll", b -> b / size == 0 ? null : () -> comm.allToAll(send, recv, b / size, DataType.BYTE)));
                 if (rank == 0) {
                     System.out.println("backend " + comm.backend() + ", " + size + " ranks; " + Cuda.describe());
-                    System.out.println("settings: ferry.staged.deviceCollectives=" + Ferry.setting("ferry.staged.deviceCollectives", "auto"));
+                    System.out.println("settings: ferry.staged.deviceCollectives=" + dev.ferry.spi.SettingsCatalog.find("ferry.staged.deviceCollectives")
+                            .map(k -> String.valueOf(dev.ferry.Settings.process().get(k))).orElse("auto").toLowerCase(java.util.Locale.ROOT));
                     System.out.println("each cell: median us (min-max of " + BATCHES + " batches) and the ratio to the copy; bytes per rank");
                     StringBuilder head = new StringBuilder(String.format("%12s %22s", "bytes", "d2d copy us"));
                     for (Column c : columns) head.append(String.format(" %28s %7s", c.name() + " us", "x copy"));

@@ -1,5 +1,7 @@
 package dev.ferry.cuda;
 
+import dev.ferry.FerrySettings;
+import dev.ferry.Settings;
 import static dev.ferry.cuda.CudaCalls.check;
 import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
@@ -181,13 +183,9 @@ public final class Cuda {
      * the one MPI's shared-memory split found ({@link dev.ferry.spi.NodeLocal}), else 0.
      */
     static int selectOrdinal(Launch launch, int count) {
-        String forced = Ferry.setting("ferry.device", null);
+        Integer forced = Settings.process().get(FerrySettings.DEVICE);
         if (forced != null) {
-            try {
-                return Integer.parseInt(forced);
-            } catch (NumberFormatException e) {
-                throw new InvalidArgumentException("ferry.device='" + forced + "' is not a device ordinal");
-            }
+            return forced;
         }
         int local = Math.max(dev.ferry.spi.NodeLocal.rank(launch), 0);
         return count == 0 ? 0 : local % count;

@@ -1,7 +1,8 @@
 package dev.ferry.mpi;
 
+import dev.ferry.FerrySettings;
+import dev.ferry.Settings;
 import dev.ferry.Communicator;
-import dev.ferry.Ferry;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.spi.BindingCommunicator.Region;
@@ -30,7 +31,7 @@ public final class LargeMessages {
 
     /** Whether the large-count calls are used ({@code ferry.mpi.largeCount}, default {@code auto}: when exported). */
     public static boolean usesLargeCounts() {
-        return Mpi.hasLargeCounts() && !Ferry.setting("ferry.mpi.largeCount", "auto").equalsIgnoreCase("false");
+        return Mpi.hasLargeCounts() && !Settings.process().get(FerrySettings.MPI_LARGE_COUNT).equals("false");
     }
 
     /** How large messages travel, for reports. */

@@ -1,5 +1,6 @@
 package dev.ferry.mpi;
 
+import dev.ferry.Settings;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -77,7 +78,7 @@ public final class Mpi {
             try {
                 NativeEnvironment.prepareForJvm();
                 library = MpiLibraryLocator.locate(family,
-                        MpiLibraryLocator.candidates(family, Ferry::setting, System.getenv(), MpiLibraryLocator.launcherExecutable()),
+                        MpiLibraryLocator.candidates(family, Settings.process(), System.getenv(), MpiLibraryLocator.launcherExecutable()),
                         MpiLibrary.rtldMode(family).equals("true"));
                 abi = family == MpiFamily.OPEN_MPI ? MpiAbi.openMpi(library.lookup()) : MpiAbi.mpich();
             } catch (RuntimeException | LinkageError e) {

@@ -1,7 +1,6 @@
 package dev.ferry.mpi;
 
-import dev.ferry.Ferry;
-import java.util.Locale;
+import dev.ferry.Settings;
 
 /**
  * Which MPI family this process binds, chosen once by the backend that touches {@link Mpi} first
@@ -41,10 +40,8 @@ public final class MpiLibrary {
      */
     public static String rtldMode(MpiFamily family) {
         if (family == MpiFamily.OPEN_MPI) {
-            String v = Ferry.setting("ferry.ompi.rtldGlobal", "true").toLowerCase(Locale.ROOT);
-            return v.equals("false") ? "false" : "true";
+            return Settings.process().get(MpiFfmSettings.OMPI_RTLD_GLOBAL);
         }
-        String v = Ferry.setting("ferry.mvapich.rtldGlobal", "auto").toLowerCase(Locale.ROOT);
-        return v.equals("true") || v.equals("false") ? v : "auto";
+        return Settings.process().get(MpiFfmSettings.MVAPICH_RTLD_GLOBAL);
     }
 }

@@ -1,5 +1,6 @@
 package dev.ferry.mpi;
 
+import dev.ferry.Settings;
 import dev.ferry.FerryException;
 import dev.ferry.spi.LoadedLibraries;
 import java.io.IOException;
@@ -19,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.BiFunction;
 import java.util.stream.Stream;
 
 /**
@@ -87,12 +87,12 @@ public final class MpiLibraryLocator {
     /**
      * The candidates in search order (not yet checked for existence).
      *
-     * @param setting  Ferry's settings ({@code ferry.mvapich.lib})
+     * @param settings Ferry's settings ({@code ferry.mvapich.lib})
      * @param env      the environment
      * @param launcher the parent process's executable, if known
      */
-    static List<Candidate> candidates(BiFunction<String, String, String> setting, Map<String, String> env, Optional<Path> launcher) {
-        return candidates(MpiFamily.MPICH_ABI, setting, env, launcher);
+    static List<Candidate> candidates(Settings settings, Map<String, String> env, Optional<Path> launcher) {
+        return candidates(MpiFamily.MPICH_ABI, settings, env, launcher);
     }
 
     /**
@@ -102,10 +102,10 @@ public final class MpiLibraryLocator {
      * {@code $MPI_HOME}; the launcher's installation ({@code orted}/{@code prted} in
      * {@code PREFIX/bin}); the dynamic loader; {@code $(ompi_info --path libdir)}; usual places.
      */
-    public static List<Candidate> candidates(MpiFamily family, BiFunction<String, String, String> setting, Map<String, String> env,
+    public static List<Candidate> candidates(MpiFamily family, Settings settings, Map<String, String> env,
                                              Optional<Path> launcher) {
         if (family == MpiFamily.OPEN_MPI) {
-            return ompiCandidates(setting, env, launcher);
+            return ompiCandidates(settings, env, launcher);
         }
         List<Candidate> out = new ArrayList<>();
         for (String name : NAMES) {
@@ -115,7 +115,7 @@ public final class MpiLibraryLocator {
                 return out;
             }
         }
-        String explicit = setting.apply("ferry.mvapich.lib", null);
+        String explicit = settings.get(MpiFfmSettings.MVAPICH_LIB);
         if (explicit != null) {
             Path p = Path.of(explicit);
             if (Files.isDirectory(p)) {
@@ -162,14 +162,14 @@ public final class MpiLibraryLocator {
             "/usr/lib/openmpi/lib/libmpi.so.40",
             "/usr/local/lib/libmpi.so.40");
 
-    private static List<Candidate> ompiCandidates(BiFunction<String, String, String> setting, Map<String, String> env, Optional<Path> launcher) {
+    private static List<Candidate> ompiCandidates(Settings settings, Map<String, String> env, Optional<Path> launcher) {
         List<Candidate> out = new ArrayList<>();
         Optional<Path> mapped = LoadedLibraries.find("libmpi.so.40");
         if (mapped.isPresent()) {
             out.add(new Candidate(mapped.get().toString(), false, "already loaded in this process", true));
             return out;
         }
-        String explicit = setting.apply("ferry.ompi.lib", null);
+        String explicit = settings.get(MpiFfmSettings.OMPI_LIB);
         if (explicit != null) {
             Path p = Path.of(explicit);
             if (Files.isDirectory(p)) {

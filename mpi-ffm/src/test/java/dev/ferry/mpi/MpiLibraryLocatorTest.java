@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 class MpiLibraryLocatorTest {
 
     private static List<Candidate> candidates(Map<String, String> settings, Map<String, String> env, Optional<Path> launcher) {
-        return MpiLibraryLocator.candidates((k, d) -> settings.getOrDefault(k, d), env, launcher);
+        return MpiLibraryLocator.candidates(dev.ferry.Settings.of(settings), env, launcher);
     }
 
     @Test
@@ -116,7 +116,7 @@ class MpiLibraryLocatorTest {
     // ---- Open MPI ----------------------------------------------------------------------------
 
     private static List<Candidate> ompi(Map<String, String> settings, Map<String, String> env, Optional<Path> launcher) {
-        return MpiLibraryLocator.candidates(MpiFamily.OPEN_MPI, (k, d) -> settings.getOrDefault(k, d), env, launcher);
+        return MpiLibraryLocator.candidates(MpiFamily.OPEN_MPI, dev.ferry.Settings.of(settings), env, launcher);
     }
 
     @Test

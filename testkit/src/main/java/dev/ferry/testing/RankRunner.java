@@ -61,7 +61,7 @@ public final class RankRunner {
             if (!Boolean.getBoolean("ferry.test.skipUnavailable")) throw e;
             // the pair (backend, launcher) cannot run here: one visible skip and a clean exit, unless the run requires the backend
             int r = Math.max(0, Launch.detect().rank());
-            String backend = Ferry.setting("ferry.backend", "auto");
+            String backend = dev.ferry.Settings.process().get(dev.ferry.FerrySettings.BACKEND);
             String reason = e.getMessage().lines().findFirst().orElse("unavailable");
             boolean required = Required.isRequired(backend);
             Files.write(dir.resolve("rank-" + r + ".tsv"), List.of("backend " + backend + " unavailable\t" + (required ? "FAIL" : "SKIP") + "\t0\t"

@@ -1,0 +1,35 @@
+package dev.ferry;
+
+/**
+ * A setting ({@code -Dferry.x.y} or {@code FERRY_X_Y}) has a value Ferry does not accept. The
+ * message names the key, the value, where it came from and what is accepted. Thrown where the
+ * setting is first used (opening or probing the backend that reads it).
+ */
+public class InvalidSettingException extends InvalidArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    private final String key;
+    private final String value;
+
+    /**
+     * @param key      the setting's key, {@code ferry.x.y}
+     * @param value    the text given (trimmed)
+     * @param source   where it came from: {@code -Dferry.x.y} or {@code FERRY_X_Y}
+     * @param accepted what the setting accepts, e.g. {@code one of auto, ipc, host}
+     */
+    public InvalidSettingException(String key, String value, String source, String accepted) {
+        super(key + "='" + value + "' (from " + source + ") is not accepted: expected " + accepted);
+        this.key = key;
+        this.value = value;
+    }
+
+    /** The setting's key, {@code ferry.x.y}. */
+    public String key() {
+        return key;
+    }
+
+    /** The rejected text. */
+    public String value() {
+        return value;
+    }
+}

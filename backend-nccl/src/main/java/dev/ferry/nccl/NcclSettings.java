@@ -1,0 +1,31 @@
+package dev.ferry.nccl;
+
+import dev.ferry.spi.Setting;
+import dev.ferry.spi.SettingsCatalog;
+import java.util.List;
+
+/** The settings of backend nccl. */
+public final class NcclSettings implements SettingsCatalog {
+    private static final String MODULE = "backend-nccl";
+
+    /** {@code ferry.nccl.inner}: the MPI backend nccl decorates; unset: chosen by the launch. */
+    public static final Setting<String> INNER = Setting.of(MODULE, "ferry.nccl.inner", Setting.STRING, null,
+            "the backend `nccl` delegates to and builds on (`ompi`, `mvapich` or `staged`); unset: chosen by the launch");
+    /** {@code ferry.nccl.uniformBuffers}: every rank passes the same kind of memory, so no agreement round is needed. */
+    public static final Setting<Boolean> UNIFORM_BUFFERS = Setting.of(MODULE, "ferry.nccl.uniformBuffers", Setting.BOOLEAN, false,
+            "every rank passes the same kind of memory to a collective: skips the 1-int agreement allReduce per collective");
+    /** {@code ferry.nccl.timeout}: seconds before a NCCL collective is aborted; unset: {@code ferry.timeout}. */
+    public static final Setting<Double> TIMEOUT = Setting.derived(MODULE, "ferry.nccl.timeout", Setting.SECONDS, "`ferry.timeout`",
+            "seconds a NCCL collective may take before ncclCommAbort and NcclException; 0: no limit");
+    /** {@code ferry.nccl.lib}: NCCL's library (file or folder). */
+    public static final Setting<String> LIB = Setting.of(MODULE, "ferry.nccl.lib", Setting.STRING, null,
+            "NCCL's `libnccl.so.2` (file or folder); unset: searched");
+    /** {@code ferry.nccl.wheels}: a folder of NCCL wheels to search. */
+    public static final Setting<String> WHEELS = Setting.of(MODULE, "ferry.nccl.wheels", Setting.STRING, null,
+            "a folder of unpacked NCCL Python wheels searched for the library");
+
+    @Override
+    public List<Setting<?>> settings() {
+        return List.of(INNER, UNIFORM_BUFFERS, TIMEOUT, LIB, WHEELS);
+    }
+}

@@ -1,0 +1,22 @@
+package dev.ferry.ompi;
+
+import dev.ferry.spi.Setting;
+import dev.ferry.spi.SettingsCatalog;
+import java.util.List;
+
+/** The settings of backend ompi. */
+public final class OmpiSettings implements SettingsCatalog {
+    private static final String MODULE = "backend-ompi";
+
+    /** {@code ferry.ompi.binding}: which of backend ompi's two paths it takes. */
+    public static final Setting<String> BINDING = Setting.of(MODULE, "ferry.ompi.binding", Setting.choice("auto", "ffm", "java"), "auto",
+            "backend ompi's path: `ffm` (Open MPI's C API through java.lang.foreign), `java` (mpi.jar) or `auto` (see backend-ompi/README.md)");
+    /** {@code ferry.ompi.libdir}: where mpi.jar's {@code libmpi_java.so} is looked for first. */
+    public static final Setting<String> LIBDIR = Setting.of(MODULE, "ferry.ompi.libdir", Setting.STRING, null,
+            "the folder where the `java` path looks first for Open MPI's `libmpi_java.so`; unset: searched");
+
+    @Override
+    public List<Setting<?>> settings() {
+        return List.of(BINDING, LIBDIR);
+    }
+}
