@@ -386,6 +386,8 @@ step_nccl() {
     md "- NCCL: $lib; MPS: ${MPS:-0}; NCCL_* set: $(env | grep '^NCCL_' | paste -sd' ' || true)"; md ""
     md "| run | MPI, ranks, settings | pass / fail / skip | job | time |"; md "|---|---|---|---|---|"
     suite nccl-sys-1rank sys 1 dev.ferry.nccl.NcclContract -Dferry.backend=nccl -Dferry.nccl.lib="$lib"
+    # the vector collectives and reduce-scatter (grouped ncclSend/ncclRecv, ncclReduceScatter) and the prefix reductions (inner)
+    suite nccl-sys-1rank-variants sys 1 dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=nccl -Dferry.nccl.lib="$lib"
     [ -d /opt/ompi-cuda ] && suite nccl-cuda-1rank cuda 1 dev.ferry.nccl.NcclContract -Dferry.backend=nccl -Dferry.nccl.lib="$lib"
     suite nccl-sys-split-by-rank-2ranks-gpu0 sys 2 dev.ferry.nccl.NcclSplitByRankContract -Dferry.device=0 -Dferry.nccl.lib="$lib"
     suite nccl-sys-shared-gpu0-2ranks sys 2 dev.ferry.nccl.NcclSharedGpuCheck -Dferry.device=0 -Dferry.nccl.lib="$lib"
