@@ -526,7 +526,7 @@ public class StagedContract extends CommunicatorContract {
             assertTrue(st.get("straightChunksOut") > 0, st.toString());
         }
         if (rt.settings.offerIpcForHost() && size > 1) {
-            assertTrue(st.get("ipcOffers") > 0 && st.get("ipcRefused") == st.get("ipcOffers"), "host buffers were offered and refused: " + st);
+            assertTrue(st.get("ipcOffers") > 0 && st.get("ipcRefused").equals(st.get("ipcOffers")), "host buffers were offered and refused: " + st);
         }
     }
 }
