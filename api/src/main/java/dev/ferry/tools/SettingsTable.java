@@ -10,7 +10,8 @@ import java.util.List;
  * Prints the markdown table of every setting registered on the class path ({@link SettingsCatalog#all()}):
  * key, environment variable, default and meaning, api's settings first, then each module's in
  * name order, each module's in declaration order. README.md's settings table, between
- * {@code <!-- settings:begin -->} and {@code <!-- settings:end -->}, is this output.
+ * {@code <!-- settings:begin -->} and {@code <!-- settings:end -->}, is this output; a backend
+ * README's table between the same markers is the output for its key prefix.
  */
 public final class SettingsTable {
     /** The line before the generated table in README.md. */
@@ -21,8 +22,14 @@ public final class SettingsTable {
     private SettingsTable() {
     }
 
+    /** Every setting, or with key prefixes as arguments ({@code ferry.staged.}, ...) those only. */
     public static void main(String[] args) {
-        System.out.print(markdown(SettingsCatalog.all()));
+        System.out.print(markdown(args.length == 0 ? SettingsCatalog.all() : withPrefix(List.of(args))));
+    }
+
+    /** The settings whose keys start with one of {@code prefixes} (a backend README's table: {@code ferry.staged.}). */
+    public static List<Setting<?>> withPrefix(List<String> prefixes) {
+        return SettingsCatalog.all().stream().filter(s -> prefixes.stream().anyMatch(s.key()::startsWith)).toList();
     }
 
     /** The table of {@code settings}, one row each, lines ending in {@code \n}. */

@@ -23,12 +23,25 @@ class SettingsTableTest {
         for (String module : List.of("api", "mpi-ffm", "backend-ompi", "backend-mvapich", "backend-staged", "backend-nccl")) {
             assertTrue(all.stream().anyMatch(s -> s.module().equals(module)), module + " registers its settings");
         }
-        String readme = Files.readString(Path.of("..", "README.md"));
-        int begin = readme.indexOf(SettingsTable.BEGIN + "\n");
-        int end = readme.indexOf(SettingsTable.END);
-        assertTrue(begin >= 0 && end > begin, "README.md has the settings markers");
-        String inReadme = readme.substring(begin + SettingsTable.BEGIN.length() + 1, end);
-        assertEquals(SettingsTable.markdown(all), inReadme,
-                "README.md's settings table is stale: replace it by the output of java -cp ... dev.ferry.tools.SettingsTable");
+        assertTable(Path.of("..", "README.md"), SettingsTable.markdown(all), "");
+    }
+
+    /** The backend READMEs' tables: the settings of the backend's own modules. */
+    @Test
+    void backendReadmeTablesAreTheGeneratedOnes() throws IOException {
+        for (String backend : List.of("staged", "mvapich", "ompi", "nccl")) {
+            Path readme = Path.of("..", "backend-" + backend, "README.md");
+            String prefix = "ferry." + backend + ".";
+            assertTable(readme, SettingsTable.markdown(SettingsTable.withPrefix(List.of(prefix))), " " + prefix);
+        }
+    }
+
+    private static void assertTable(Path readme, String expected, String args) throws IOException {
+        String text = Files.readString(readme);
+        int begin = text.indexOf(SettingsTable.BEGIN + "\n");
+        int end = text.indexOf(SettingsTable.END);
+        assertTrue(begin >= 0 && end > begin, readme + " has the settings markers");
+        assertEquals(expected, text.substring(begin + SettingsTable.BEGIN.length() + 1, end),
+                readme + "'s settings table is stale: replace it by the output of java -cp ... dev.ferry.tools.SettingsTable" + args);
     }
 }
