@@ -285,6 +285,9 @@ final class Collectives {
     }
 
     void scatter(Buffer send, Buffer recv, long count, DataType type, int root) {
+        if (ipc.scatter(send, recv, count, type, root)) {
+            return;
+        }
         long block = type.bytes(count), all = block * comm.size();
         if (single(all, send, recv)) {
             once(send, all, recv, block, (i, o) -> user().scatter(i, o, count, type, root));
@@ -303,6 +306,9 @@ final class Collectives {
     }
 
     void gather(Buffer send, Buffer recv, long count, DataType type, int root) {
+        if (ipc.gather(send, recv, count, type, root)) {
+            return;
+        }
         long block = type.bytes(count), all = block * comm.size();
         if (single(all, send, recv)) {
             once(send, block, recv, all, (i, o) -> user().gather(i, o, count, type, root));
@@ -333,6 +339,9 @@ final class Collectives {
     }
 
     void allToAll(Buffer send, Buffer recv, long count, DataType type) {
+        if (ipc.allToAll(send, recv, count, type)) {
+            return;
+        }
         long block = type.bytes(count), all = block * comm.size();
         if (single(all, send, recv)) {
             once(send, all, recv, all, (i, o) -> user().allToAll(i, o, count, type));

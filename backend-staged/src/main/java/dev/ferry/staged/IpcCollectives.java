@@ -189,6 +189,63 @@ final class IpcCollectives {
         return true;
     }
 
+    boolean allToAll(Buffer send, Buffer recv, long count, DataType type) {
+        // every rank pulls block `me` of every peer's send buffer into block r of its own receive buffer
+        Call c = begin("allToAll", send, recv, type, count, false, Need.A, true, -1);
+        if (c == null) return false;
+        try {
+            int n = comm.size(), me = comm.rank();
+            long block = type.bytes(count);
+            for (int k = 0; k < n; k++) {
+                int r = (me + k) % n;
+                Cuda.copyAsync(recv.address() + block * r, c.a[r] + block * me, block, c.stream);
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    boolean gather(Buffer send, Buffer recv, long count, DataType type, int root) {
+        // the root pulls every rank's send buffer into its block of the receive buffer
+        boolean isRoot = comm.rank() == root;
+        Call c = begin("gather", send, isRoot ? recv : null, type, count, false, isRoot ? Need.A : Need.NOTHING, false, root);
+        if (c == null) return false;
+        try {
+            if (isRoot) {
+                int n = comm.size();
+                long block = type.bytes(count);
+                for (int r = 0; r < n; r++) {
+                    Cuda.copyAsync(recv.address() + block * r, c.a[r], block, c.stream);
+                }
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    boolean scatter(Buffer send, Buffer recv, long count, DataType type, int root) {
+        // every rank pulls its block of the root's send buffer
+        boolean isRoot = comm.rank() == root;
+        Call c = begin("scatter", isRoot ? send : recv, isRoot ? recv : null, type, count, false, isRoot ? Need.NOTHING : Need.ROOT_A, false, root);
+        if (c == null) return false;
+        try {
+            long block = type.bytes(count);
+            if (isRoot) {
+                Cuda.copyAsync(recv.address(), send.address() + block * root, block, c.stream);
+            } else {
+                Cuda.copyAsync(recv.address(), c.a[root] + block * comm.rank(), block, c.stream);
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
     /**
      * Elements {@code [first, first + length)} of rank {@code r}'s slice: equal slices of whole 16-byte
      * groups (so that every slice starts 16-byte aligned when the buffers do), the last ones shorter or empty.

@@ -36,7 +36,7 @@ import java.util.Map;
  * @param offerIpcForHost {@code ferry.staged.test.offerIpc}: for tests without a GPU, host buffers to peers of the
  *                       node are offered as if by IPC; receivers refuse, which exercises the fallback (default false)
  * @param deviceCollectives {@code ferry.staged.deviceCollectives}: how collectives on device buffers run: {@code auto}
- *                       (the default: broadcast, reduce, allReduce and allGather among ranks all on one node over CUDA
+ *                       (the default: broadcast, reduce, allReduce, scatter, gather, allGather and allToAll among ranks all on one node over CUDA
  *                       IPC, reducing on the GPU, when every rank's buffers allow it; large reductions of device buffers
  *                       across nodes by the reduction chain, reducing on the GPUs; else staged through host memory),
  *                       {@code ipc} (as auto, but a node-local device-buffer collective that cannot take the IPC path fails
