@@ -173,32 +173,26 @@ final class IpcCollectives {
     }
 
     boolean allGather(Buffer send, Buffer recv, long count, DataType type) {
-        Call c = begin("allGather", send, recv, type, count, false, Need.A, true, -1);
-        if (c == null) return false;
-        try {
-            int n = comm.size(), me = comm.rank();
-            long block = type.bytes(count);
-            for (int k = 0; k < n; k++) {
-                int r = (me + k) % n;
-                Cuda.copyAsync(recv.address() + block * r, c.a[r], block, c.stream);
-            }
-            c.finish();
-        } finally {
-            c.release();
-        }
-        return true;
+        return pullFromEveryRank("allGather", send, recv, type.bytes(count), false);
     }
 
     boolean allToAll(Buffer send, Buffer recv, long count, DataType type) {
-        // every rank pulls block `me` of every peer's send buffer into block r of its own receive buffer
-        Call c = begin("allToAll", send, recv, type, count, false, Need.A, true, -1);
+        return pullFromEveryRank("allToAll", send, recv, type.bytes(count), true);
+    }
+
+    /**
+     * Every rank copies, from every rank r (starting with the next one, so that the ranks do not all
+     * read one peer at once), a block into block r of its receive buffer: r's whole send buffer
+     * (allGather), or block {@code me} of it ({@code blockOfMine}: allToAll).
+     */
+    private boolean pullFromEveryRank(String what, Buffer send, Buffer recv, long block, boolean blockOfMine) {
+        Call c = begin(what, send, recv, DataType.BYTE, block, false, Need.A, true, -1);
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
-            long block = type.bytes(count);
             for (int k = 0; k < n; k++) {
                 int r = (me + k) % n;
-                Cuda.copyAsync(recv.address() + block * r, c.a[r] + block * me, block, c.stream);
+                Cuda.copyAsync(recv.address() + block * r, c.a[r] + (blockOfMine ? block * me : 0), block, c.stream);
             }
             c.finish();
         } finally {
