@@ -5,6 +5,7 @@
 #                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
 #                                        smcuda smcuda-c ordering-cost ops
 #                                        device-reduction device-collectives device-collectives-bench bench-chain
+#                                        device-reductions-mpi
 #                                        (the device-collectives steps: 2, 3, 4 ranks sharing GPU 0; run with MPS=1;
 #                                        DEVCOLL_NP="2 3 4", DEVCOLL_MODES="ipc auto host", DEVCOLL_CHAIN=1 pick rows,
 #                                        BENCH_MAX the largest size of device-collectives-bench)
@@ -490,6 +491,19 @@ device_collective_rows() {
     done
 }
 step_device-collectives() { conformance_table "Node-local device collectives of staged, ranks sharing GPU 0 (MPS: ${MPS:-0})" device_collective_rows; }
+
+# reduce and allReduce of device buffers under ompi (CUDA-aware Open MPI) folded on the GPU
+# (ferry.deviceReductions=gpu, and auto: from 256 KiB), every type x operator x root, 2 and 4 ranks on GPU 0
+mpi_fold_rows() {
+    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|h_' t=-Dferry.test.perTestTimeout=200
+    for np in 2 4; do
+        for mode in gpu auto; do
+            suite mpifold-$mode-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0 \
+                -Dferry.deviceReductions=$mode "$inc" "$t"
+        done
+    done
+}
+step_device-reductions-mpi() { conformance_table "Reductions of device buffers under ompi folded on the GPU, ranks sharing GPU 0" mpi_fold_rows; }
 
 # allReduce and broadcast on device buffers, 8 B .. 256 MiB, beside one device-to-device copy of the same size (bench DeviceCollectivesVsCopy)
 step_device-collectives-bench() {

@@ -51,8 +51,15 @@ public final class FerrySettings implements SettingsCatalog {
     public static final Setting<Boolean> TIMEOUT_DUMP = Setting.of(MODULE, "ferry.timeout.dump", Setting.BOOLEAN, false,
             "print every thread's stack after a timeout report");
 
+    /** {@code ferry.deviceReductions}: who reduces device buffers under the MPI backends (ompi, mvapich). */
+    public static final Setting<String> DEVICE_REDUCTIONS = Setting.of(MODULE, "ferry.deviceReductions", Setting.choice("auto", "gpu", "mpi"), "auto",
+            "reduce and allReduce of device buffers under `ompi` and `mvapich`: `gpu` moves the blocks with the MPI (allToAll, then "
+                    + "allGather or gather, device memory) and folds them on the GPU in rank order; `mpi` hands the reduction to the MPI "
+                    + "(CUDA-aware MPIs reduce on the host); `auto`: `gpu` from 4 MiB per rank when every rank's buffers are device memory");
+
     @Override
     public List<Setting<?>> settings() {
-        return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP);
+        return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP,
+                DEVICE_REDUCTIONS);
     }
 }

@@ -1,5 +1,8 @@
 package dev.ferry.spi;
 
+import dev.ferry.DataType;
+import dev.ferry.ReduceOp;
+
 import dev.ferry.Buffer;
 import java.util.List;
 import java.util.ServiceLoader;
@@ -37,6 +40,19 @@ public interface DeviceSupport {
      */
     default void copy(Buffer dst, Buffer src, long bytes) {
         throw new dev.ferry.UnsupportedBufferException("no device runtime to copy device memory with: " + describe());
+    }
+
+    /** True when {@link #reduce} can fold {@code type} with {@code op} on the device. */
+    default boolean reducesOnDevice(DataType type, ReduceOp op) {
+        return false;
+    }
+
+    /**
+     * {@code out = sources[0] op sources[1] op ...} (in that order) over {@code count} elements of
+     * device memory of {@code device}; returns when the result is there.
+     */
+    default void reduce(int device, DataType type, ReduceOp op, long out, long[] sources, long count) {
+        throw new dev.ferry.UnsupportedBufferException("no device runtime to reduce device memory with: " + describe());
     }
 
     /** New device memory of {@code bytes} on the device of {@code like} (scratch for the transports; the caller closes it). */

@@ -80,6 +80,21 @@ public final class CudaDeviceSupport implements DeviceSupport {
         return restoring(caller);
     }
 
+    private final java.util.Map<Integer, CudaStream> reductionStreams = new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Override
+    public boolean reducesOnDevice(dev.ferry.DataType type, dev.ferry.ReduceOp op) {
+        return Cuda.isAvailable() && op.appliesTo(type);
+    }
+
+    @Override
+    public void reduce(int device, dev.ferry.DataType type, dev.ferry.ReduceOp op, long out, long[] sources, long count) {
+        // one stream per device for these folds, made once (never destroyed: it lives as long as the process's contexts)
+        CudaStream stream = reductionStreams.computeIfAbsent(device, Cuda::newStream);
+        DeviceReduction.reduce(type, op, out, sources, count, stream);
+        stream.synchronize();
+    }
+
     @Override
     public Buffer allocateLike(Buffer like, long bytes) {
         return Cuda.allocate(like.device(), bytes);
