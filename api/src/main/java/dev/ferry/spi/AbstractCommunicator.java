@@ -279,7 +279,7 @@ public abstract class AbstractCommunicator implements Communicator {
         checkGather("gather", sendBuffer, recvBuffer, count, type, root);
         Buffer recv = rank == root ? recvBuffer : null;
         if (sendBuffer == Communicator.IN_PLACE) {
-            inPlace(Op.GATHER, root, count, type, recv, type.bytes(count) * rank, type.bytes(count), in -> doGather(in, recv, count, type, root));
+            runInPlace(Op.GATHER, root, count, type, recv, type.bytes(count) * rank, type.bytes(count), in -> doGather(in, recv, count, type, root));
             return;
         }
         run(Op.GATHER, root, -2, -2, -2, count, type, () -> {
@@ -312,7 +312,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllGather("allGather", sendBuffer, recvBuffer, count, type);
         if (sendBuffer == Communicator.IN_PLACE) {
-            inPlace(Op.ALL_GATHER, -2, count, type, recvBuffer, type.bytes(count) * rank, type.bytes(count), in -> doAllGather(in, recvBuffer, count, type));
+            runInPlace(Op.ALL_GATHER, -2, count, type, recvBuffer, type.bytes(count) * rank, type.bytes(count), in -> doAllGather(in, recvBuffer, count, type));
             return;
         }
         run(Op.ALL_GATHER, -2, -2, -2, -2, count, type, () -> {
@@ -349,7 +349,7 @@ public abstract class AbstractCommunicator implements Communicator {
         checkReduce("reduce", sendBuffer, recvBuffer, count, type, op, root);
         Buffer recv = rank == root ? recvBuffer : null;
         if (sendBuffer == Communicator.IN_PLACE) {
-            inPlace(Op.REDUCE, root, count, type, recv, 0, type.bytes(count), in -> doReduce(in, recv, count, type, op, root));
+            runInPlace(Op.REDUCE, root, count, type, recv, 0, type.bytes(count), in -> doReduce(in, recv, count, type, op, root));
             return;
         }
         run(Op.REDUCE, root, -2, -2, -2, count, type, () -> {
@@ -383,7 +383,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkAllReduce("allReduce", sendBuffer, recvBuffer, count, type, op);
         if (sendBuffer == Communicator.IN_PLACE) {
-            inPlace(Op.ALL_REDUCE, -2, count, type, recvBuffer, 0, type.bytes(count), in -> doAllReduce(in, recvBuffer, count, type, op));
+            runInPlace(Op.ALL_REDUCE, -2, count, type, recvBuffer, 0, type.bytes(count), in -> doAllReduce(in, recvBuffer, count, type, op));
             return;
         }
         run(Op.ALL_REDUCE, -2, -2, -2, -2, count, type, () -> {
@@ -415,7 +415,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllToAll("allToAll", sendBuffer, recvBuffer, count, type);
         if (sendBuffer == Communicator.IN_PLACE) {
-            inPlace(Op.ALL_TO_ALL, -2, count, type, recvBuffer, 0, type.bytes(count) * size, in -> doAllToAll(in, recvBuffer, count, type));
+            runInPlace(Op.ALL_TO_ALL, -2, count, type, recvBuffer, 0, type.bytes(count) * size, in -> doAllToAll(in, recvBuffer, count, type));
             return;
         }
         run(Op.ALL_TO_ALL, -2, -2, -2, -2, count, type, () -> {
@@ -644,7 +644,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         checkReduceScatterBlock("reduceScatterBlock", sendBuffer, recvBuffer, recvCount, type, op);
         if (sendBuffer == Communicator.IN_PLACE) {
-            inPlace(Op.REDUCE_SCATTER_BLOCK, -2, recvCount, type, recvBuffer, 0, type.bytes(recvCount) * size,
+            runInPlace(Op.REDUCE_SCATTER_BLOCK, -2, recvCount, type, recvBuffer, 0, type.bytes(recvCount) * size,
                     in -> doReduceScatterBlock(in, recvBuffer, recvCount, type, op));
             return;
         }
@@ -687,7 +687,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op) {
         Blocks blocks = checkReduceScatter("reduceScatter", sendBuffer, recvBuffer, recvCounts, type, op);
         if (sendBuffer == Communicator.IN_PLACE) {
-            inPlace(Op.REDUCE_SCATTER, -2, blocks.count(rank), type, recvBuffer, 0, type.bytes(blocks.total()),
+            runInPlace(Op.REDUCE_SCATTER, -2, blocks.count(rank), type, recvBuffer, 0, type.bytes(blocks.total()),
                     in -> doReduceScatter(in, recvBuffer, blocks, type, op));
             return;
         }
@@ -781,7 +781,7 @@ public abstract class AbstractCommunicator implements Communicator {
      * copies {@code bytes} at {@code offset} of {@code recv} into scratch of the same memory kind and
      * runs {@code body} with it as the send buffer, so that every transport sees two buffers.
      */
-    private void inPlace(Op op, int root, long count, DataType type, Buffer recv, long offset, long bytes, java.util.function.Consumer<Buffer> body) {
+    private void runInPlace(Op op, int root, long count, DataType type, Buffer recv, long offset, long bytes, java.util.function.Consumer<Buffer> body) {
         run(op, root, -2, -2, -2, count, type, () -> {
             try (Scratch in = Scratch.like(recv, bytes)) {
                 in.copyFrom(recv, offset, bytes);

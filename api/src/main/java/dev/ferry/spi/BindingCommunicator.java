@@ -269,30 +269,22 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     /** allReduce ({@code root} -1) or reduce: slices through allToAllV, folded on the GPU, results through allGatherV or gatherV. */
     private void reduceOnDevice(Buffer send, Buffer result, long count, DataType type, ReduceOp op, int root) {
         int n = size(), me = rank();
-        long unit = Math.max(1, 16 / type.size()); // slices of whole 16-byte groups where the type allows
-        long per = ((count + n - 1) / n + unit - 1) / unit * unit;
-        long[] counts = new long[n], displs = new long[n];
-        for (int r = 0; r < n; r++) {
-            displs[r] = Math.min(count, per * r);
-            counts[r] = Math.min(count, displs[r] + per) - displs[r];
-        }
-        long mine = counts[me];
-        long[] inCounts = new long[n], inDispls = new long[n];
-        for (int r = 0; r < n; r++) {
-            inCounts[r] = mine;
-            inDispls[r] = r * mine;
-        }
+        Blocks slices = Blocks.sliced(count, type, n);
+        long mine = slices.count(me);
+        long[] fromEach = new long[n];
+        java.util.Arrays.fill(fromEach, mine);
+        Blocks received = Blocks.contiguous(fromEach); // every rank's copy of slice `me`, in rank order
         try (Scratch in = Scratch.like(send, Math.max(1, type.bytes(mine * n))); Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
-            doAllToAllV(send, Blocks.of(counts, displs), in.buffer(), Blocks.of(inCounts, inDispls), type);
+            doAllToAllV(send, slices, in.buffer(), received, type);
             if (mine > 0) {
                 long[] sources = new long[n];
-                for (int r = 0; r < n; r++) sources[r] = in.buffer().address() + type.bytes(inDispls[r]);
+                for (int r = 0; r < n; r++) sources[r] = in.buffer().address() + type.bytes(received.displacement(r));
                 DeviceSupport.get().reduce(send.device(), type, op, part.buffer().address(), sources, mine);
             }
             if (root < 0) {
-                doAllGatherV(part.buffer(), mine, result, Blocks.of(counts, displs), type);
+                doAllGatherV(part.buffer(), mine, result, slices, type);
             } else {
-                doGatherV(part.buffer(), mine, me == root ? result : null, me == root ? Blocks.of(counts, displs) : null, type, root);
+                doGatherV(part.buffer(), mine, me == root ? result : null, me == root ? slices : null, type, root);
             }
         }
     }

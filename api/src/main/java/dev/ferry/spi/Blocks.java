@@ -46,6 +46,22 @@ public final class Blocks {
         return new Blocks(counts.clone(), d);
     }
 
+    /**
+     * {@code count} elements of {@code type} cut into {@code n} equal slices of whole 16-byte groups
+     * (so that every slice starts 16-byte aligned when the buffer does), the last ones shorter or
+     * empty: the slices that one rank each reduces in the GPU reductions.
+     */
+    public static Blocks sliced(long count, DataType type, int n) {
+        long unit = Math.max(1, 16 / type.size());
+        long per = ((count + n - 1) / n + unit - 1) / unit * unit;
+        long[] c = new long[n], d = new long[n];
+        for (int r = 0; r < n; r++) {
+            d[r] = Math.min(count, per * r);
+            c[r] = Math.min(count, d[r] + per) - d[r];
+        }
+        return new Blocks(c, d);
+    }
+
     /** Number of blocks (the communicator's size). */
     public int size() {
         return counts.length;

@@ -45,9 +45,7 @@ final class CollectiveLane implements AutoCloseable {
     public void close() {
         thread.shutdown();
         try {
-            while (!thread.awaitTermination(1, TimeUnit.SECONDS)) {
-                Thread.onSpinWait();
-            }
+            thread.awaitTermination(Long.MAX_VALUE, TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {

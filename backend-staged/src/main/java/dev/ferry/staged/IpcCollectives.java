@@ -240,16 +240,10 @@ final class IpcCollectives {
         return true;
     }
 
-    /**
-     * Elements {@code [first, first + length)} of rank {@code r}'s slice: equal slices of whole 16-byte
-     * groups (so that every slice starts 16-byte aligned when the buffers do), the last ones shorter or empty.
-     */
+    /** Elements {@code [first, first + length)} of rank {@code r}'s slice ({@link dev.ferry.spi.Blocks#sliced}). */
     static long[] slice(long count, DataType type, int r, int n) {
-        long unit = Math.max(1, 16 / type.size());
-        long per = (count + n - 1) / n;
-        per = (per + unit - 1) / unit * unit;
-        long first = Math.min(count, per * r);
-        return new long[] {first, Math.min(count, first + per) - first};
+        dev.ferry.spi.Blocks b = dev.ferry.spi.Blocks.sliced(count, type, n);
+        return new long[] {b.displacement(r), b.count(r)};
     }
 
     // ---- one call: records, mappings, the stream, the closing barrier ------------------------
