@@ -4,6 +4,8 @@ import dev.ferry.spi.Capability;
 import dev.ferry.spi.Launch;
 import dev.ferry.spi.OpenContext;
 import dev.ferry.spi.Probe;
+import dev.ferry.spi.CheckedCommunicator;
+import dev.ferry.spi.Transport;
 import dev.ferry.spi.TransportProvider;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -127,7 +129,7 @@ final class BackendSelection implements OpenContext {
 
     synchronized Communicator open(SelectionReport report) {
         self = probes.get(report.chosen());
-        return open(report.chosen());
+        return new CheckedCommunicator(open(report.chosen()));
     }
 
     // ---- OpenContext ---------------------------------------------------------------------
@@ -191,7 +193,7 @@ final class BackendSelection implements OpenContext {
     }
 
     @Override
-    public synchronized Communicator open(String name) {
+    public synchronized Transport open(String name) {
         String key = name.toLowerCase(Locale.ROOT);
         TransportProvider provider = providers.get(key);
         Probe p = probe(key);
@@ -203,7 +205,7 @@ final class BackendSelection implements OpenContext {
         self = p;
         asking = provider;
         try {
-            Communicator c = provider.open(this);
+            Transport c = provider.open(this);
             opened.add(provider);
             return c;
         } finally {

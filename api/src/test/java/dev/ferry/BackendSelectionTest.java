@@ -11,6 +11,7 @@ import dev.ferry.spi.Launch;
 import dev.ferry.spi.OpenContext;
 import dev.ferry.spi.Probe;
 import dev.ferry.spi.ProbeContext;
+import dev.ferry.spi.Transport;
 import dev.ferry.spi.TransportProvider;
 import java.lang.reflect.Proxy;
 import java.util.ArrayList;
@@ -28,7 +29,7 @@ import org.junit.jupiter.api.Test;
 class BackendSelectionTest {
     private static final Launch LAUNCH = new Launch(Launch.Family.OPEN_MPI, "test", 0, 2, 0);
 
-    /** A provider whose probe is the given function; open returns a communicator that only knows its backend name. */
+    /** A provider whose probe is the given function; open returns a transport that only knows its backend name (one rank). */
     private static final class Fake implements TransportProvider {
         final String name;
         final List<String> deps;
@@ -61,13 +62,13 @@ class BackendSelectionTest {
         }
 
         @Override
-        public Communicator open(OpenContext context) {
+        public Transport open(OpenContext context) {
             log.add("open " + name);
             for (String d : deps) {
                 context.open(d);
             }
-            return (Communicator) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Communicator.class},
-                    (p, m, a) -> m.getName().equals("backend") ? name : null);
+            return (Transport) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Transport.class},
+                    (p, m, a) -> m.getName().equals("backend") ? name : m.getReturnType() == int.class ? 1 : null);
         }
     }
 

@@ -6,7 +6,7 @@ import dev.ferry.DataType;
  * The per-rank blocks of one buffer of a vector collective ({@code scatterV}, {@code gatherV},
  * {@code allGatherV}, {@code allToAllV}, {@code reduceScatter}): block {@code i} is
  * {@link #count(int) count(i)} elements starting {@link #displacement(int) displacement(i)}
- * elements from the start of the buffer. Made by {@link AbstractCommunicator} from the caller's
+ * elements from the start of the buffer. Made by {@link CheckedCommunicator} from the caller's
  * arrays once they were checked (one entry per rank, nothing negative, no sum overflowing), and
  * copied, so that a caller changing its arrays during the call changes nothing.
  */
@@ -126,6 +126,11 @@ public final class Blocks {
             out[i] = Math.toIntExact(a[i]);
         }
         return out;
+    }
+
+    /** Block {@code i} of {@code buffer}: the slice of its elements of {@code type}. */
+    public dev.ferry.Buffer block(dev.ferry.Buffer buffer, int i, DataType type) {
+        return buffer.slice(byteOffset(i, type), bytes(i, type));
     }
 
     /** Byte offset of block {@code i} for elements of {@code type}. */

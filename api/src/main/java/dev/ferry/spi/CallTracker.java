@@ -70,7 +70,7 @@ final class CallTracker {
         long count;
         DataType type;
         boolean heldSerial;
-        AbstractCommunicator claimed;
+        CheckedCommunicator claimed;
         @SuppressWarnings("unused") // through SINCE
         private long since; // System.nanoTime() at entry, never 0 while inside; 0 when idle
         long reportedSince;
@@ -147,7 +147,7 @@ final class CallTracker {
      * Records that the current thread enters {@code op}; enforces the threading rules first.
      * Every successful enter is paired with {@link #exit} in a finally block.
      */
-    static Slot enter(AbstractCommunicator c, ThreadLevel level, Op op, Object subject, int peer, int tag, int peer2, int tag2,
+    static Slot enter(CheckedCommunicator c, ThreadLevel level, Op op, Object subject, int peer, int tag, int peer2, int tag2,
                       long count, DataType type) {
         Slot s = SLOT.get();
         if (s.depth > 0) {

@@ -12,17 +12,17 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The front of a backend's {@link MatchedMessage}: the checks of a receive (as
- * {@link AbstractCommunicator#recv} makes them), the one-receive rule, tracking for the threading
+ * {@link CheckedCommunicator#recv} makes them), the one-receive rule, tracking for the threading
  * rules and the watchdog, and buffer pins; a receive into a buffer shorter than the message is
  * made here, once for every backend (see {@link #irecv}).
  */
 final class CheckedMessage implements MatchedMessage {
-    private final AbstractCommunicator comm;
+    private final CheckedCommunicator comm;
     private final MatchedMessage inner;
     private final Status status;
     private final AtomicBoolean received = new AtomicBoolean();
 
-    CheckedMessage(AbstractCommunicator comm, MatchedMessage inner) {
+    CheckedMessage(CheckedCommunicator comm, MatchedMessage inner) {
         this.comm = comm;
         this.inner = inner;
         this.status = inner.status();
@@ -41,7 +41,7 @@ final class CheckedMessage implements MatchedMessage {
     private void check(String op, Buffer buffer, long count, DataType type) {
         comm.ensureOpen(op);
         comm.checkData(op, "buffer", buffer, count, type, 1);
-        AbstractCommunicator.checkWritable(op, "buffer", buffer);
+        CheckedCommunicator.checkWritable(op, "buffer", buffer);
         if (!received.compareAndSet(false, true)) {
             throw new MessageAlreadyReceivedException(op + ": " + this + " was received already; a matched message is received once");
         }

@@ -25,7 +25,7 @@ final class CollectiveLane implements AutoCloseable {
     private final Communicator shadow;
     private final ExecutorService thread;
 
-    CollectiveLane(AbstractCommunicator owner, Communicator shadow) {
+    CollectiveLane(CheckedCommunicator owner, Communicator shadow) {
         this.shadow = shadow;
         this.thread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "ferry-collectives-" + owner.id());

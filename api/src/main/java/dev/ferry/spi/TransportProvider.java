@@ -1,7 +1,5 @@
 package dev.ferry.spi;
 
-import dev.ferry.Communicator;
-
 /**
  * A transport backend, found with {@link java.util.ServiceLoader}: register the implementation in
  * {@code META-INF/services/dev.ferry.spi.TransportProvider}.
@@ -25,8 +23,11 @@ public interface TransportProvider {
     /** Can this backend run in this process, and with what capabilities? */
     Probe probe(ProbeContext context);
 
-    /** A communicator over all ranks of the job (a duplicate of MPI_COMM_WORLD). Only called after an available probe. */
-    Communicator open(OpenContext context);
+    /**
+     * The transport over all ranks of the job (a duplicate of MPI_COMM_WORLD), which Ferry puts
+     * under its checked front ({@link CheckedCommunicator}). Only called after an available probe.
+     */
+    Transport open(OpenContext context);
 
     /** Releases process-wide resources (MPI_Finalize); called once at exit or by {@code Ferry.shutdown()}. */
     default void shutdown() {

@@ -15,23 +15,24 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** The call tracker without MPI: a communicator whose operations do nothing (or wait on a latch). */
+/** The call tracker without MPI: the front over a transport whose operations do nothing (or wait on a latch). */
 class CallTrackerTest {
-    /** A backend that does nothing; barrier waits for {@code release} once {@code entered} is counted down. */
-    static final class Idle extends AbstractCommunicator {
+    /** A transport that does nothing; barrier waits for {@code release} once {@code entered} is counted down. */
+    static final class Idle implements Transport {
         volatile CountDownLatch entered, release;
 
-        Idle() {
-            super("idle", 0, 2, 32767);
-        }
+        @Override public String backend() { return "idle"; }
+        @Override public int rank() { return 0; }
+        @Override public int size() { return 2; }
+        @Override public int maxTag() { return 32767; }
 
         @Override public boolean supportsDeviceBuffers() { return false; }
-        @Override protected void doSend(Buffer b, long c, DataType t, int d, int g) { }
-        @Override protected Status doRecv(Buffer b, long c, DataType t, int s, int g) { return new Status(s, g, 0); }
-        @Override protected Request doIsend(Buffer b, long c, DataType t, int d, int g) { return null; }
-        @Override protected Request doIrecv(Buffer b, long c, DataType t, int s, int g) { return null; }
-        @Override protected Status doSendRecv(Buffer a, long b, DataType c, int d, int e, Buffer f, long g, DataType h, int i, int j) { return null; }
-        @Override protected void doBarrier() {
+        @Override public void send(Buffer b, long c, DataType t, int d, int g) { }
+        @Override public Status recv(Buffer b, long c, DataType t, int s, int g) { return new Status(s, g, 0); }
+        @Override public Request isend(Buffer b, long c, DataType t, int d, int g) { return null; }
+        @Override public Request irecv(Buffer b, long c, DataType t, int s, int g) { return null; }
+        @Override public Status sendRecv(Buffer a, long b, DataType c, int d, int e, Buffer f, long g, DataType h, int i, int j) { return null; }
+        @Override public void barrier() {
             CountDownLatch e = entered, r = release;
             if (e != null) {
                 e.countDown();
@@ -42,44 +43,45 @@ class CallTrackerTest {
                 }
             }
         }
-        @Override protected void doBroadcast(Buffer b, long c, DataType t, int r) { }
-        @Override protected void doScatter(Buffer a, Buffer b, long c, DataType t, int r) { }
-        @Override protected void doGather(Buffer a, Buffer b, long c, DataType t, int r) { }
-        @Override protected void doAllGather(Buffer a, Buffer b, long c, DataType t) { }
-        @Override protected void doReduce(Buffer a, Buffer b, long c, DataType t, ReduceOp o, int r) { }
-        @Override protected void doAllReduce(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
-        @Override protected void doAllToAll(Buffer a, Buffer b, long c, DataType t) { }
-        @Override protected void doScatterV(Buffer a, Blocks ab, Buffer b, long c, DataType t, int r) { }
-        @Override protected void doGatherV(Buffer a, long c, Buffer b, Blocks bb, DataType t, int r) { }
-        @Override protected void doAllGatherV(Buffer a, long c, Buffer b, Blocks bb, DataType t) { }
-        @Override protected void doAllToAllV(Buffer a, Blocks ab, Buffer b, Blocks bb, DataType t) { }
-        @Override protected void doReduceScatterBlock(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
-        @Override protected void doReduceScatter(Buffer a, Buffer b, Blocks bb, DataType t, ReduceOp o) { }
-        @Override protected void doScan(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
-        @Override protected void doExscan(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
-        @Override protected Communicator doSplit(int color, int key) { return null; }
-        @Override protected Communicator doDuplicate() { return null; }
-        @Override protected void doClose() { }
-        @Override protected Status doProbe(int s, int g) { return new Status(s, g, 0); }
-        @Override protected java.util.Optional<Status> doIprobe(int s, int g) { return java.util.Optional.empty(); }
-        @Override protected dev.ferry.MatchedMessage doMprobe(int s, int g) { return null; }
-        @Override protected java.util.Optional<dev.ferry.MatchedMessage> doImprobe(int s, int g) { return java.util.Optional.empty(); }
+        @Override public void broadcast(Buffer b, long c, DataType t, int r) { }
+        @Override public void scatter(Buffer a, Buffer b, long c, DataType t, int r) { }
+        @Override public void gather(Buffer a, Buffer b, long c, DataType t, int r) { }
+        @Override public void allGather(Buffer a, Buffer b, long c, DataType t) { }
+        @Override public void reduce(Buffer a, Buffer b, long c, DataType t, ReduceOp o, int r) { }
+        @Override public void allReduce(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
+        @Override public void allToAll(Buffer a, Buffer b, long c, DataType t) { }
+        @Override public void scatterV(Buffer a, Blocks ab, Buffer b, long c, DataType t, int r) { }
+        @Override public void gatherV(Buffer a, long c, Buffer b, Blocks bb, DataType t, int r) { }
+        @Override public void allGatherV(Buffer a, long c, Buffer b, Blocks bb, DataType t) { }
+        @Override public void allToAllV(Buffer a, Blocks ab, Buffer b, Blocks bb, DataType t) { }
+        @Override public void reduceScatterBlock(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
+        @Override public void reduceScatter(Buffer a, Buffer b, Blocks bb, DataType t, ReduceOp o) { }
+        @Override public void scan(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
+        @Override public void exscan(Buffer a, Buffer b, long c, DataType t, ReduceOp o) { }
+        @Override public Transport split(int color, int key) { return null; }
+        @Override public Transport duplicate() { return null; }
+        @Override public void close() { }
+        @Override public Status probe(int s, int g) { return new Status(s, g, 0); }
+        @Override public java.util.Optional<Status> iprobe(int s, int g) { return java.util.Optional.empty(); }
+        @Override public dev.ferry.MatchedMessage mprobe(int s, int g) { return null; }
+        @Override public java.util.Optional<dev.ferry.MatchedMessage> improbe(int s, int g) { return java.util.Optional.empty(); }
     }
 
     @Test
     void overlappingCollectivesAreRefusedAndTheFirstIsUndisturbed() throws Exception {
-        Idle c = new Idle();
-        c.entered = new CountDownLatch(1);
-        c.release = new CountDownLatch(1);
+        Idle t = new Idle();
+        Communicator c = new CheckedCommunicator(t);
+        t.entered = new CountDownLatch(1);
+        t.release = new CountDownLatch(1);
         Thread first = new Thread(c::barrier, "first");
         first.start();
-        assertTrue(c.entered.await(10, TimeUnit.SECONDS));
+        assertTrue(t.entered.await(10, TimeUnit.SECONDS));
         ThreadingException e = assertThrows(ThreadingException.class, c::barrier);
         assertTrue(e.getMessage().contains("thread \"first\" is inside barrier()") && e.getMessage().contains("duplicate()"), e.getMessage());
-        assertTrue(CallTracker.inFlightElsewhere().contains("\"first\" is inside barrier() on Idle#"), CallTracker.inFlightElsewhere());
-        c.release.countDown();
+        assertTrue(CallTracker.inFlightElsewhere().contains("\"first\" is inside barrier() on Communicator#"), CallTracker.inFlightElsewhere());
+        t.release.countDown();
         first.join();
-        c.entered = null;
+        t.entered = null;
         c.barrier(); // free again
         assertEquals(null, CallTracker.inFlightElsewhere());
     }
@@ -99,7 +101,7 @@ class CallTrackerTest {
     /** What tracking costs per call (printed; bounded loosely so that a slow CI machine does not fail it). */
     @Test
     void trackingCostsNanosecondsPerCall() {
-        Idle c = new Idle();
+        Communicator c = new CheckedCommunicator(new Idle());
         for (int i = 0; i < 2_000_000; i++) c.barrier(); // warm up
         int n = 10_000_000;
         long t0 = System.nanoTime();

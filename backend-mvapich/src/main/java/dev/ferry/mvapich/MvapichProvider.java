@@ -112,11 +112,11 @@ public final class MvapichProvider implements TransportProvider {
     }
 
     @Override
-    public Communicator open(OpenContext context) {
+    public dev.ferry.spi.Transport open(OpenContext context) {
         MvapichRuntime rt = MvapichRuntime.get();
         Mpi.Scratch s = Mpi.scratch();
         Mpi.check("MPI_Comm_dup(MPI_COMM_WORLD)", Mpi.commDup(Mpi.ABI.commWorld, s.handle));
-        return new MvapichCommunicator(rt, (int) s.handle(), true);
+        return new MvapichTransport(rt, (int) s.handle(), true);
     }
 
     @Override

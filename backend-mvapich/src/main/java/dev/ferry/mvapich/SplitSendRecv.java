@@ -17,7 +17,7 @@ import dev.ferry.Settings;
  * {@code allReduce}; with 2 ranks the receiver is usually waiting already, so it passed). MPICH
  * 4's ch4 device does not fail the receive early.
  *
- * <p>{@link MvapichCommunicator} then posts the receive first as well; if posting it fails, the
+ * <p>{@link MvapichTransport} then posts the receive first as well; if posting it fails, the
  * send half is still made (a blocking {@code MPI_Send}) before the receive's error is thrown, so
  * the peer always gets its message, as {@code MPI_Sendrecv} promises. {@code -Dferry.mvapich.splitSendRecv=auto|true|false}
  * (default auto: on for the ch3 device).

@@ -4,6 +4,7 @@ import dev.ferry.Communicator;
 import dev.ferry.DataType;
 import dev.ferry.HostBuffer;
 import dev.ferry.cuda.Cuda;
+import dev.ferry.spi.Transport;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -49,7 +50,7 @@ final class GpuPlacement {
     }
 
     /** Collective over {@code world}: every rank's place, in rank order. */
-    static List<Place> exchange(Communicator world, Place mine) {
+    static List<Place> exchange(Transport world, Place mine) {
         int n = world.size();
         try (HostBuffer in = HostBuffer.allocate(RECORD); HostBuffer all = HostBuffer.allocate((long) RECORD * n)) {
             byte[] b = (mine.host() + "|" + mine.busId()).getBytes(StandardCharsets.UTF_8);

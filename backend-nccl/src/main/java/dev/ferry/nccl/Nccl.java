@@ -1,10 +1,13 @@
 package dev.ferry.nccl;
 
+import dev.ferry.Communicator;
 import dev.ferry.DeviceBuffer;
+import dev.ferry.InvalidArgumentException;
 import dev.ferry.MemoryKind;
 import dev.ferry.cuda.Cuda;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -52,6 +55,17 @@ public final class Nccl {
     /** Whether ncclCommSplit is there (NCCL 2.18 or newer): split and duplicate use it, else a new unique id. */
     public static boolean hasCommSplit() {
         return NcclAbi.hasSplit();
+    }
+
+    /**
+     * Why the device collectives of {@code c} do not run on NCCL (ranks sharing a GPU, an init that
+     * failed on some rank, an aborted NCCL communicator), or empty when they do.
+     *
+     * @param c a communicator of backend {@code nccl}
+     * @throws InvalidArgumentException when {@code c} is of another backend
+     */
+    public static Optional<String> inactiveReason(Communicator c) {
+        return Optional.ofNullable(NcclTransport.of(c).ncclInactiveReason());
     }
 
     /** Whether ncclMemAlloc/ncclMemFree are there (NCCL 2.19 or newer). */

@@ -6,6 +6,7 @@ import dev.ferry.Communicator;
 import dev.ferry.Ferry;
 import dev.ferry.FerryException;
 import dev.ferry.cuda.Cuda;
+import dev.ferry.spi.Transport;
 import dev.ferry.spi.Capability;
 import dev.ferry.spi.Launch;
 import dev.ferry.spi.MpiFamilyChoice;
@@ -21,7 +22,7 @@ import java.util.Map;
 
 /**
  * The nccl backend: NVIDIA NCCL for device collectives between GPUs, as a decorator over the
- * launched MPI backend, which keeps everything else (see {@link NcclCommunicator}).
+ * launched MPI backend, which keeps everything else (see {@link NcclTransport}).
  *
  * <p>Available when {@code libnccl.so.2} loads ({@link Nccl}), a CUDA driver with a device is
  * present, and an inner backend is. Whether every rank has a GPU of its own (NCCL refuses two
@@ -172,7 +173,7 @@ public final class NcclProvider implements TransportProvider {
         d.put("agreement", Settings.process().get(NcclSettings.UNIFORM_BUFFERS)
                 ? "none (ferry.nccl.uniformBuffers=true: every rank passes the same kind of memory)"
                 : "one 1-int allReduce over the inner backend per collective (ferry.nccl.uniformBuffers=true skips it)");
-        long t = NcclCommunicator.timeoutNanos(Settings.process());
+        long t = NcclTransport.timeoutNanos(Settings.process());
         d.put("timeout", t == 0 ? "none (ferry.nccl.timeout / ferry.timeout unset)" : (t / 1e9) + " s, then ncclCommAbort and NcclException");
         d.putAll(NcclRuntime.snapshot());
         return d;
@@ -187,17 +188,17 @@ public final class NcclProvider implements TransportProvider {
     }
 
     @Override
-    public Communicator open(OpenContext context) {
+    public Transport open(OpenContext context) {
         if (inner == null) {
             probe(context).ensureAvailable();
         }
-        Communicator world;
+        Transport world;
         try {
             world = context.open(inner);
         } catch (RuntimeException e) {
             throw new FerryException("nccl: cannot open its inner backend " + inner + ": " + e.getMessage(), e);
         }
-        NcclCommunicator c = NcclCommunicator.world(world);
+        NcclTransport c = NcclTransport.world(world);
         if (!c.ncclActive()) {
             boolean named = "nccl".equals(context.settings().get(FerrySettings.BACKEND));
             if (named) {

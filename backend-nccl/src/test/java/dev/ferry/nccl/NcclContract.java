@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
  */
 public class NcclContract extends CommunicatorContract {
 
-    protected NcclCommunicator nccl() {
-        return (NcclCommunicator) comm;
+    protected NcclTransport nccl() {
+        return NcclTransport.of(comm);
     }
 
     @Test

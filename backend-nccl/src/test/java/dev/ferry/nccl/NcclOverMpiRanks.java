@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.Communicator;
+import dev.ferry.spi.CheckedCommunicator;
+import dev.ferry.spi.Transport;
 import dev.ferry.DataType;
 import dev.ferry.Ferry;
 import dev.ferry.HostBuffer;
@@ -27,16 +29,17 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.MethodName.class)
 public class NcclOverMpiRanks {
 
-    private static NcclCommunicator open() {
-        return NcclCommunicator.world(TestWorld.world().duplicate());
+    private static Communicator open() {
+        Transport world = ((CheckedCommunicator) TestWorld.world()).transport();
+        return new CheckedCommunicator(NcclTransport.world(world.duplicate()));
     }
 
     @Test
     void a_placementRefusesNcclIdenticallyOnEveryRank() {
-        try (NcclCommunicator c = open()) {
-            assertFalse(c.ncclActive());
-            assertTrue(c.ncclInactiveReason().startsWith("rank 0 (on ") && c.ncclInactiveReason().contains("no usable GPU"),
-                    c.ncclInactiveReason());
+        try (Communicator c = open()) {
+            assertFalse(NcclTransport.of(c).ncclActive());
+            assertTrue(NcclTransport.of(c).ncclInactiveReason().startsWith("rank 0 (on ") && NcclTransport.of(c).ncclInactiveReason().contains("no usable GPU"),
+                    NcclTransport.of(c).ncclInactiveReason());
             assertEquals(TestWorld.world().size(), c.size());
             assertEquals(TestWorld.world().rank(), c.rank());
         }
@@ -44,7 +47,7 @@ public class NcclOverMpiRanks {
 
     @Test
     void b_everyOperationGoesToTheInnerBackendWithTheRightResult() {
-        try (NcclCommunicator c = open(); HostBuffer a = HostBuffer.allocate(8L * 64); HostBuffer b = HostBuffer.allocate(8L * 64)) {
+        try (Communicator c = open(); HostBuffer a = HostBuffer.allocate(8L * 64); HostBuffer b = HostBuffer.allocate(8L * 64)) {
             int rank = c.rank(), size = c.size();
             Data.put(a.segment(), DataType.LONG, 0, rank + 1);
             c.allReduce(a, b, 1, DataType.LONG, ReduceOp.SUM);
@@ -69,14 +72,14 @@ public class NcclOverMpiRanks {
     }
 
     @Test
-    void c_splitAndDuplicateAreNcclCommunicatorsOfTheirOwn() {
-        try (NcclCommunicator c = open()) {
+    void c_splitAndDuplicateAreNcclTransportsOfTheirOwn() {
+        try (Communicator c = open()) {
             try (Communicator half = c.split(c.rank() % 2, 0); Communicator dup = c.duplicate()) {
                 assertNotNull(half);
                 assertEquals("nccl", half.backend());
                 assertEquals("nccl", dup.backend());
-                assertFalse(((NcclCommunicator) half).ncclActive());
-                assertTrue(((NcclCommunicator) half).ncclInactiveReason().contains("no usable GPU"));
+                assertFalse(NcclTransport.of(half).ncclActive());
+                assertTrue(NcclTransport.of(half).ncclInactiveReason().contains("no usable GPU"));
                 assertTrue(TestWorld.allAgree(dup, true));
             }
         }

@@ -32,7 +32,7 @@ public class NcclSharedGpuCheck {
     void a_theWorldRefusesNcclNamingTheSharedGpu() {
         Communicator w = TestWorld.world();
         assertEquals("nccl", w.backend(), "auto picks nccl where it is available");
-        NcclCommunicator n = (NcclCommunicator) w;
+        NcclTransport n = NcclTransport.of(w);
         assertFalse(n.ncclActive());
         assertTrue(n.ncclInactiveReason().contains("share the GPU"), n.ncclInactiveReason());
         assertTrue(NcclProvider.runtimeDetails().get("gpu placement").startsWith("refused"), NcclProvider.runtimeDetails().toString());
@@ -41,7 +41,7 @@ public class NcclSharedGpuCheck {
     @Test
     void b_deviceCollectivesStillWorkThroughTheInnerBackend() {
         Communicator w = TestWorld.world();
-        if (!((NcclCommunicator) w).inner().supportsDeviceBuffers()) return; // host-only inner: nothing to check
+        if (!NcclTransport.of(w).inner().supportsDeviceBuffers()) return; // host-only inner: nothing to check
         try (var s = Cuda.allocate(8); var r = Cuda.allocate(8)) {
             Mem.write(s, new byte[] {1, 0, 0, 0});
             w.allReduce(s, r, 1, DataType.INT, ReduceOp.SUM);
@@ -58,7 +58,7 @@ public class NcclSharedGpuCheck {
             return;
         }
         try (Communicator again = Ferry.open("nccl")) {
-            NcclCommunicator n = (NcclCommunicator) again;
+            NcclTransport n = NcclTransport.of(again);
             assertFalse(n.ncclActive());
             assertTrue(n.ncclInactiveReason().contains("share the GPU"), n.ncclInactiveReason());
         }
@@ -68,7 +68,7 @@ public class NcclSharedGpuCheck {
     void d_oneRankCommunicatorsUseNccl() {
         Communicator w = TestWorld.world();
         try (Communicator one = w.split(w.rank(), 0)) {
-            NcclCommunicator n = (NcclCommunicator) one;
+            NcclTransport n = NcclTransport.of(one);
             assertNotNull(n);
             assertTrue(n.ncclActive(), () -> "one rank, one GPU: " + n.ncclInactiveReason());
             try (var s = Cuda.allocate(4); var r = Cuda.allocate(4)) {

@@ -34,7 +34,7 @@ public final class NcclTiming {
         }
         try (Communicator world = Ferry.open()) {
             int rank = world.rank(), size = world.size();
-            NcclCommunicator nccl = world instanceof NcclCommunicator n ? n : null;
+            NcclTransport nccl = world instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof NcclTransport n ? n : null;
             if (rank == 0) {
                 System.out.printf("# NcclTiming: backend %s (%s), %d ranks, NCCL %s; %d iterations after %d warm-up; time = slowest rank, per blocking call%n",
                         world.backend(), nccl == null ? "not nccl" : nccl.ncclActive() ? "NCCL on" : "NCCL off: " + nccl.ncclInactiveReason(),
@@ -72,7 +72,7 @@ public final class NcclTiming {
         }
     }
 
-    private static void call(String op, Communicator c, NcclCommunicator nccl, DeviceBuffer send, DeviceBuffer recv, long n) {
+    private static void call(String op, Communicator c, NcclTransport nccl, DeviceBuffer send, DeviceBuffer recv, long n) {
         switch (op) {
             case "allreduce" -> c.allReduce(send, recv, n, DataType.FLOAT, ReduceOp.SUM);
             case "broadcast" -> c.broadcast(send, n, DataType.BYTE, 0);

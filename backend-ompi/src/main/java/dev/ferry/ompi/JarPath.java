@@ -17,7 +17,7 @@ interface JarPath {
     Started start();
 
     /** A duplicate of MPI_COMM_WORLD as a Ferry communicator. */
-    Communicator openWorld();
+    dev.ferry.spi.Transport openWorld();
 
     /** The implementation, or a LinkageError/ReflectiveOperationException when it is not built or mpi.jar is absent. */
     static JarPath load() throws ReflectiveOperationException {

@@ -4,7 +4,7 @@ import dev.ferry.Communicator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** {@link JarPath} over {@link OmpiRuntime} and {@link OmpiCommunicator} (mpi.jar + libmpi_java). */
+/** {@link JarPath} over {@link OmpiRuntime} and {@link OmpiJavaTransport} (mpi.jar + libmpi_java). */
 final class MpiJarPath implements JarPath {
     @Override
     public Started start() {
@@ -19,7 +19,7 @@ final class MpiJarPath implements JarPath {
     }
 
     @Override
-    public Communicator openWorld() {
-        return OmpiCommunicator.world(OmpiRuntime.get());
+    public dev.ferry.spi.Transport openWorld() {
+        return OmpiJavaTransport.world(OmpiRuntime.get());
     }
 }

@@ -134,11 +134,11 @@ public final class OmpiProvider implements TransportProvider {
     }
 
     @Override
-    public Communicator open(OpenContext context) {
-        // mpi.jar's classes are touched only from here on (OmpiCommunicator), never by the provider
+    public dev.ferry.spi.Transport open(OpenContext context) {
+        // mpi.jar's classes are touched only from here on (OmpiJavaTransport), never by the provider
         // class itself: without mpi.jar the provider still loads and its probe says what is missing
         if (path == OmpiBinding.Path.FFM) {
-            return OmpiFfmCommunicator.world(OmpiFfmRuntime.get());
+            return OmpiFfmTransport.world(OmpiFfmRuntime.get());
         }
         try {
             return JarPath.load().openWorld();

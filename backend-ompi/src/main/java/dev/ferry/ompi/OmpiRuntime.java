@@ -120,7 +120,7 @@ final class OmpiRuntime implements MpiLifecycle.Binding {
             case FLOAT -> MPI.FLOAT;
             case DOUBLE -> MPI.DOUBLE;
             case SHORT -> MPI.SHORT;
-            case FLOAT16, BFLOAT16 -> MPI.SHORT; // carried as 16-bit integers; never reduced by MPI (BindingCommunicator reduces them)
+            case FLOAT16, BFLOAT16 -> MPI.SHORT; // carried as 16-bit integers; never reduced by MPI (BindingTransport reduces them)
             case SHORT_INT -> MPI.SHORT_INT;
             case INT_INT -> MPI.INT2;
             case LONG_INT -> MPI.LONG_INT;

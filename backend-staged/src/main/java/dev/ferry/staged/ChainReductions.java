@@ -9,6 +9,7 @@ import dev.ferry.Request;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.cuda.CudaStream;
 import dev.ferry.cuda.DeviceReduction;
+import dev.ferry.spi.Transport;
 import dev.ferry.spi.HostReduction;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -32,13 +33,13 @@ import java.util.List;
 final class ChainReductions {
     private static final int CHAIN_TAG = 1, RESULT_TAG = 2;
 
-    private final StagedCommunicator comm;
+    private final StagedTransport comm;
     private final Collectives collectives;
     private final StagedRuntime rt;
     /** Chunk buffers kept for the next call: incoming partials and outgoing partials, per slot. */
     private final List<Buffer> scratch = new ArrayList<>();
 
-    ChainReductions(StagedCommunicator comm, Collectives collectives) {
+    ChainReductions(StagedTransport comm, Collectives collectives) {
         this.comm = comm;
         this.collectives = collectives;
         this.rt = comm.runtime();
@@ -66,7 +67,7 @@ final class ChainReductions {
     /** reduce ({@code root >= 0}) or allReduce ({@code root < 0}, {@code recv} on every rank) by the chain. */
     void run(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
         int n = comm.size(), me = comm.rank(), last = n - 1;
-        StagedCommunicator c = comm.internal();
+        StagedTransport c = comm.internal();
         long unit = Math.max(1, 16 / type.size());
         long per = Math.max(unit, Tuning.of(rt.settings).chunkFor(type.bytes(count)) / type.size() / unit * unit);
         long steps = (count + per - 1) / per;

@@ -6,12 +6,13 @@ import dev.ferry.DataType;
 import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
+import dev.ferry.spi.Transport;
 import dev.ferry.spi.Blocks;
+import dev.ferry.spi.PointToPointCollectives;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiConsumer;
-import java.util.function.IntFunction;
 
 /**
  * Collectives of a staged communicator. Broadcast, reduce, allReduce and allGather on device buffers
@@ -40,7 +41,7 @@ import java.util.function.IntFunction;
  * agreement, since a rank sees only its own blocks (see the section below).
  */
 final class Collectives {
-    private final StagedCommunicator comm;
+    private final StagedTransport comm;
     private final StagedRuntime rt;
     private final HostBuffer flagIn = HostBuffer.allocate(8);
     private final HostBuffer flagOut = HostBuffer.allocate(8);
@@ -49,7 +50,7 @@ final class Collectives {
     private final IpcCollectives ipc;
     private final ChainReductions chain;
 
-    Collectives(StagedCommunicator comm) {
+    Collectives(StagedTransport comm) {
         this.comm = comm;
         this.rt = comm.runtime();
         this.ipc = new IpcCollectives(comm);
@@ -71,7 +72,7 @@ final class Collectives {
         return ipc;
     }
 
-    private Communicator user() {
+    private Transport user() {
         rt.progress.poll(); // push transfers in flight before a blocking inner call
         return comm.user();
     }
@@ -293,16 +294,9 @@ final class Collectives {
             once(send, all, recv, block, (i, o) -> user().scatter(i, o, count, type, root));
             return;
         }
-        StagedCommunicator c = comm.internal();
         rt.stats.collectivesByMessages.increment();
-        List<Request> reqs = new ArrayList<>();
-        reqs.add(c.irecv(recv, count, type, root, 0));
-        if (comm.rank() == root) {
-            for (int r = 0; r < comm.size(); r++) {
-                reqs.add(c.isend(send.slice(block * r, block), count, type, r, 0));
-            }
-        }
-        Request.waitAll(reqs);
+        PointToPointCollectives.scatterV(comm.internal(), send, comm.rank() == root ? PointToPointCollectives.equal(count, comm.size()) : null,
+                recv, count, type, root);
     }
 
     void gather(Buffer send, Buffer recv, long count, DataType type, int root) {
@@ -314,16 +308,9 @@ final class Collectives {
             once(send, block, recv, all, (i, o) -> user().gather(i, o, count, type, root));
             return;
         }
-        StagedCommunicator c = comm.internal();
         rt.stats.collectivesByMessages.increment();
-        List<Request> reqs = new ArrayList<>();
-        if (comm.rank() == root) {
-            for (int r = 0; r < comm.size(); r++) {
-                reqs.add(c.irecv(recv.slice(block * r, block), count, type, r, 0));
-            }
-        }
-        reqs.add(c.isend(send, count, type, root, 0));
-        Request.waitAll(reqs);
+        PointToPointCollectives.gatherV(comm.internal(), send, count, recv, comm.rank() == root ? PointToPointCollectives.equal(count, comm.size()) : null,
+                type, root);
     }
 
     void allGather(Buffer send, Buffer recv, long count, DataType type) {
@@ -335,7 +322,7 @@ final class Collectives {
             once(send, block, recv, all, (i, o) -> user().allGather(i, o, count, type));
             return;
         }
-        exchange(recv, block, count, type, r -> send);
+        byMessages(send, PointToPointCollectives.everyRank(count, comm.size()), recv, PointToPointCollectives.equal(count, comm.size()), type);
     }
 
     void allToAll(Buffer send, Buffer recv, long count, DataType type) {
@@ -347,25 +334,13 @@ final class Collectives {
             once(send, all, recv, all, (i, o) -> user().allToAll(i, o, count, type));
             return;
         }
-        exchange(recv, block, count, type, r -> send.slice(block * r, block));
+        byMessages(send, PointToPointCollectives.equal(count, comm.size()), recv, PointToPointCollectives.equal(count, comm.size()), type);
     }
 
-    /**
-     * Every rank's block {@code i} of {@code recv} from rank {@code i}, and {@code sendTo(r)} to
-     * every rank {@code r}: staged point-to-point messages on the private communicator.
-     */
-    private void exchange(Buffer recv, long block, long count, DataType type, IntFunction<Buffer> sendTo) {
-        StagedCommunicator c = comm.internal();
+    /** Block {@code r} of {@code send} to every rank {@code r}, block {@code r} of {@code recv} from it: staged messages on the private transport. */
+    private void byMessages(Buffer send, Blocks sendBlocks, Buffer recv, Blocks recvBlocks, DataType type) {
         rt.stats.collectivesByMessages.increment();
-        List<Request> reqs = new ArrayList<>();
-        for (int r = 0; r < comm.size(); r++) {
-            reqs.add(c.irecv(recv.slice(block * r, block), count, type, r, 0));
-        }
-        for (int k = 0; k < comm.size(); k++) {
-            int r = (comm.rank() + k) % comm.size(); // start with different peers on every rank
-            reqs.add(c.isend(sendTo.apply(r), count, type, r, 0));
-        }
-        Request.waitAll(reqs);
+        PointToPointCollectives.allToAllV(comm.internal(), send, sendBlocks, recv, recvBlocks, type);
     }
 
     // ---- vector collectives, reduce-scatter, prefix reductions ----------------------------------
@@ -396,7 +371,7 @@ final class Collectives {
     }
 
     void reduceScatter(Buffer send, Buffer recv, Blocks blocks, DataType type, ReduceOp op) {
-        reduceScatter(send, recv, blocks, type, op, (i, o) -> user().reduceScatter(i, o, blocks.counts(), type, op));
+        reduceScatter(send, recv, blocks, type, op, (i, o) -> user().reduceScatter(i, o, blocks, type, op));
     }
 
     private void reduceScatter(Buffer send, Buffer recv, Blocks blocks, DataType type, ReduceOp op, BiConsumer<Buffer, Buffer> inner) {
@@ -422,83 +397,45 @@ final class Collectives {
         return b == null ? 0 : type.bytes(b.span());
     }
 
-    private static Buffer block(Buffer b, Blocks blocks, int i, DataType type) {
-        return b.slice(blocks.byteOffset(i, type), blocks.bytes(i, type));
-    }
-
     /** {@code send} and {@code sendBlocks} null except at root. */
     void scatterV(Buffer send, Blocks sendBlocks, Buffer recv, long recvCount, DataType type, int root) {
         long in = spanBytes(sendBlocks, type), out = type.bytes(recvCount);
         if (singleV(Math.max(in, out), send, recv)) {
-            onceV(send, in, recv, out, null, type, (i, o) -> user().scatterV(i, sendBlocks == null ? null : sendBlocks.counts(),
-                    sendBlocks == null ? null : sendBlocks.displacements(), o, recvCount, type, root));
+            onceV(send, in, recv, out, null, type, (i, o) -> user().scatterV(i, sendBlocks, o, recvCount, type, root));
             return;
         }
-        StagedCommunicator c = comm.internal();
         rt.stats.collectivesByMessages.increment();
-        List<Request> reqs = new ArrayList<>();
-        reqs.add(c.irecv(recv, recvCount, type, root, 0));
-        if (comm.rank() == root) {
-            for (int r = 0; r < comm.size(); r++) {
-                reqs.add(c.isend(block(send, sendBlocks, r, type), sendBlocks.count(r), type, r, 0));
-            }
-        }
-        Request.waitAll(reqs);
+        PointToPointCollectives.scatterV(comm.internal(), send, sendBlocks, recv, recvCount, type, root);
     }
 
     /** {@code recv} and {@code recvBlocks} null except at root. */
     void gatherV(Buffer send, long sendCount, Buffer recv, Blocks recvBlocks, DataType type, int root) {
         long in = type.bytes(sendCount), out = spanBytes(recvBlocks, type);
         if (singleV(Math.max(in, out), send, recv)) {
-            onceV(send, in, recv, out, recvBlocks, type, (i, o) -> user().gatherV(i, sendCount, o, recvBlocks == null ? null : recvBlocks.counts(),
-                    recvBlocks == null ? null : recvBlocks.displacements(), type, root));
+            onceV(send, in, recv, out, recvBlocks, type, (i, o) -> user().gatherV(i, sendCount, o, recvBlocks, type, root));
             return;
         }
-        StagedCommunicator c = comm.internal();
         rt.stats.collectivesByMessages.increment();
-        List<Request> reqs = new ArrayList<>();
-        if (comm.rank() == root) {
-            for (int r = 0; r < comm.size(); r++) {
-                reqs.add(c.irecv(block(recv, recvBlocks, r, type), recvBlocks.count(r), type, r, 0));
-            }
-        }
-        reqs.add(c.isend(send, sendCount, type, root, 0));
-        Request.waitAll(reqs);
+        PointToPointCollectives.gatherV(comm.internal(), send, sendCount, recv, recvBlocks, type, root);
     }
 
     void allGatherV(Buffer send, long sendCount, Buffer recv, Blocks recvBlocks, DataType type) {
         long out = spanBytes(recvBlocks, type);
         if (singleV(out, send, recv)) {
             onceV(send, type.bytes(sendCount), recv, out, recvBlocks, type,
-                    (i, o) -> user().allGatherV(i, sendCount, o, recvBlocks.counts(), recvBlocks.displacements(), type));
+                    (i, o) -> user().allGatherV(i, sendCount, o, recvBlocks, type));
             return;
         }
-        vectorExchange(recv, recvBlocks, type, r -> send, r -> sendCount);
+        byMessages(send, PointToPointCollectives.everyRank(sendCount, comm.size()), recv, recvBlocks, type);
     }
 
     void allToAllV(Buffer send, Blocks sendBlocks, Buffer recv, Blocks recvBlocks, DataType type) {
         long in = spanBytes(sendBlocks, type), out = spanBytes(recvBlocks, type);
         if (singleV(Math.max(in, out), send, recv)) {
-            onceV(send, in, recv, out, recvBlocks, type, (i, o) -> user().allToAllV(i, sendBlocks.counts(), sendBlocks.displacements(), o,
-                    recvBlocks.counts(), recvBlocks.displacements(), type));
+            onceV(send, in, recv, out, recvBlocks, type, (i, o) -> user().allToAllV(i, sendBlocks, o, recvBlocks, type));
             return;
         }
-        vectorExchange(recv, recvBlocks, type, r -> block(send, sendBlocks, r, type), sendBlocks::count);
-    }
-
-    /** Block {@code i} of {@code recv} from rank {@code i}, and {@code sendTo(r)} ({@code counts(r)} elements) to every rank {@code r}: staged messages on the private communicator. */
-    private void vectorExchange(Buffer recv, Blocks recvBlocks, DataType type, IntFunction<Buffer> sendTo, java.util.function.IntToLongFunction counts) {
-        StagedCommunicator c = comm.internal();
-        rt.stats.collectivesByMessages.increment();
-        List<Request> reqs = new ArrayList<>();
-        for (int r = 0; r < comm.size(); r++) {
-            reqs.add(c.irecv(block(recv, recvBlocks, r, type), recvBlocks.count(r), type, r, 0));
-        }
-        for (int k = 0; k < comm.size(); k++) {
-            int r = (comm.rank() + k) % comm.size();
-            reqs.add(c.isend(sendTo.apply(r), counts.applyAsLong(r), type, r, 0));
-        }
-        Request.waitAll(reqs);
+        byMessages(send, sendBlocks, recv, recvBlocks, type);
     }
 
     /**

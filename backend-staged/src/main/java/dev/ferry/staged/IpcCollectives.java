@@ -9,6 +9,7 @@ import dev.ferry.UnsupportedBufferException;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.cuda.CudaStream;
 import dev.ferry.cuda.DeviceReduction;
+import dev.ferry.spi.Transport;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -58,7 +59,7 @@ final class IpcCollectives {
     /** Record states: some buffer in host memory (not a device collective), eligible, device memory that cannot take the path. */
     private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
 
-    private final StagedCommunicator comm;
+    private final StagedTransport comm;
     private final StagedRuntime rt;
     private final StagedSettings.DeviceCollectives mode;
     private final boolean applicable;
@@ -69,7 +70,7 @@ final class IpcCollectives {
     /** TRUE once every rank mapped every peer in one call, FALSE once a rank could not map: null until either. */
     private Boolean verified;
 
-    IpcCollectives(StagedCommunicator comm) {
+    IpcCollectives(StagedTransport comm) {
         this.comm = comm;
         this.rt = comm.runtime();
         this.mode = rt.settings.deviceCollectives();

@@ -5,6 +5,7 @@ import dev.ferry.DataType;
 import dev.ferry.FerryException;
 import dev.ferry.HostBuffer;
 import dev.ferry.cuda.Cuda;
+import dev.ferry.spi.Transport;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
@@ -45,7 +46,7 @@ final class Peers {
      * Exchanges records over {@code c} (a collective on it) and checks that every rank uses the
      * same wire settings; throws on every rank alike when they differ.
      */
-    static Peers exchange(Communicator c, StagedSettings s, boolean ipcHere) {
+    static Peers exchange(Transport c, StagedSettings s, boolean ipcHere) {
         int size = c.size();
         Peers p = new Peers(size, c.rank());
         try (HostBuffer mine = HostBuffer.allocate(RECORD); HostBuffer all = HostBuffer.allocate((long) RECORD * size)) {

@@ -34,8 +34,8 @@ public final class StagedDiagnostics {
     public record NativeCalls(String kind, String label, long count, long nanos) {
     }
 
-    private static StagedCommunicator staged(Communicator c) {
-        if (c instanceof StagedCommunicator s) {
+    private static StagedTransport staged(Communicator c) {
+        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof StagedTransport s) {
             if (s.runtime().isClosed()) {
                 throw new IllegalArgumentException("the staged runtime of this communicator was closed");
             }
@@ -61,7 +61,7 @@ public final class StagedDiagnostics {
 
     /** True when device buffers between this rank and {@code peer} of {@code c} may move by CUDA IPC. */
     public static boolean ipcWith(Communicator c, int peer) {
-        StagedCommunicator s = staged(c);
+        StagedTransport s = staged(c);
         return s.runtime().ipcEnabled() && s.peers().ipcPeer(peer);
     }
 
@@ -84,7 +84,7 @@ public final class StagedDiagnostics {
 
     /** Puts {@code c} back on the process settings' tuning. */
     public static void resetTuning(Communicator c) {
-        StagedCommunicator s = staged(c);
+        StagedTransport s = staged(c);
         s.tune(Tuning.of(s.runtime().settings));
     }
 

@@ -30,10 +30,10 @@ import java.util.Optional;
  * Everything runs under the progress lock, which serializes staged's use of the inner MPI.
  */
 final class StagedProbes {
-    private final StagedCommunicator comm;
+    private final StagedTransport comm;
     private final Arrivals arrivals = new Arrivals();
 
-    StagedProbes(StagedCommunicator comm) {
+    StagedProbes(StagedTransport comm) {
         this.comm = comm;
     }
 

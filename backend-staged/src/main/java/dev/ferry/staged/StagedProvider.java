@@ -11,6 +11,7 @@ import dev.ferry.spi.MpiFamilyChoice;
 import dev.ferry.spi.OpenContext;
 import dev.ferry.spi.Probe;
 import dev.ferry.spi.ProbeContext;
+import dev.ferry.spi.Transport;
 import dev.ferry.spi.TransportProvider;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -171,20 +172,20 @@ public final class StagedProvider implements TransportProvider {
     }
 
     @Override
-    public Communicator open(OpenContext context) {
+    public Transport open(OpenContext context) {
         if (settings == null || inner == null) {
             Probe p = probe(context);
             p.ensureAvailable();
         }
         StagedRuntime rt = StagedRuntime.acquire(settings, inner);
-        Communicator world;
+        Transport world;
         try {
             world = context.open(inner);
         } catch (RuntimeException e) {
             rt.release();
             throw new FerryException("staged: cannot open its inner backend " + inner + ": " + e.getMessage(), e);
         }
-        return new StagedCommunicator(world, rt);
+        return new StagedTransport(world, rt);
     }
 
     @Override

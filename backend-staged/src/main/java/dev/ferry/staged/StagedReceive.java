@@ -8,6 +8,7 @@ import dev.ferry.FerryException;
 import dev.ferry.HostBuffer;
 import dev.ferry.Request;
 import dev.ferry.Status;
+import dev.ferry.spi.Transport;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -27,7 +28,7 @@ import java.util.Optional;
  * then reported as a {@link dev.ferry.TruncationException}.
  */
 final class StagedReceive extends Progress.Op {
-    private final StagedCommunicator comm;
+    private final StagedTransport comm;
     private final StagedRuntime rt;
     private final Buffer buffer;
     private final long capacity;
@@ -68,16 +69,16 @@ final class StagedReceive extends Progress.Op {
         }
     }
 
-    StagedReceive(StagedCommunicator comm, Buffer buffer, long capacity, DataType type, int source, int tag) {
+    StagedReceive(StagedTransport comm, Buffer buffer, long capacity, DataType type, int source, int tag) {
         this(comm, buffer, capacity, type, source, tag, null);
     }
 
     /** A receive of {@code adopted}, a message a matched probe took off MPI (null: match a message as usual). */
-    StagedReceive(StagedCommunicator comm, Buffer buffer, long capacity, DataType type, int source, int tag, Arrivals.Arrived adopted) {
+    StagedReceive(StagedTransport comm, Buffer buffer, long capacity, DataType type, int source, int tag, Arrivals.Arrived adopted) {
         this.adopted = adopted;
         this.comm = comm;
         this.rt = comm.runtime();
-        this.buffer = StagedCommunicator.innerView(buffer);
+        this.buffer = StagedTransport.innerView(buffer);
         this.capacity = capacity;
         this.type = type;
         this.source = source;
@@ -112,7 +113,7 @@ final class StagedReceive extends Progress.Op {
         first = irecv(comm.user(), slot.slice(0, piece), piece, source, tag);
     }
 
-    private Request irecv(dev.ferry.Communicator c, Buffer b, long n, int src, int t) {
+    private Request irecv(Transport c, Buffer b, long n, int src, int t) {
         long t0 = rt.calls.start();
         Request r = c.irecv(b, n, DataType.BYTE, src, t);
         rt.calls.end(Calls.Kind.MPI_POST, t0);
@@ -248,11 +249,11 @@ final class StagedReceive extends Progress.Op {
     }
 
     /** What this receive's first piece matches, when it waits for nothing else (see {@link Progress.Op#waitKey()}). */
-    private record FirstPiece(dev.ferry.Communicator comm, int source, int tag) {
+    private record FirstPiece(Transport comm, int source, int tag) {
     }
 
     /** The next chunk from a sender, when a receive waits for nothing else. */
-    private record NextChunk(dev.ferry.Communicator bulk, int source) {
+    private record NextChunk(Transport bulk, int source) {
     }
 
     @Override

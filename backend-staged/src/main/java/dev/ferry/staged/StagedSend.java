@@ -7,6 +7,7 @@ import dev.ferry.FerryException;
 import dev.ferry.HostBuffer;
 import dev.ferry.Request;
 import dev.ferry.Status;
+import dev.ferry.spi.Transport;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
@@ -22,7 +23,7 @@ import java.util.Iterator;
  * IPC first.
  */
 final class StagedSend extends Progress.Op {
-    private final StagedCommunicator comm;
+    private final StagedTransport comm;
     private final StagedRuntime rt;
     private final Buffer buffer;
     private final long bytes;
@@ -56,10 +57,10 @@ final class StagedSend extends Progress.Op {
         }
     }
 
-    StagedSend(StagedCommunicator comm, Buffer buffer, long bytes, int dest, int tag) {
+    StagedSend(StagedTransport comm, Buffer buffer, long bytes, int dest, int tag) {
         this.comm = comm;
         this.rt = comm.runtime();
-        this.buffer = StagedCommunicator.innerView(buffer);
+        this.buffer = StagedTransport.innerView(buffer);
         this.bytes = bytes;
         this.dest = dest;
         this.tag = tag;
@@ -118,7 +119,7 @@ final class StagedSend extends Progress.Op {
         first = isend(comm.user(), slot.slice(0, Wire.firstPiece(s.eager())), Wire.firstPiece(s.eager()), tag);
     }
 
-    private Request isend(dev.ferry.Communicator c, Buffer b, long n, int t) {
+    private Request isend(Transport c, Buffer b, long n, int t) {
         long t0 = rt.calls.start();
         Request r = c.isend(b, n, DataType.BYTE, dest, t);
         rt.calls.end(Calls.Kind.MPI_POST, t0);
@@ -198,7 +199,7 @@ final class StagedSend extends Progress.Op {
     }
 
     /** The chunks to one rank, when the oldest of them in flight is all this send waits for. */
-    private record ChunkOut(dev.ferry.Communicator bulk, int dest) {
+    private record ChunkOut(Transport bulk, int dest) {
     }
 
     /**

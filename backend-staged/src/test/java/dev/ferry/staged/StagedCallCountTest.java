@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  * message cutting is the GPU's. A change that adds a driver call per message or per chunk fails here.
  */
 class StagedCallCountTest {
-    private static StagedCommunicator comm;
+    private static StagedTransport comm;
     private static StagedRuntime rt;
 
     @BeforeAll
@@ -29,7 +29,7 @@ class StagedCallCountTest {
                 "ferry.staged.contextSync", "true", "ferry.staged.progressThread", "false");
         StagedSettings s = StagedSettings.read(dev.ferry.Settings.of(m));
         rt = StagedRuntime.acquire(s, "loopback");
-        comm = new StagedCommunicator(new LoopbackCommunicator(), rt);
+        comm = new StagedTransport(new LoopbackTransport(), rt);
     }
 
     @AfterAll

@@ -256,10 +256,15 @@ public class StagedContract extends CommunicatorContract {
         return d;
     }
 
+    /** The staged transport under a communicator of this backend. */
+    private static StagedTransport staged(dev.ferry.Communicator c) {
+        return (StagedTransport) ((dev.ferry.spi.CheckedCommunicator) c).transport();
+    }
+
     /** IPC between the two ranks of the pair, else the test is skipped with the reason. */
     private StagedRuntime assumeIpcWith(int peer) {
-        StagedRuntime rt = ((StagedCommunicator) comm).runtime();
-        boolean mine = rt.ipcEnabled() && ((StagedCommunicator) comm).peers().ipcPeer(peer);
+        StagedRuntime rt = staged(comm).runtime();
+        boolean mine = rt.ipcEnabled() && staged(comm).peers().ipcPeer(peer);
         Assumptions.assumeTrue(dev.ferry.testing.TestWorld.allAgree(comm, mine), "CUDA IPC is not possible between every pair here (ferry.staged.ipc=false, or ranks on different nodes)");
         return rt;
     }
@@ -443,8 +448,8 @@ public class StagedContract extends CommunicatorContract {
         m.assume(comm);
         StagedRuntime rt = StagedRuntime.currentOrNull();
         assertNotNull(rt);
-        IpcCollectives ipc = ((StagedCommunicator) comm).collectivesForTests().ipc();
-        StagedCommunicator sc = (StagedCommunicator) comm;
+        IpcCollectives ipc = staged(comm).collectivesForTests().ipc();
+        StagedTransport sc = staged(comm);
         boolean expectIpc = rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST && size > 1 && rt.ipcEnabled()
                 && sc.peers().localCount() == size;
         assertEquals(expectIpc, ipc.applicable(), "the IPC path applies exactly when the setting allows, IPC is on and every rank is on this node");

@@ -5,7 +5,7 @@ import dev.ferry.Settings;
 import dev.ferry.Communicator;
 import dev.ferry.Request;
 import dev.ferry.Status;
-import dev.ferry.spi.BindingCommunicator.Region;
+import dev.ferry.spi.BindingTransport.Region;
 
 /**
  * Point-to-point messages longer than an {@code int} count of bytes may carry (or than a
@@ -22,7 +22,7 @@ import dev.ferry.spi.BindingCommunicator.Region;
  *       {@code MPI_Get_elements_x} gives the bytes received), and a receive of fewer bytes fails
  *       with MPI_ERR_TRUNCATE, as with MPI_BYTE counts.</li>
  * </ul>
- * Used by {@link FfmCommunicator} and, for the mpi.jar path of backend ompi, with mpi.jar's own
+ * Used by {@link FfmTransport} and, for the mpi.jar path of backend ompi, with mpi.jar's own
  * communicator handle on the same loaded library.
  */
 public final class LargeMessages {
@@ -99,7 +99,7 @@ public final class LargeMessages {
     }
 
     public static Status recv(long comm, Region r, int source, int tag, long piece) {
-        // matched first, as FfmCommunicator.mpiRecv does: a truncated rendezvous message must not hang its sender
+        // matched first, as FfmTransport.mpiRecv does: a truncated rendezvous message must not hang its sender
         Mpi.Scratch s = Mpi.scratch();
         String what = "MPI_Mprobe/MPI_Mrecv of up to " + r.bytes() + " bytes from rank " + source + " tag " + tag;
         int rc = Mpi.mprobe(source(source), tag(tag), comm, s.handle, s.status);

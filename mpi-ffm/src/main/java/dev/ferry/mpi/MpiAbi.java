@@ -149,7 +149,7 @@ public final class MpiAbi {
             case FLOAT -> float_;
             case DOUBLE -> double_;
             case SHORT -> int16;
-            case FLOAT16, BFLOAT16 -> int16; // carried as 16-bit integers; never reduced by MPI (BindingCommunicator reduces them)
+            case FLOAT16, BFLOAT16 -> int16; // carried as 16-bit integers; never reduced by MPI (BindingTransport reduces them)
             case SHORT_INT -> shortInt;
             case INT_INT -> twoInt;
             case LONG_INT -> longInt;

@@ -5,14 +5,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.ferry.Request;
 import dev.ferry.Status;
-import dev.ferry.spi.BindingCommunicator.Probed;
-import dev.ferry.spi.BindingCommunicator.Region;
+import dev.ferry.spi.BindingTransport.Probed;
+import dev.ferry.spi.BindingTransport.Region;
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 
 /**
  * Probes and matched receives on a communicator given by its C handle (MPI_Probe, MPI_Iprobe,
- * MPI_Mprobe, MPI_Improbe, MPI_Mrecv, MPI_Imrecv), for {@link FfmCommunicator} and for the mpi.jar
+ * MPI_Mprobe, MPI_Improbe, MPI_Mrecv, MPI_Imrecv), for {@link FfmTransport} and for the mpi.jar
  * path of backend ompi (whose messages over the piece limit take the same route). A probed byte
  * count comes from MPI_Get_elements_x with MPI_BYTE, an {@code MPI_Count}: right for messages sent
  * as MPI_BYTE counts, large counts or one derived datatype of bytes alike. A matched message's

@@ -12,7 +12,7 @@ import dev.ferry.HostBuffer;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.TruncationException;
-import dev.ferry.spi.BindingCommunicator;
+import dev.ferry.spi.BindingTransport;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -52,7 +52,7 @@ public abstract class MessageMatchingContract {
         comm = TestWorld.world().duplicate();
         rank = comm.rank();
         size = comm.size();
-        piece = comm instanceof BindingCommunicator b ? b.maxPieceBytes() : BindingCommunicator.configuredMaxPieceBytes();
+        piece = comm instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof BindingTransport b ? b.maxPieceBytes() : BindingTransport.configuredMaxPieceBytes();
         assertTrue(piece <= 1 << 20, "run this suite with a small -Dferry.maxPieceBytes (e.g. 4096); it is " + piece);
     }
 

@@ -21,7 +21,7 @@ import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.ThreadLevel;
 import dev.ferry.TruncationException;
-import dev.ferry.spi.BindingCommunicator;
+import dev.ferry.spi.BindingTransport;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -95,7 +95,7 @@ public abstract class ProbeAndRequestsContract extends RankContract {
 
     /** A size that the backend carries in several pieces when it is run with a small {@code ferry.maxPieceBytes}. */
     protected static long splitSize() {
-        long piece = BindingCommunicator.configuredMaxPieceBytes();
+        long piece = BindingTransport.configuredMaxPieceBytes();
         return piece <= 1 << 20 ? 3 * piece + 5 : (1 << 20) + 5;
     }
 

@@ -11,7 +11,7 @@ import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.cuda.Cuda;
-import dev.ferry.spi.AbstractCommunicator;
+import dev.ferry.spi.CheckedCommunicator;
 import dev.ferry.testing.TestWorld;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -59,13 +59,13 @@ public class LeakCycles {
         for (int i = 0; i < Math.max(10, n / 10); i++) one.run();
         world.barrier();
         System.gc();
-        long rss0 = rssKiB(), open0 = AbstractCommunicator.openCount(), h0 = HandleProbe.index(world);
+        long rss0 = rssKiB(), open0 = CheckedCommunicator.openCount(), h0 = HandleProbe.index(world);
         long t0 = System.nanoTime();
         for (int i = 0; i < n; i++) one.run();
         double secs = (System.nanoTime() - t0) / 1e9;
         world.barrier();
         System.gc();
-        long rss1 = rssKiB(), open1 = AbstractCommunicator.openCount(), h1 = HandleProbe.index(world);
+        long rss1 = rssKiB(), open1 = CheckedCommunicator.openCount(), h1 = HandleProbe.index(world);
         String line = String.format(Locale.ROOT, "[ferry-leak] rank %d %s: %d cycles in %.1f s; RSS %+d KiB (%d -> %d); open communicators %d -> %d; %s",
                 rank, what, n, secs, rss1 - rss0, rss0, rss1, open0, open1,
                 h0 < 0 ? "MPI handle index: not available for backend " + world.backend() : "MPI communicator handle index " + h0 + " -> " + h1);

@@ -1,5 +1,8 @@
 package dev.ferry.ompi;
 
+import static dev.ferry.Communicator.ANY_SOURCE;
+import static dev.ferry.Communicator.ANY_TAG;
+
 import dev.ferry.DataType;
 import dev.ferry.FerryException;
 import dev.ferry.ReduceOp;
@@ -9,7 +12,7 @@ import dev.ferry.DeviceBuffer;
 import dev.ferry.TruncationException;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.mpi.LargeMessages;
-import dev.ferry.spi.BindingCommunicator;
+import dev.ferry.spi.BindingTransport;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.Optional;
@@ -22,7 +25,7 @@ import mpi.MPIException;
  * device, reaches MPI as a direct ByteBuffer over its address; device buffers only when the
  * library declared CUDA support.
  */
-final class OmpiCommunicator extends BindingCommunicator {
+final class OmpiJavaTransport extends BindingTransport {
     // passed where MPI ignores a buffer (non-root sides of rooted collectives): mpi.jar needs a direct buffer
     private static final ByteBuffer INSIGNIFICANT = ByteBuffer.allocateDirect(8);
 
@@ -30,7 +33,7 @@ final class OmpiCommunicator extends BindingCommunicator {
     private final Intracomm comm;
     private final boolean owned;
 
-    OmpiCommunicator(OmpiRuntime runtime, Intracomm comm, boolean owned) throws MPIException {
+    OmpiJavaTransport(OmpiRuntime runtime, Intracomm comm, boolean owned) throws MPIException {
         super("ompi", comm.getRank(), comm.getSize(), runtime.tagUpperBound, Math.min(configuredMaxPieceBytes(), Integer.MAX_VALUE));
         this.runtime = runtime;
         this.comm = comm;
@@ -39,9 +42,9 @@ final class OmpiCommunicator extends BindingCommunicator {
     }
 
     /** A duplicate of MPI_COMM_WORLD. */
-    static OmpiCommunicator world(OmpiRuntime runtime) {
+    static OmpiJavaTransport world(OmpiRuntime runtime) {
         try {
-            return new OmpiCommunicator(runtime, MPI.COMM_WORLD.dup(), true);
+            return new OmpiJavaTransport(runtime, MPI.COMM_WORLD.dup(), true);
         } catch (MPIException e) {
             throw OmpiRuntime.error("MPI_Comm_dup(MPI_COMM_WORLD)", e);
         }
@@ -58,7 +61,7 @@ final class OmpiCommunicator extends BindingCommunicator {
     }
 
     @Override
-    protected String deviceBuffersUnsupportedReason() {
+    public String deviceBuffersUnsupportedReason() {
         if (!Cuda.isAvailable()) {
             return "CUDA is unavailable in this process (" + Cuda.unavailabilityCause().getMessage() + ")";
         }
@@ -380,16 +383,16 @@ final class OmpiCommunicator extends BindingCommunicator {
     }
 
     @Override
-    protected BindingCommunicator mpiSplit(int color, int key) {
+    protected BindingTransport mpiSplit(int color, int key) {
         return call("MPI_Comm_split", () -> {
             Intracomm c = comm.split(color < 0 ? MPI.UNDEFINED : color, key);
-            return c.isNull() ? null : new OmpiCommunicator(runtime, c, true);
+            return c.isNull() ? null : new OmpiJavaTransport(runtime, c, true);
         });
     }
 
     @Override
-    protected BindingCommunicator mpiDuplicate() {
-        return call("MPI_Comm_dup", () -> new OmpiCommunicator(runtime, comm.dup(), true));
+    protected BindingTransport mpiDuplicate() {
+        return call("MPI_Comm_dup", () -> new OmpiJavaTransport(runtime, comm.dup(), true));
     }
 
     @Override

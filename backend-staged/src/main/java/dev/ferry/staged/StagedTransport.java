@@ -12,7 +12,7 @@ import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.TruncationException;
 import dev.ferry.cuda.Cuda;
-import dev.ferry.spi.AbstractCommunicator;
+import dev.ferry.spi.Transport;
 import dev.ferry.spi.Blocks;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,9 +29,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * protocol of {@link Wire}, which costs host messages nothing up to {@code eager} bytes but one
  * copy of at most {@code eager} bytes at the receiver.
  */
-final class StagedCommunicator extends AbstractCommunicator {
-    private final Communicator user;
-    private final Communicator bulk;
+final class StagedTransport implements Transport {
+    private final Transport user;
+    private final Transport bulk;
     private final StagedRuntime rt;
     private final Peers peers;
     private final int[] transfers;
@@ -39,16 +39,15 @@ final class StagedCommunicator extends AbstractCommunicator {
     private final Collectives collectives;
     private final StagedProbes probes = new StagedProbes(this);
     private final AtomicBoolean released = new AtomicBoolean();
-    private StagedCommunicator internal; // for collectives done by point-to-point messages
+    private StagedTransport internal; // for collectives done by point-to-point messages
     private volatile boolean offerIpc = true;
     private volatile Tuning tuning;
 
     /** Wraps {@code user} (taking ownership); collective over its ranks. */
-    StagedCommunicator(Communicator user, StagedRuntime rt) {
-        super("staged", user.rank(), user.size(), user.maxTag());
+    StagedTransport(Transport user, StagedRuntime rt) {
         this.user = user;
         this.rt = rt;
-        Communicator b = null;
+        Transport b = null;
         try {
             b = user.duplicate();
             this.peers = Peers.exchange(user, rt.settings, rt.ipcEnabled());
@@ -77,11 +76,11 @@ final class StagedCommunicator extends AbstractCommunicator {
 
     // ---- what the transfers use ------------------------------------------------------------
 
-    Communicator user() {
+    Transport user() {
         return user;
     }
 
-    Communicator bulk() {
+    Transport bulk() {
         return bulk;
     }
 
@@ -197,14 +196,34 @@ final class StagedCommunicator extends AbstractCommunicator {
     }
 
     /** The lazily made communicator the point-to-point collectives run on (collective: every rank makes it at the same call). */
-    synchronized StagedCommunicator internal() {
+    synchronized StagedTransport internal() {
         if (internal == null) {
-            internal = (StagedCommunicator) doDuplicate();
+            internal = (StagedTransport) duplicate();
         }
         return internal;
     }
 
-    // ---- AbstractCommunicator -------------------------------------------------------------
+    // ---- Transport ---------------------------------------------------------------------------
+
+    @Override
+    public String backend() {
+        return "staged";
+    }
+
+    @Override
+    public int rank() {
+        return user.rank();
+    }
+
+    @Override
+    public int size() {
+        return user.size();
+    }
+
+    @Override
+    public int maxTag() {
+        return user.maxTag();
+    }
 
     @Override
     public boolean supportsDeviceBuffers() {
@@ -212,7 +231,7 @@ final class StagedCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected String deviceBuffersUnsupportedReason() {
+    public String deviceBuffersUnsupportedReason() {
         return "CUDA is unavailable in this process (" + (Cuda.unavailabilityCause() == null ? "?" : Cuda.unavailabilityCause().getMessage()) + ")";
     }
 
@@ -222,36 +241,36 @@ final class StagedCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doSend(Buffer buffer, long count, DataType type, int dest, int tag) {
+    public void send(Buffer buffer, long count, DataType type, int dest, int tag) {
         run(new StagedSend(this, buffer, type.bytes(count), dest, tag));
     }
 
     @Override
-    protected Status doRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+    public Status recv(Buffer buffer, long count, DataType type, int source, int tag) {
         return run(new StagedReceive(this, buffer, type.bytes(count), type, source, tag));
     }
 
     @Override
-    protected Request doIsend(Buffer buffer, long count, DataType type, int dest, int tag) {
+    public Request isend(Buffer buffer, long count, DataType type, int dest, int tag) {
         StagedSend op = new StagedSend(this, buffer, type.bytes(count), dest, tag);
         rt.progress.start(op);
         return new Progress.OpRequest(rt.progress, op);
     }
 
     @Override
-    protected Request doIrecv(Buffer buffer, long count, DataType type, int source, int tag) {
+    public Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
         StagedReceive op = new StagedReceive(this, buffer, type.bytes(count), type, source, tag);
         rt.progress.start(op);
         return new Progress.OpRequest(rt.progress, op);
     }
 
     @Override
-    protected Status doSendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+    public Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
                                 Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
-        Request r = doIrecv(recvBuffer, recvCount, recvType, source, recvTag);
+        Request r = irecv(recvBuffer, recvCount, recvType, source, recvTag);
         Request s;
         try {
-            s = doIsend(sendBuffer, sendCount, sendType, dest, sendTag);
+            s = isend(sendBuffer, sendCount, sendType, dest, sendTag);
         } catch (RuntimeException e) {
             try {
                 r.waitFor();
@@ -264,101 +283,101 @@ final class StagedCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doBarrier() {
+    public void barrier() {
         rt.progress.poll();
         user.barrier();
     }
 
     @Override
-    protected void doBroadcast(Buffer buffer, long count, DataType type, int root) {
+    public void broadcast(Buffer buffer, long count, DataType type, int root) {
         collectives.broadcast(buffer, count, type, root);
     }
 
     @Override
-    protected void doScatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+    public void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         collectives.scatter(sendBuffer, recvBuffer, count, type, root);
     }
 
     @Override
-    protected void doGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+    public void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         collectives.gather(sendBuffer, recvBuffer, count, type, root);
     }
 
     @Override
-    protected void doAllGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+    public void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         collectives.allGather(sendBuffer, recvBuffer, count, type);
     }
 
     @Override
-    protected void doReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+    public void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
         collectives.reduce(sendBuffer, recvBuffer, count, type, op, root);
     }
 
     @Override
-    protected void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         collectives.allReduce(sendBuffer, recvBuffer, count, type, op);
     }
 
     @Override
-    protected void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+    public void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         collectives.allToAll(sendBuffer, recvBuffer, count, type);
     }
 
     @Override
-    protected void doScatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
+    public void scatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
         collectives.scatterV(sendBuffer, sendBlocks, recvBuffer, recvCount, type, root);
     }
 
     @Override
-    protected void doGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
+    public void gatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
         collectives.gatherV(sendBuffer, sendCount, recvBuffer, recvBlocks, type, root);
     }
 
     @Override
-    protected void doAllGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+    public void allGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
         collectives.allGatherV(sendBuffer, sendCount, recvBuffer, recvBlocks, type);
     }
 
     @Override
-    protected void doAllToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+    public void allToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
         collectives.allToAllV(sendBuffer, sendBlocks, recvBuffer, recvBlocks, type);
     }
 
     @Override
-    protected void doReduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+    public void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         collectives.reduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
     }
 
     @Override
-    protected void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+    public void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
         collectives.reduceScatter(sendBuffer, recvBuffer, blocks, type, op);
     }
 
     @Override
-    protected void doScan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         collectives.scan(sendBuffer, recvBuffer, count, type, op);
     }
 
     @Override
-    protected void doExscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void exscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         collectives.exscan(sendBuffer, recvBuffer, count, type, op);
     }
 
     @Override
-    protected Communicator doSplit(int color, int key) {
-        Communicator c = user.split(color, key);
-        return c == null ? null : new StagedCommunicator(c, StagedRuntime.acquire(rt.settings, rt.inner));
+    public Transport split(int color, int key) {
+        Transport c = user.split(color, key);
+        return c == null ? null : new StagedTransport(c, StagedRuntime.acquire(rt.settings, rt.inner));
     }
 
     @Override
-    protected Communicator doDuplicate() {
-        return new StagedCommunicator(user.duplicate(), StagedRuntime.acquire(rt.settings, rt.inner));
+    public Transport duplicate() {
+        return new StagedTransport(user.duplicate(), StagedRuntime.acquire(rt.settings, rt.inner));
     }
 
     @Override
-    protected void doClose() {
+    public void close() {
         List<RuntimeException> errors = new ArrayList<>();
-        StagedCommunicator in;
+        StagedTransport in;
         synchronized (this) {
             in = internal;
             internal = null;
@@ -390,30 +409,30 @@ final class StagedCommunicator extends AbstractCommunicator {
     // ---- probing (StagedProbes) -------------------------------------------------------------
 
     @Override
-    protected Status doProbe(int source, int tag) {
+    public Status probe(int source, int tag) {
         return probes.probe(source, tag);
     }
 
     @Override
-    protected java.util.Optional<Status> doIprobe(int source, int tag) {
+    public java.util.Optional<Status> iprobe(int source, int tag) {
         return probes.iprobe(source, tag);
     }
 
     @Override
-    protected dev.ferry.MatchedMessage doMprobe(int source, int tag) {
+    public dev.ferry.MatchedMessage mprobe(int source, int tag) {
         return probes.mprobe(source, tag);
     }
 
     @Override
-    protected java.util.Optional<dev.ferry.MatchedMessage> doImprobe(int source, int tag) {
+    public java.util.Optional<dev.ferry.MatchedMessage> improbe(int source, int tag) {
         return probes.improbe(source, tag);
     }
 
     /**
-     * The buffer as this transfer hands it to the inner communicator. The caller's buffer is pinned
-     * by the front until the transfer completes, and may be closed meanwhile; the inner
-     * communicator (whose front refuses closed buffers) gets an unowned view of the same host
-     * memory. Device memory never reaches the inner communicator (it is copied through staging
+     * The buffer as this transfer hands it to the inner transport. The caller's buffer is pinned
+     * by the front until the transfer completes, and may be closed meanwhile (its memory stays
+     * allocated); the inner transport gets an unowned view of the same host memory, which no
+     * closing of the caller's can invalidate. Device memory never reaches the inner communicator (it is copied through staging
      * buffers or mapped by IPC), so it keeps its allocation, which IPC offers need.
      */
     static Buffer innerView(Buffer b) {

@@ -5,26 +5,26 @@ import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.cuda.Cuda;
-import dev.ferry.mpi.FfmCommunicator;
+import dev.ferry.mpi.FfmTransport;
 
 /**
  * A communicator over an MPICH-ABI {@code MPI_Comm} handle, every operation one FFM downcall
- * through the shared binding ({@link dev.ferry.mpi.Mpi}, see {@link FfmCommunicator}). Host and
+ * through the shared binding ({@link dev.ferry.mpi.Mpi}, see {@link FfmTransport}). Host and
  * device buffers reach MPI as raw addresses; device buffers only when the library declared CUDA
  * support ({@link GpuSupport}); device reductions go through host copies where the library needs
  * it ({@link DeviceReductionStaging}).
  */
-final class MvapichCommunicator extends FfmCommunicator {
+final class MvapichTransport extends FfmTransport {
     private final MvapichRuntime runtime;
 
-    MvapichCommunicator(MvapichRuntime runtime, int comm, boolean owned) {
+    MvapichTransport(MvapichRuntime runtime, int comm, boolean owned) {
         super("mvapich", comm, owned, runtime.tagUpperBound);
         this.runtime = runtime;
     }
 
     @Override
-    protected FfmCommunicator create(long newComm) {
-        return new MvapichCommunicator(runtime, (int) newComm, true);
+    protected FfmTransport create(long newComm) {
+        return new MvapichTransport(runtime, (int) newComm, true);
     }
 
     /** The MPI_Comm handle, for interop. */
@@ -38,7 +38,7 @@ final class MvapichCommunicator extends FfmCommunicator {
     }
 
     @Override
-    protected String deviceBuffersUnsupportedReason() {
+    public String deviceBuffersUnsupportedReason() {
         if (!Cuda.isAvailable()) {
             return "CUDA is unavailable in this process (" + Cuda.unavailabilityCause().getMessage() + ")";
         }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.Communicator;
+import dev.ferry.spi.CheckedCommunicator;
 import dev.ferry.DataType;
 import dev.ferry.HostBuffer;
 import dev.ferry.InvalidArgumentException;
@@ -21,17 +22,17 @@ import org.junit.jupiter.api.Test;
  * (no GPU on the rank), and every operation then goes to the inner communicator, which a fake of
  * one rank records. What runs on NCCL is for the GPU plan (NcclContract and friends).
  */
-class NcclCommunicatorTest {
+class NcclTransportTest {
 
     @Test
     void withoutAGpuTheWorldDelegatesEverythingAndSaysWhy() {
         List<String> calls = new ArrayList<>();
-        try (NcclCommunicator c = NcclCommunicator.world(new OneRankHostCommunicator(calls));
+        try (Communicator c = new CheckedCommunicator(NcclTransport.world(new OneRankHostTransport(calls)));
              HostBuffer a = HostBuffer.allocate(64); HostBuffer b = HostBuffer.allocate(64)) {
             assertEquals(List.of("allGather"), calls, "one allGather of host name and GPU at start-up");
             assertEquals("nccl", c.backend());
-            assertFalse(c.ncclActive());
-            assertTrue(c.ncclInactiveReason().contains("no usable GPU"), c.ncclInactiveReason());
+            assertFalse(NcclTransport.of(c).ncclActive());
+            assertTrue(Nccl.inactiveReason(c).orElseThrow().contains("no usable GPU"), Nccl.inactiveReason(c).toString());
             assertTrue(NcclProvider.runtimeDetails().get("gpu placement").startsWith("refused: rank 0"), NcclProvider.runtimeDetails().toString());
             calls.clear();
             c.allReduce(a, b, 4, DataType.INT, ReduceOp.SUM);
@@ -68,12 +69,12 @@ class NcclCommunicatorTest {
     @Test
     void splitAndDuplicateCheckTheirOwnRanksAgainAndNoColorGivesNull() {
         List<String> calls = new ArrayList<>();
-        try (NcclCommunicator c = NcclCommunicator.world(new OneRankHostCommunicator(calls))) {
+        try (Communicator c = new CheckedCommunicator(NcclTransport.world(new OneRankHostTransport(calls)))) {
             calls.clear();
             try (Communicator d = c.duplicate()) {
                 assertEquals(List.of("duplicate", "allGather"), calls, "a communicator refused for its GPUs checks the new one's ranks");
                 assertEquals("nccl", d.backend());
-                assertFalse(((NcclCommunicator) d).ncclActive());
+                assertFalse(NcclTransport.of(d).ncclActive());
             }
             calls.clear();
             assertNull(c.split(-1, 0));
@@ -87,10 +88,10 @@ class NcclCommunicatorTest {
 
     @Test
     void timeoutComesFromTheSettings() {
-        assertEquals(2_500_000_000L, NcclCommunicator.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.nccl.timeout", "2.5"))));
-        assertEquals(3_000_000_000L, NcclCommunicator.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3"))), "ferry.timeout is the fallback");
-        assertEquals(0, NcclCommunicator.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3", "ferry.nccl.timeout", "0"))));
+        assertEquals(2_500_000_000L, NcclTransport.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.nccl.timeout", "2.5"))));
+        assertEquals(3_000_000_000L, NcclTransport.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3"))), "ferry.timeout is the fallback");
+        assertEquals(0, NcclTransport.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3", "ferry.nccl.timeout", "0"))));
         assertThrows(InvalidArgumentException.class,
-                () -> NcclCommunicator.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.nccl.timeout", "soon"))));
+                () -> NcclTransport.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.nccl.timeout", "soon"))));
     }
 }

@@ -25,30 +25,34 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Checks every argument of every {@link Communicator} operation, then hands the call to the
- * backend's {@code do*} method. Backends extend this (directly, or through
- * {@link BindingCommunicator}) so that a bad argument is always the same specific exception,
- * thrown before any native call, whatever the backend.
+ * The checked front: the one {@link Communicator} implementation, over a backend's
+ * {@link Transport}. Every argument of every operation is checked here, written once per
+ * operation, so that a bad argument is always the same specific exception, thrown before any
+ * native call, whatever the backend; then the call goes to the transport's primitive.
  *
- * <p>It also applies the threading contract ({@link Communicator#threadLevel()}) and records each
- * call in progress for the watchdog ({@code ferry.timeout}) and for the exit path of
- * {@link MpiLifecycle}; requests returned by {@code doIsend}/{@code doIrecv} are wrapped so that
- * {@link Request#waitFor()} and {@link Request#test()} are covered too.
+ * <p>Around each call it also applies the threading contract ({@link Communicator#threadLevel()}),
+ * records the call in progress for the watchdog ({@code ferry.timeout}) and for the exit path of
+ * {@link MpiLifecycle}, pins the buffers for the call (or, for non-blocking calls, until the
+ * request completes), turns {@link Communicator#IN_PLACE} into scratch memory, and runs the
+ * non-blocking collectives on a {@link CollectiveLane}; requests of {@code isend}/{@code irecv}
+ * are wrapped so that {@link Request#waitFor()} and {@link Request#test()} are covered too.
+ * A provider returns {@code new CheckedCommunicator(transport)}.
  */
-public abstract class AbstractCommunicator implements Communicator {
+public final class CheckedCommunicator implements Communicator {
     private static final AtomicLong IDS = new AtomicLong();
     private static final AtomicLong OPEN = new AtomicLong();
     private static final VarHandle COLLECTIVE_OWNER;
 
     static {
         try {
-            COLLECTIVE_OWNER = MethodHandles.lookup().findVarHandle(AbstractCommunicator.class, "collectiveOwner", Thread.class);
+            COLLECTIVE_OWNER = MethodHandles.lookup().findVarHandle(CheckedCommunicator.class, "collectiveOwner", Thread.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
     private final long id = IDS.incrementAndGet();
+    private final Transport transport;
     private final String backend;
     private final int rank;
     private final int size;
@@ -59,11 +63,13 @@ public abstract class AbstractCommunicator implements Communicator {
     @SuppressWarnings("unused") // through COLLECTIVE_OWNER
     private volatile Thread collectiveOwner;
 
-    protected AbstractCommunicator(String backend, int rank, int size, int maxTag) {
-        this.backend = backend;
-        this.rank = rank;
-        this.size = size;
-        this.maxTag = maxTag;
+    /** The front over {@code transport}, which it owns from now on (closed by {@link #close()}). */
+    public CheckedCommunicator(Transport transport) {
+        this.transport = java.util.Objects.requireNonNull(transport, "transport");
+        this.backend = transport.backend();
+        this.rank = transport.rank();
+        this.size = transport.size();
+        this.maxTag = transport.maxTag();
         this.threadLevel = MpiLifecycle.threadLevel();
         OPEN.incrementAndGet();
     }
@@ -108,9 +114,14 @@ public abstract class AbstractCommunicator implements Communicator {
         return id;
     }
 
-    /** Why device buffers are refused, for the exception message; only asked when {@link #supportsDeviceBuffers()} is false. */
-    protected String deviceBuffersUnsupportedReason() {
-        return "backend " + backend + " cannot carry device buffers; use -Dferry.backend=staged";
+    /** The transport under this front (for a backend's own diagnostics and tests). */
+    public Transport transport() {
+        return transport;
+    }
+
+    @Override
+    public boolean supportsDeviceBuffers() {
+        return transport.supportsDeviceBuffers();
     }
 
     // ---- point to point ------------------------------------------------------------------
@@ -122,7 +133,7 @@ public abstract class AbstractCommunicator implements Communicator {
         checkPeer("send", "destination", dest, false);
         checkTag("send", tag, false);
         run(Op.SEND, dest, tag, -2, -2, count, type, () -> {
-            doSend(buffer, count, type, dest, tag);
+            transport.send(buffer, count, type, dest, tag);
             return null;
         }, buffer);
     }
@@ -134,7 +145,7 @@ public abstract class AbstractCommunicator implements Communicator {
         checkWritable("recv", "buffer", buffer);
         checkPeer("recv", "source", source, true);
         checkTag("recv", tag, true);
-        return run(Op.RECV, source, tag, -2, -2, count, type, () -> doRecv(buffer, count, type, source, tag), buffer);
+        return run(Op.RECV, source, tag, -2, -2, count, type, () -> transport.recv(buffer, count, type, source, tag), buffer);
     }
 
     @Override
@@ -143,7 +154,7 @@ public abstract class AbstractCommunicator implements Communicator {
         checkData("isend", "buffer", buffer, count, type, 1);
         checkPeer("isend", "destination", dest, false);
         checkTag("isend", tag, false);
-        return start(Op.ISEND, dest, tag, count, type, () -> doIsend(buffer, count, type, dest, tag), buffer);
+        return start(Op.ISEND, dest, tag, count, type, () -> transport.isend(buffer, count, type, dest, tag), buffer);
     }
 
     @Override
@@ -153,7 +164,7 @@ public abstract class AbstractCommunicator implements Communicator {
         checkWritable("irecv", "buffer", buffer);
         checkPeer("irecv", "source", source, true);
         checkTag("irecv", tag, true);
-        return start(Op.IRECV, source, tag, count, type, () -> doIrecv(buffer, count, type, source, tag), buffer);
+        return start(Op.IRECV, source, tag, count, type, () -> transport.irecv(buffer, count, type, source, tag), buffer);
     }
 
     @Override
@@ -169,7 +180,7 @@ public abstract class AbstractCommunicator implements Communicator {
         checkTag("sendRecv", recvTag, true);
         checkDisjoint("sendRecv", sendBuffer, sendType.bytes(sendCount), recvBuffer, recvType.bytes(recvCount));
         return run(Op.SEND_RECV, dest, sendTag, source, recvTag, recvCount, recvType,
-                () -> doSendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag),
+                () -> transport.sendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag),
                 sendBuffer, recvBuffer);
     }
 
@@ -180,7 +191,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void barrier() {
         ensureOpen("barrier");
         run(Op.BARRIER, -2, -2, -2, -2, -1, null, () -> {
-            doBarrier();
+            transport.barrier();
             return null;
         });
     }
@@ -204,7 +215,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void broadcast(Buffer buffer, long count, DataType type, int root) {
         checkBroadcast("broadcast", buffer, count, type, root);
         run(Op.BROADCAST, root, -2, -2, -2, count, type, () -> {
-            doBroadcast(buffer, count, type, root);
+            transport.broadcast(buffer, count, type, root);
             return null;
         }, buffer);
     }
@@ -239,14 +250,14 @@ public abstract class AbstractCommunicator implements Communicator {
             // the root's own block stays where it is: the transport writes it to scratch that is dropped
             run(Op.SCATTER, root, -2, -2, -2, count, type, () -> {
                 try (Scratch dropped = Scratch.like(send, type.bytes(count))) {
-                    doScatter(send, dropped.buffer(), count, type, root);
+                    transport.scatter(send, dropped.buffer(), count, type, root);
                 }
                 return null;
             }, send);
             return;
         }
         run(Op.SCATTER, root, -2, -2, -2, count, type, () -> {
-            doScatter(send, recvBuffer, count, type, root);
+            transport.scatter(send, recvBuffer, count, type, root);
             return null;
         }, send, recvBuffer);
     }
@@ -279,11 +290,11 @@ public abstract class AbstractCommunicator implements Communicator {
         checkGather("gather", sendBuffer, recvBuffer, count, type, root);
         Buffer recv = rank == root ? recvBuffer : null;
         if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.GATHER, root, count, type, recv, type.bytes(count) * rank, type.bytes(count), in -> doGather(in, recv, count, type, root));
+            runInPlace(Op.GATHER, root, count, type, recv, type.bytes(count) * rank, type.bytes(count), in -> transport.gather(in, recv, count, type, root));
             return;
         }
         run(Op.GATHER, root, -2, -2, -2, count, type, () -> {
-            doGather(sendBuffer, recv, count, type, root);
+            transport.gather(sendBuffer, recv, count, type, root);
             return null;
         }, sendBuffer, recv);
     }
@@ -312,11 +323,11 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllGather("allGather", sendBuffer, recvBuffer, count, type);
         if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.ALL_GATHER, -2, count, type, recvBuffer, type.bytes(count) * rank, type.bytes(count), in -> doAllGather(in, recvBuffer, count, type));
+            runInPlace(Op.ALL_GATHER, -2, count, type, recvBuffer, type.bytes(count) * rank, type.bytes(count), in -> transport.allGather(in, recvBuffer, count, type));
             return;
         }
         run(Op.ALL_GATHER, -2, -2, -2, -2, count, type, () -> {
-            doAllGather(sendBuffer, recvBuffer, count, type);
+            transport.allGather(sendBuffer, recvBuffer, count, type);
             return null;
         }, sendBuffer, recvBuffer);
     }
@@ -349,11 +360,11 @@ public abstract class AbstractCommunicator implements Communicator {
         checkReduce("reduce", sendBuffer, recvBuffer, count, type, op, root);
         Buffer recv = rank == root ? recvBuffer : null;
         if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.REDUCE, root, count, type, recv, 0, type.bytes(count), in -> doReduce(in, recv, count, type, op, root));
+            runInPlace(Op.REDUCE, root, count, type, recv, 0, type.bytes(count), in -> transport.reduce(in, recv, count, type, op, root));
             return;
         }
         run(Op.REDUCE, root, -2, -2, -2, count, type, () -> {
-            doReduce(sendBuffer, recv, count, type, op, root);
+            transport.reduce(sendBuffer, recv, count, type, op, root);
             return null;
         }, sendBuffer, recv);
     }
@@ -383,11 +394,11 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkAllReduce("allReduce", sendBuffer, recvBuffer, count, type, op);
         if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.ALL_REDUCE, -2, count, type, recvBuffer, 0, type.bytes(count), in -> doAllReduce(in, recvBuffer, count, type, op));
+            runInPlace(Op.ALL_REDUCE, -2, count, type, recvBuffer, 0, type.bytes(count), in -> transport.allReduce(in, recvBuffer, count, type, op));
             return;
         }
         run(Op.ALL_REDUCE, -2, -2, -2, -2, count, type, () -> {
-            doAllReduce(sendBuffer, recvBuffer, count, type, op);
+            transport.allReduce(sendBuffer, recvBuffer, count, type, op);
             return null;
         }, sendBuffer, recvBuffer);
     }
@@ -415,11 +426,11 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllToAll("allToAll", sendBuffer, recvBuffer, count, type);
         if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.ALL_TO_ALL, -2, count, type, recvBuffer, 0, type.bytes(count) * size, in -> doAllToAll(in, recvBuffer, count, type));
+            runInPlace(Op.ALL_TO_ALL, -2, count, type, recvBuffer, 0, type.bytes(count) * size, in -> transport.allToAll(in, recvBuffer, count, type));
             return;
         }
         run(Op.ALL_TO_ALL, -2, -2, -2, -2, count, type, () -> {
-            doAllToAll(sendBuffer, recvBuffer, count, type);
+            transport.allToAll(sendBuffer, recvBuffer, count, type);
             return null;
         }, sendBuffer, recvBuffer);
     }
@@ -435,7 +446,8 @@ public abstract class AbstractCommunicator implements Communicator {
         ensureOpen("split");
         CallTracker.Slot s = enter(Op.SPLIT, color, key, -2, -2, -1, null);
         try {
-            return doSplit(color < 0 ? -1 : color, key);
+            Transport t = transport.split(color < 0 ? -1 : color, key);
+            return t == null ? null : new CheckedCommunicator(t);
         } finally {
             CallTracker.exit(s);
         }
@@ -446,7 +458,7 @@ public abstract class AbstractCommunicator implements Communicator {
         ensureOpen("duplicate");
         CallTracker.Slot s = enter(Op.DUPLICATE, -2, -2, -2, -2, -1, null);
         try {
-            return doDuplicate();
+            return new CheckedCommunicator(transport.duplicate());
         } finally {
             CallTracker.exit(s);
         }
@@ -463,14 +475,14 @@ public abstract class AbstractCommunicator implements Communicator {
                     l.close(); // waits for this communicator's non-blocking collectives, then frees their communicator
                 }
             } finally {
-                doClose();
+                transport.close();
             }
         }
     }
 
     @Override
     public String toString() {
-        return getClass().getSimpleName() + "#" + id + "[" + backend + ", rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";
+        return "Communicator#" + id + "[" + backend + ", rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";
     }
 
     // ---- probing and matched messages ----------------------------------------------------
@@ -478,25 +490,25 @@ public abstract class AbstractCommunicator implements Communicator {
     @Override
     public final Status probe(int source, int tag) {
         checkProbe("probe", source, tag);
-        return run(Op.PROBE, source, tag, -2, -2, -1, null, () -> doProbe(source, tag));
+        return run(Op.PROBE, source, tag, -2, -2, -1, null, () -> transport.probe(source, tag));
     }
 
     @Override
     public final Optional<Status> iprobe(int source, int tag) {
         checkProbe("iprobe", source, tag);
-        return run(Op.IPROBE, source, tag, -2, -2, -1, null, () -> doIprobe(source, tag));
+        return run(Op.IPROBE, source, tag, -2, -2, -1, null, () -> transport.iprobe(source, tag));
     }
 
     @Override
     public final MatchedMessage mprobe(int source, int tag) {
         checkProbe("mprobe", source, tag);
-        return run(Op.MPROBE, source, tag, -2, -2, -1, null, () -> new CheckedMessage(this, doMprobe(source, tag)));
+        return run(Op.MPROBE, source, tag, -2, -2, -1, null, () -> new CheckedMessage(this, transport.mprobe(source, tag)));
     }
 
     @Override
     public final Optional<MatchedMessage> improbe(int source, int tag) {
         checkProbe("improbe", source, tag);
-        return run(Op.IMPROBE, source, tag, -2, -2, -1, null, () -> doImprobe(source, tag).map(m -> new CheckedMessage(this, m)));
+        return run(Op.IMPROBE, source, tag, -2, -2, -1, null, () -> transport.improbe(source, tag).map(m -> new CheckedMessage(this, m)));
     }
 
     private void checkProbe(String op, int source, int tag) {
@@ -527,7 +539,7 @@ public abstract class AbstractCommunicator implements Communicator {
         Blocks sendBlocks = checkScatterV("scatterV", sendBuffer, sendCounts, displacements, recvBuffer, recvCount, type, root);
         Buffer send = rank == root ? sendBuffer : null;
         run(Op.SCATTER_V, root, -2, -2, -2, recvCount, type, () -> {
-            doScatterV(send, sendBlocks, recvBuffer, recvCount, type, root);
+            transport.scatterV(send, sendBlocks, recvBuffer, recvCount, type, root);
             return null;
         }, send, recvBuffer);
     }
@@ -559,7 +571,7 @@ public abstract class AbstractCommunicator implements Communicator {
         Blocks recvBlocks = checkGatherV("gatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type, root);
         Buffer recv = rank == root ? recvBuffer : null;
         run(Op.GATHER_V, root, -2, -2, -2, sendCount, type, () -> {
-            doGatherV(sendBuffer, sendCount, recv, recvBlocks, type, root);
+            transport.gatherV(sendBuffer, sendCount, recv, recvBlocks, type, root);
             return null;
         }, sendBuffer, recv);
     }
@@ -585,7 +597,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void allGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type) {
         Blocks blocks = checkAllGatherV("allGatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type);
         run(Op.ALL_GATHER_V, -2, -2, -2, -2, sendCount, type, () -> {
-            doAllGatherV(sendBuffer, sendCount, recvBuffer, blocks, type);
+            transport.allGatherV(sendBuffer, sendCount, recvBuffer, blocks, type);
             return null;
         }, sendBuffer, recvBuffer);
     }
@@ -613,7 +625,7 @@ public abstract class AbstractCommunicator implements Communicator {
                                 long[] recvDisplacements, DataType type) {
         Blocks[] b = checkAllToAllV("allToAllV", sendBuffer, sendCounts, sendDisplacements, recvBuffer, recvCounts, recvDisplacements, type);
         run(Op.ALL_TO_ALL_V, -2, -2, -2, -2, b[1].total(), type, () -> {
-            doAllToAllV(sendBuffer, b[0], recvBuffer, b[1], type);
+            transport.allToAllV(sendBuffer, b[0], recvBuffer, b[1], type);
             return null;
         }, sendBuffer, recvBuffer);
     }
@@ -645,11 +657,11 @@ public abstract class AbstractCommunicator implements Communicator {
         checkReduceScatterBlock("reduceScatterBlock", sendBuffer, recvBuffer, recvCount, type, op);
         if (sendBuffer == Communicator.IN_PLACE) {
             runInPlace(Op.REDUCE_SCATTER_BLOCK, -2, recvCount, type, recvBuffer, 0, type.bytes(recvCount) * size,
-                    in -> doReduceScatterBlock(in, recvBuffer, recvCount, type, op));
+                    in -> transport.reduceScatterBlock(in, recvBuffer, recvCount, type, op));
             return;
         }
         run(Op.REDUCE_SCATTER_BLOCK, -2, -2, -2, -2, recvCount, type, () -> {
-            doReduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
+            transport.reduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
             return null;
         }, sendBuffer, recvBuffer);
     }
@@ -688,11 +700,11 @@ public abstract class AbstractCommunicator implements Communicator {
         Blocks blocks = checkReduceScatter("reduceScatter", sendBuffer, recvBuffer, recvCounts, type, op);
         if (sendBuffer == Communicator.IN_PLACE) {
             runInPlace(Op.REDUCE_SCATTER, -2, blocks.count(rank), type, recvBuffer, 0, type.bytes(blocks.total()),
-                    in -> doReduceScatter(in, recvBuffer, blocks, type, op));
+                    in -> transport.reduceScatter(in, recvBuffer, blocks, type, op));
             return;
         }
         run(Op.REDUCE_SCATTER, -2, -2, -2, -2, blocks.count(rank), type, () -> {
-            doReduceScatter(sendBuffer, recvBuffer, blocks, type, op);
+            transport.reduceScatter(sendBuffer, recvBuffer, blocks, type, op);
             return null;
         }, sendBuffer, recvBuffer);
     }
@@ -714,7 +726,7 @@ public abstract class AbstractCommunicator implements Communicator {
     public final void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkPrefix("scan", sendBuffer, recvBuffer, count, type, op, true);
         run(Op.SCAN, -2, -2, -2, -2, count, type, () -> {
-            doScan(sendBuffer, recvBuffer, count, type, op);
+            transport.scan(sendBuffer, recvBuffer, count, type, op);
             return null;
         }, sendBuffer, recvBuffer);
     }
@@ -724,7 +736,7 @@ public abstract class AbstractCommunicator implements Communicator {
         checkPrefix("exscan", sendBuffer, recvBuffer, count, type, op, rank != 0 || recvBuffer != null);
         Buffer recv = rank == 0 ? null : recvBuffer; // rank 0's is never written, whatever the library would do with it
         run(Op.EXSCAN, -2, -2, -2, -2, count, type, () -> {
-            doExscan(sendBuffer, recv, count, type, op);
+            transport.exscan(sendBuffer, recv, count, type, op);
             return null;
         }, sendBuffer, recv);
     }
@@ -834,7 +846,7 @@ public abstract class AbstractCommunicator implements Communicator {
             CollectiveLane l = lane;
             if (l == null) {
                 // collective: every rank makes its lane at its first non-blocking collective on this communicator
-                l = lane = new CollectiveLane(this, doDuplicate());
+                l = lane = new CollectiveLane(this, new CheckedCommunicator(transport.duplicate()));
             }
             Request r = l.submit(op.label, body);
             return new TrackedRequest(this, r, op, root, -2, count, type, use.handOff());
@@ -865,7 +877,7 @@ public abstract class AbstractCommunicator implements Communicator {
 
     /** A backend request with the threading rules, the watchdog and the liveness check around waitFor and test. */
     private static final class TrackedRequest implements Request {
-        private final AbstractCommunicator comm;
+        private final CheckedCommunicator comm;
         private final Request inner;
         private final Op op;
         private final int peer;
@@ -874,7 +886,7 @@ public abstract class AbstractCommunicator implements Communicator {
         private final DataType type;
         private BufferUse.Pins pins; // released once, when the request completes
 
-        TrackedRequest(AbstractCommunicator comm, Request inner, Op op, int peer, int tag, long count, DataType type, BufferUse.Pins pins) {
+        TrackedRequest(CheckedCommunicator comm, Request inner, Op op, int peer, int tag, long count, DataType type, BufferUse.Pins pins) {
             this.comm = comm;
             this.inner = inner;
             this.op = op;
@@ -971,7 +983,7 @@ public abstract class AbstractCommunicator implements Communicator {
 
     // ---- checks --------------------------------------------------------------------------
 
-    protected final void ensureOpen(String op) {
+    void ensureOpen(String op) {
         if (closed) {
             throw new CommunicatorClosedException(op + ": the communicator was closed");
         }
@@ -984,7 +996,7 @@ public abstract class AbstractCommunicator implements Communicator {
      * Checks that {@code buffer} is usable for {@code blocks * count} elements of {@code type}:
      * non-null, alive, of a kind this backend carries, and large enough.
      */
-    protected final void checkData(String op, String what, Buffer buffer, long count, DataType type, int blocks) {
+    void checkData(String op, String what, Buffer buffer, long count, DataType type, int blocks) {
         if (type == null) {
             throw new InvalidArgumentException(op + ": datatype is null");
         }
@@ -1000,7 +1012,7 @@ public abstract class AbstractCommunicator implements Communicator {
         }
         buffer.checkAlive();
         if (buffer.kind().needsCuda() && !supportsDeviceBuffers()) {
-            throw new UnsupportedBufferException(op + ": " + what + " is " + buffer.kind() + " memory; " + deviceBuffersUnsupportedReason());
+            throw new UnsupportedBufferException(op + ": " + what + " is " + buffer.kind() + " memory; " + transport.deviceBuffersUnsupportedReason());
         }
         long bytes = type.bytes(count);
         long needed;
@@ -1016,13 +1028,13 @@ public abstract class AbstractCommunicator implements Communicator {
     }
 
     /** A receive buffer must be writable memory. */
-    protected static void checkWritable(String op, String what, Buffer buffer) {
+    static void checkWritable(String op, String what, Buffer buffer) {
         if (buffer != null && buffer.isReadOnly()) {
             throw new BufferReadOnlyException(op + ": " + what + " " + buffer + " is read-only memory and cannot receive data");
         }
     }
 
-    protected final void checkPeer(String op, String what, int peer, boolean wildcard) {
+    private void checkPeer(String op, String what, int peer, boolean wildcard) {
         if (wildcard && peer == ANY_SOURCE) {
             return;
         }
@@ -1032,7 +1044,7 @@ public abstract class AbstractCommunicator implements Communicator {
         }
     }
 
-    protected final void checkTag(String op, int tag, boolean wildcard) {
+    private void checkTag(String op, int tag, boolean wildcard) {
         if (wildcard && tag == ANY_TAG) {
             return;
         }
@@ -1145,81 +1157,4 @@ public abstract class AbstractCommunicator implements Communicator {
                     + "; what a rank sends to itself must be what it receives");
         }
     }
-
-    // ---- backend operations: arguments already checked -----------------------------------
-
-    protected abstract void doSend(Buffer buffer, long count, DataType type, int dest, int tag);
-
-    protected abstract Status doRecv(Buffer buffer, long count, DataType type, int source, int tag);
-
-    protected abstract Request doIsend(Buffer buffer, long count, DataType type, int dest, int tag);
-
-    protected abstract Request doIrecv(Buffer buffer, long count, DataType type, int source, int tag);
-
-    protected abstract Status doSendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
-                                         Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag);
-
-    protected abstract void doBarrier();
-
-    protected abstract void doBroadcast(Buffer buffer, long count, DataType type, int root);
-
-    /** {@code sendBuffer} is null except at root. */
-    protected abstract void doScatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root);
-
-    /** {@code recvBuffer} is null except at root. */
-    protected abstract void doGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root);
-
-    protected abstract void doAllGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
-
-    /** {@code recvBuffer} is null except at root. */
-    protected abstract void doReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root);
-
-    protected abstract void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
-
-    protected abstract void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
-
-    /** {@code sendBuffer} and {@code sendBlocks} are null except at root. */
-    protected abstract void doScatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root);
-
-    /** {@code recvBuffer} and {@code recvBlocks} are null except at root. */
-    protected abstract void doGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root);
-
-    protected abstract void doAllGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type);
-
-    protected abstract void doAllToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type);
-
-    protected abstract void doReduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op);
-
-    /** {@code blocks}: the receive counts, laid out one after the other in the send buffer ({@link Blocks#contiguous}). */
-    protected abstract void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op);
-
-    protected abstract void doScan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
-
-    /** {@code recvBuffer} is null at rank 0 (whose receive buffer is never written). */
-    protected abstract void doExscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
-
-    /** {@code color} is -1 for "in no communicator"; return null then. */
-    protected abstract Communicator doSplit(int color, int key);
-
-    protected abstract Communicator doDuplicate();
-
-    /** Frees the native communicator; called once. */
-    protected abstract void doClose();
-
-    /** Status of the next message matching {@code source} and {@code tag} (wildcards allowed), its byte count the whole message's; blocks. */
-    protected abstract Status doProbe(int source, int tag);
-
-    /** {@link #doProbe} without blocking. */
-    protected abstract Optional<Status> doIprobe(int source, int tag);
-
-    /**
-     * Matches the next message and takes it out of matching; blocks. The front calls the
-     * message's {@code recv} or {@code irecv} at most once, with checked arguments, and
-     * {@code irecv} only with a buffer that holds the whole message; {@code recv} with a smaller
-     * buffer receives the message whole and throws {@link dev.ferry.TruncationException}.
-     */
-    protected abstract MatchedMessage doMprobe(int source, int tag);
-
-    /** {@link #doMprobe} without blocking. */
-    protected abstract Optional<MatchedMessage> doImprobe(int source, int tag);
 }

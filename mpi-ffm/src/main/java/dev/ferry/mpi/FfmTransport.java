@@ -7,7 +7,7 @@ import dev.ferry.spi.DeviceSupport;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
-import dev.ferry.spi.BindingCommunicator;
+import dev.ferry.spi.BindingTransport;
 import dev.ferry.spi.MpiLifecycle;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -21,15 +21,15 @@ import java.lang.foreign.ValueLayout;
  * exceptions and the communicator stays usable after a truncated receive.
  *
  * <p>Point-to-point messages travel as MPI_BYTE: Ferry itself checks that a receive got whole
- * elements (BindingCommunicator), and MPICH 4.0's GPU unpack asserts (aborting the job) instead of
+ * elements (BindingTransport), and MPICH 4.0's GPU unpack asserts (aborting the job) instead of
  * returning an error when a device receive gets a partial element. Messages over the piece limit
  * are one MPI message each ({@link LargeMessages}).
  */
-public abstract class FfmCommunicator extends BindingCommunicator {
+public abstract class FfmTransport extends BindingTransport {
     protected final long comm;
     private final boolean owned;
 
-    protected FfmCommunicator(String backend, long comm, boolean owned, int tagUpperBound) {
+    protected FfmTransport(String backend, long comm, boolean owned, int tagUpperBound) {
         super(backend, rankOf(comm), sizeOf(comm), tagUpperBound, Math.min(configuredMaxPieceBytes(), Integer.MAX_VALUE));
         this.comm = comm;
         this.owned = owned;
@@ -54,7 +54,7 @@ public abstract class FfmCommunicator extends BindingCommunicator {
     }
 
     /** A communicator of the same backend over {@code newComm}, owned (freed on close). */
-    protected abstract FfmCommunicator create(long newComm);
+    protected abstract FfmTransport create(long newComm);
 
     private static int bytes(Region r) {
         return Math.toIntExact(r.bytes());
@@ -375,7 +375,7 @@ public abstract class FfmCommunicator extends BindingCommunicator {
     // ---- communicators -----------------------------------------------------------------------
 
     @Override
-    protected BindingCommunicator mpiSplit(int color, int key) {
+    protected BindingTransport mpiSplit(int color, int key) {
         Mpi.Scratch s = Mpi.scratch();
         Mpi.check("MPI_Comm_split(color " + color + ", key " + key + ")",
                 Mpi.commSplit(comm, color < 0 ? Mpi.ABI.undefined : color, key, s.handle));
@@ -384,7 +384,7 @@ public abstract class FfmCommunicator extends BindingCommunicator {
     }
 
     @Override
-    protected BindingCommunicator mpiDuplicate() {
+    protected BindingTransport mpiDuplicate() {
         Mpi.Scratch s = Mpi.scratch();
         Mpi.check("MPI_Comm_dup", Mpi.commDup(comm, s.handle));
         return create(s.handle());

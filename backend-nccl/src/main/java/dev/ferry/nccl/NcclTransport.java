@@ -20,7 +20,7 @@ import dev.ferry.cuda.Cuda;
 import dev.ferry.cuda.CudaDevice;
 import dev.ferry.cuda.CudaEvent;
 import dev.ferry.cuda.CudaStream;
-import dev.ferry.spi.AbstractCommunicator;
+import dev.ferry.spi.Transport;
 import dev.ferry.spi.Blocks;
 import dev.ferry.spi.DeviceSupport;
 import java.lang.foreign.Arena;
@@ -62,8 +62,8 @@ import java.util.concurrent.locks.LockSupport;
  * rank 0 and broadcast over the inner communicator; {@link #split} and {@link #duplicate} use
  * {@code ncclCommSplit} (NCCL 2.18 or newer), else a new unique id over the new inner communicator.
  */
-public final class NcclCommunicator extends AbstractCommunicator {
-    private final Communicator inner;
+public final class NcclTransport implements Transport {
+    private final Transport inner;
     /** ncclComm_t, 0 when NCCL is not used by this communicator. */
     private final long comm;
     /** Why NCCL is not used (null when it is). */
@@ -79,8 +79,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     /** Why the NCCL communicator was aborted, or null. */
     private volatile String broken;
 
-    private NcclCommunicator(Communicator inner, long comm, String inactive, CudaDevice device) {
-        super("nccl", inner.rank(), inner.size(), inner.maxTag());
+    private NcclTransport(Transport inner, long comm, String inactive, CudaDevice device) {
         this.inner = inner;
         this.comm = comm;
         this.inactive = comm == 0 ? (inactive == null ? "no NCCL communicator" : inactive) : null;
@@ -120,8 +119,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
      * some rank) the communicator delegates everything to {@code inner} and
      * {@link #ncclInactiveReason()} says why; identical on every rank.
      */
-    static NcclCommunicator world(Communicator inner) {
-        NcclCommunicator c = placed(inner, Cuda.isAvailable() ? Cuda.defaultDevice() : null);
+    static NcclTransport world(Transport inner) {
+        NcclTransport c = placed(inner, Cuda.isAvailable() ? Cuda.defaultDevice() : null);
         NcclRuntime.placement(c.placementRefused ? c.inactive : null);
         return c;
     }
@@ -130,7 +129,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
      * Checks the GPU placement over {@code inner} (one allGather), then makes the NCCL communicator
      * by a new unique id, or an inactive communicator when ranks of {@code inner} share a GPU.
      */
-    private static NcclCommunicator placed(Communicator inner, CudaDevice dev) {
+    private static NcclTransport placed(Transport inner, CudaDevice dev) {
         String refusal;
         try {
             refusal = GpuPlacement.refusal(GpuPlacement.exchange(inner, GpuPlacement.mine()));
@@ -139,7 +138,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
             throw e;
         }
         if (refusal != null) {
-            NcclCommunicator c = new NcclCommunicator(inner, 0, refusal, dev);
+            NcclTransport c = new NcclTransport(inner, 0, refusal, dev);
             c.placementRefused = true;
             return c;
         }
@@ -147,22 +146,22 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     /** A communicator over {@code inner} with an NCCL communicator from a new unique id; inactive when NCCL's init fails. */
-    private static NcclCommunicator fresh(Communicator inner, CudaDevice dev) {
+    private static NcclTransport fresh(Transport inner, CudaDevice dev) {
         long c;
         try {
             c = initByUniqueId(inner, dev);
         } catch (NcclException e) {
             NcclRuntime.record("communicator creation", e.getMessage());
-            return new NcclCommunicator(inner, 0, e.getMessage(), dev);
+            return new NcclTransport(inner, 0, e.getMessage(), dev);
         } catch (RuntimeException e) {
             inner.close();
             throw e;
         }
-        return new NcclCommunicator(inner, c, null, dev);
+        return new NcclTransport(inner, c, null, dev);
     }
 
     /** Rank 0 makes a unique id and broadcasts it over {@code over}; every rank joins. Collective; consistent on failure. */
-    static long initByUniqueId(Communicator over, CudaDevice dev) {
+    static long initByUniqueId(Transport over, CudaDevice dev) {
         int n = 1 + NcclTypes.UNIQUE_ID_BYTES;
         long c = 0;
         try (HostBuffer id = HostBuffer.allocate(n)) {
@@ -204,7 +203,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     /** One MIN allReduce of {@code ok} over {@code over}: true when it is true on every rank. */
-    static boolean agree(Communicator over, boolean ok) {
+    static boolean agree(Transport over, boolean ok) {
         try (HostBuffer in = HostBuffer.allocate(4); HostBuffer out = HostBuffer.allocate(4)) {
             in.segment().set(JAVA_INT, 0, ok ? 1 : 0);
             over.allReduce(in, out, 1, DataType.INT, ReduceOp.MIN);
@@ -215,13 +214,21 @@ public final class NcclCommunicator extends AbstractCommunicator {
     // ---- what the lead may ask ------------------------------------------------------------------
 
     /** The inner communicator (point-to-point and everything NCCL does not carry). */
-    public Communicator inner() {
+    public Transport inner() {
         return inner;
     }
 
     /** True when this communicator runs device collectives on NCCL. */
     public boolean ncclActive() {
         return comm != 0 && broken == null;
+    }
+
+    /** The NCCL transport under {@code c}; {@link dev.ferry.InvalidArgumentException} for another backend's communicator. */
+    static NcclTransport of(Communicator c) {
+        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof NcclTransport n) {
+            return n;
+        }
+        throw new dev.ferry.InvalidArgumentException((c == null ? "null" : c + " of backend " + c.backend()) + " is not a communicator of backend nccl");
     }
 
     /** Why device collectives do not run on NCCL here (shared GPU, init failure, aborted), or null. */
@@ -234,7 +241,27 @@ public final class NcclCommunicator extends AbstractCommunicator {
         return device;
     }
 
-    // ---- AbstractCommunicator: delegation ------------------------------------------------------
+    // ---- Transport: what NCCL does not carry goes to the inner transport ------------------------
+
+    @Override
+    public String backend() {
+        return "nccl";
+    }
+
+    @Override
+    public int rank() {
+        return inner.rank();
+    }
+
+    @Override
+    public int size() {
+        return inner.size();
+    }
+
+    @Override
+    public int maxTag() {
+        return inner.maxTag();
+    }
 
     @Override
     public boolean supportsDeviceBuffers() {
@@ -242,58 +269,58 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected String deviceBuffersUnsupportedReason() {
+    public String deviceBuffersUnsupportedReason() {
         return "NCCL is not used here (" + inactive + ") and the inner backend " + inner.backend() + " carries no device buffers";
     }
 
     @Override
-    protected void doSend(Buffer buffer, long count, DataType type, int dest, int tag) {
+    public void send(Buffer buffer, long count, DataType type, int dest, int tag) {
         inner.send(buffer, count, type, dest, tag);
     }
 
     @Override
-    protected Status doRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+    public Status recv(Buffer buffer, long count, DataType type, int source, int tag) {
         return inner.recv(buffer, count, type, source, tag);
     }
 
     @Override
-    protected Request doIsend(Buffer buffer, long count, DataType type, int dest, int tag) {
+    public Request isend(Buffer buffer, long count, DataType type, int dest, int tag) {
         return inner.isend(buffer, count, type, dest, tag);
     }
 
     @Override
-    protected Request doIrecv(Buffer buffer, long count, DataType type, int source, int tag) {
+    public Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
         return inner.irecv(buffer, count, type, source, tag);
     }
 
     @Override
-    protected Status doSendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+    public Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
                                 Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
         return inner.sendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);
     }
 
     @Override
-    protected void doBarrier() {
+    public void barrier() {
         inner.barrier();
     }
 
     @Override
-    protected Status doProbe(int source, int tag) {
+    public Status probe(int source, int tag) {
         return inner.probe(source, tag);
     }
 
     @Override
-    protected java.util.Optional<Status> doIprobe(int source, int tag) {
+    public java.util.Optional<Status> iprobe(int source, int tag) {
         return inner.iprobe(source, tag);
     }
 
     @Override
-    protected dev.ferry.MatchedMessage doMprobe(int source, int tag) {
+    public dev.ferry.MatchedMessage mprobe(int source, int tag) {
         return inner.mprobe(source, tag);
     }
 
     @Override
-    protected java.util.Optional<dev.ferry.MatchedMessage> doImprobe(int source, int tag) {
+    public java.util.Optional<dev.ferry.MatchedMessage> improbe(int source, int tag) {
         return inner.improbe(source, tag);
     }
 
@@ -325,7 +352,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doBroadcast(Buffer buffer, long count, DataType type, int root) {
+    public void broadcast(Buffer buffer, long count, DataType type, int root) {
         if (!onNccl("broadcast", type, null, buffer, null)) {
             inner.broadcast(buffer, count, type, root);
             return;
@@ -337,7 +364,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         if (!onNccl("allReduce", type, op, sendBuffer, recvBuffer)) {
             inner.allReduce(sendBuffer, recvBuffer, count, type, op);
             return;
@@ -348,7 +375,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+    public void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
         if (!onNccl("reduce", type, op, sendBuffer, recvBuffer)) {
             inner.reduce(sendBuffer, recvBuffer, count, type, op, root);
             return;
@@ -360,7 +387,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doAllGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+    public void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         if (!onNccl("allGather", type, null, sendBuffer, recvBuffer)) {
             inner.allGather(sendBuffer, recvBuffer, count, type);
             return;
@@ -372,7 +399,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+    public void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         if (!onNccl("gather", type, null, sendBuffer, recvBuffer)) {
             inner.gather(sendBuffer, recvBuffer, count, type, root);
             return;
@@ -396,7 +423,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doScatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+    public void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         if (!onNccl("scatter", type, null, sendBuffer, recvBuffer)) {
             inner.scatter(sendBuffer, recvBuffer, count, type, root);
             return;
@@ -420,7 +447,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+    public void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         if (!onNccl("allToAll", type, null, sendBuffer, recvBuffer)) {
             inner.allToAll(sendBuffer, recvBuffer, count, type);
             return;
@@ -448,10 +475,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
     // everything else on the inner communicator.
 
     @Override
-    protected void doScatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
+    public void scatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
         if (!onNccl("scatterV", type, null, sendBuffer, recvBuffer)) {
-            inner.scatterV(sendBuffer, sendBlocks == null ? null : sendBlocks.counts(), sendBlocks == null ? null : sendBlocks.displacements(),
-                    recvBuffer, recvCount, type, root);
+            inner.scatterV(sendBuffer, sendBlocks, recvBuffer, recvCount, type, root);
             return;
         }
         int n = size();
@@ -468,10 +494,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
+    public void gatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
         if (!onNccl("gatherV", type, null, sendBuffer, recvBuffer)) {
-            inner.gatherV(sendBuffer, sendCount, recvBuffer, recvBlocks == null ? null : recvBlocks.counts(),
-                    recvBlocks == null ? null : recvBlocks.displacements(), type, root);
+            inner.gatherV(sendBuffer, sendCount, recvBuffer, recvBlocks, type, root);
             return;
         }
         int n = size();
@@ -488,9 +513,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doAllGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+    public void allGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
         if (!onNccl("allGatherV", type, null, sendBuffer, recvBuffer)) {
-            inner.allGatherV(sendBuffer, sendCount, recvBuffer, recvBlocks.counts(), recvBlocks.displacements(), type);
+            inner.allGatherV(sendBuffer, sendCount, recvBuffer, recvBlocks, type);
             return;
         }
         int n = size();
@@ -505,9 +530,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doAllToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+    public void allToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
         if (!onNccl("allToAllV", type, null, sendBuffer, recvBuffer)) {
-            inner.allToAllV(sendBuffer, sendBlocks.counts(), sendBlocks.displacements(), recvBuffer, recvBlocks.counts(), recvBlocks.displacements(), type);
+            inner.allToAllV(sendBuffer, sendBlocks, recvBuffer, recvBlocks, type);
             return;
         }
         int n = size();
@@ -550,7 +575,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doReduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+    public void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         if (!onNccl("reduceScatterBlock", type, op, sendBuffer, recvBuffer)) {
             inner.reduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
             return;
@@ -561,9 +586,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+    public void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
         if (!onNccl("reduceScatter", type, op, sendBuffer, recvBuffer)) {
-            inner.reduceScatter(sendBuffer, recvBuffer, blocks.counts(), type, op);
+            inner.reduceScatter(sendBuffer, recvBuffer, blocks, type, op);
             return;
         }
         int me = rank();
@@ -577,12 +602,12 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doScan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         inner.scan(sendBuffer, recvBuffer, count, type, op);
     }
 
     @Override
-    protected void doExscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void exscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         inner.exscan(sendBuffer, recvBuffer, count, type, op);
     }
 
@@ -614,7 +639,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
      */
     @SuppressWarnings("try") // the scope is held for its close (restoring the caller's context), not used
     private void run(String what, List<Buffer> buffers, Runnable enqueue) {
-        // the front (AbstractCommunicator) has already ordered this call after the caller's device work;
+        // the front (CheckedCommunicator) has already ordered this call after the caller's device work;
         // here only the caller's current context is kept, since the stream's GPU is made current below
         try (DeviceSupport.Scope ignored = DeviceSupport.get().preserveContext()) {
             device.makeCurrent();
@@ -687,25 +712,25 @@ public final class NcclCommunicator extends AbstractCommunicator {
     // ---- communicators -------------------------------------------------------------------------
 
     @Override
-    protected Communicator doSplit(int color, int key) {
-        Communicator c = inner.split(color, key);
+    public Transport split(int color, int key) {
+        Transport c = inner.split(color, key);
         return child(c, color < 0 ? NcclTypes.SPLIT_NOCOLOR : color, key, "split(" + color + ", " + key + ")");
     }
 
     @Override
-    protected Communicator doDuplicate() {
+    public Transport duplicate() {
         return child(inner.duplicate(), 0, rank(), "duplicate");
     }
 
     /** The NCCL side of a split/duplicate: every rank of this communicator calls it (c is null where color < 0). */
-    private Communicator child(Communicator c, int color, int key, String what) {
+    private Transport child(Transport c, int color, int key, String what) {
         if (comm == 0 && placementRefused) {
             // NCCL's rule is per communicator: the new one may have one GPU per rank (e.g. split by GPU)
             // (collective over c only: ranks outside every new communicator take no part)
             return c == null ? null : placed(c, device);
         }
         if (comm == 0 || broken != null) {
-            return c == null ? null : new NcclCommunicator(c, 0, "the parent communicator does not use NCCL: " + ncclInactiveReason(), device);
+            return c == null ? null : new NcclTransport(c, 0, "the parent communicator does not use NCCL: " + ncclInactiveReason(), device);
         }
         if (!NcclAbi.hasSplit()) {
             return c == null ? null : fresh(c, device);
@@ -735,17 +760,17 @@ public final class NcclCommunicator extends AbstractCommunicator {
             if (child != 0) NcclAbi.commAbort(child);
             String why = local != null ? local : "ncclCommSplit failed on another rank (see its output)";
             NcclRuntime.record(what, why);
-            return c == null ? null : new NcclCommunicator(c, 0, why, device);
+            return c == null ? null : new NcclTransport(c, 0, why, device);
         }
         if (c == null) {
             if (child != 0) NcclAbi.commDestroy(child);
             return null;
         }
-        return new NcclCommunicator(c, child, null, device);
+        return new NcclTransport(c, child, null, device);
     }
 
     @Override
-    protected void doClose() {
+    public void close() {
         List<RuntimeException> errors = new ArrayList<>();
         if (comm != 0) {
             try {
@@ -778,7 +803,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
     @Override
     public String toString() {
-        return super.toString() + "{inner " + inner.backend() + (comm != 0 ? ", NCCL" : ", NCCL off: " + inactive)
+        return "NcclTransport[rank " + rank() + " of " + size() + ", inner "  + inner.backend() + (comm != 0 ? ", NCCL" : ", NCCL off: " + inactive)
                 + (broken != null ? ", aborted" : "") + "}";
     }
 

@@ -7,7 +7,7 @@ import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
-import dev.ferry.spi.AbstractCommunicator;
+import dev.ferry.spi.Transport;
 import dev.ferry.spi.Blocks;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -15,16 +15,20 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A one-rank communicator of host memory for tests without MPI: every collective of one rank is a
+ * A one-rank transport of host memory for tests without MPI: every collective of one rank is a
  * copy; it records the operations it was asked for, so that a test sees what the decorator delegated.
  */
-final class OneRankHostCommunicator extends AbstractCommunicator {
+final class OneRankHostTransport implements Transport {
     final List<String> calls;
 
-    OneRankHostCommunicator(List<String> calls) {
-        super("fake", 0, 1, 32767);
+    OneRankHostTransport(List<String> calls) {
         this.calls = calls;
     }
+
+    @Override public String backend() { return "fake"; }
+    @Override public int rank() { return 0; }
+    @Override public int size() { return 1; }
+    @Override public int maxTag() { return 32767; }
 
     private static void copy(Buffer to, Buffer from, long bytes) {
         if (bytes > 0) MemorySegment.copy(((HostBuffer) from).segment(), 0, ((HostBuffer) to).segment(), 0, bytes);
@@ -36,24 +40,24 @@ final class OneRankHostCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doSend(Buffer buffer, long count, DataType type, int dest, int tag) {
+    public void send(Buffer buffer, long count, DataType type, int dest, int tag) {
         calls.add("send");
     }
 
     @Override
-    protected Status doRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+    public Status recv(Buffer buffer, long count, DataType type, int source, int tag) {
         calls.add("recv");
         return new Status(0, tag, 0);
     }
 
     @Override
-    protected Request doIsend(Buffer buffer, long count, DataType type, int dest, int tag) {
+    public Request isend(Buffer buffer, long count, DataType type, int dest, int tag) {
         calls.add("isend");
         return done(tag);
     }
 
     @Override
-    protected Request doIrecv(Buffer buffer, long count, DataType type, int source, int tag) {
+    public Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
         calls.add("irecv");
         return done(tag);
     }
@@ -73,7 +77,7 @@ final class OneRankHostCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected Status doSendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+    public Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
                                 Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
         calls.add("sendRecv");
         copy(recvBuffer, sendBuffer, sendType.bytes(sendCount));
@@ -81,135 +85,135 @@ final class OneRankHostCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doBarrier() {
+    public void barrier() {
         calls.add("barrier");
     }
 
     @Override
-    protected void doBroadcast(Buffer buffer, long count, DataType type, int root) {
+    public void broadcast(Buffer buffer, long count, DataType type, int root) {
         calls.add("broadcast");
     }
 
     @Override
-    protected void doScatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+    public void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         calls.add("scatter");
         copy(recvBuffer, sendBuffer, type.bytes(count));
     }
 
     @Override
-    protected void doGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+    public void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         calls.add("gather");
         copy(recvBuffer, sendBuffer, type.bytes(count));
     }
 
     @Override
-    protected void doAllGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+    public void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         calls.add("allGather");
         copy(recvBuffer, sendBuffer, type.bytes(count));
     }
 
     @Override
-    protected void doReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+    public void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
         calls.add("reduce");
         copy(recvBuffer, sendBuffer, type.bytes(count));
     }
 
     @Override
-    protected void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         calls.add("allReduce");
         copy(recvBuffer, sendBuffer, type.bytes(count));
     }
 
     @Override
-    protected void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+    public void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         calls.add("allToAll");
         copy(recvBuffer, sendBuffer, type.bytes(count));
     }
 
     @Override
-    protected void doScatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
+    public void scatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
         calls.add("scatterV");
         if (recvCount > 0) MemorySegment.copy(((HostBuffer) sendBuffer).segment(), sendBlocks.byteOffset(0, type), ((HostBuffer) recvBuffer).segment(), 0, type.bytes(recvCount));
     }
 
     @Override
-    protected void doGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
+    public void gatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
         calls.add("gatherV");
         if (sendCount > 0) MemorySegment.copy(((HostBuffer) sendBuffer).segment(), 0, ((HostBuffer) recvBuffer).segment(), recvBlocks.byteOffset(0, type), type.bytes(sendCount));
     }
 
     @Override
-    protected void doAllGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+    public void allGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
         calls.add("allGatherV");
         if (sendCount > 0) MemorySegment.copy(((HostBuffer) sendBuffer).segment(), 0, ((HostBuffer) recvBuffer).segment(), recvBlocks.byteOffset(0, type), type.bytes(sendCount));
     }
 
     @Override
-    protected void doAllToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+    public void allToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
         calls.add("allToAllV");
         long n = sendBlocks.bytes(0, type);
         if (n > 0) MemorySegment.copy(((HostBuffer) sendBuffer).segment(), sendBlocks.byteOffset(0, type), ((HostBuffer) recvBuffer).segment(), recvBlocks.byteOffset(0, type), n);
     }
 
     @Override
-    protected void doReduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+    public void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         calls.add("reduceScatterBlock");
         copy(recvBuffer, sendBuffer, type.bytes(recvCount));
     }
 
     @Override
-    protected void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+    public void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
         calls.add("reduceScatter");
         copy(recvBuffer, sendBuffer, blocks.bytes(0, type));
     }
 
     @Override
-    protected void doScan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         calls.add("scan");
         copy(recvBuffer, sendBuffer, type.bytes(count));
     }
 
     @Override
-    protected void doExscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void exscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         calls.add("exscan"); // one rank: rank 0 receives nothing
     }
 
     @Override
-    protected Communicator doSplit(int color, int key) {
+    public Transport split(int color, int key) {
         calls.add("split");
-        return color < 0 ? null : new OneRankHostCommunicator(calls);
+        return color < 0 ? null : new OneRankHostTransport(calls);
     }
 
     @Override
-    protected Communicator doDuplicate() {
+    public Transport duplicate() {
         calls.add("duplicate");
-        return new OneRankHostCommunicator(calls);
+        return new OneRankHostTransport(calls);
     }
 
     @Override
-    protected void doClose() {
+    public void close() {
         calls.add("close");
     }
 
     @Override
-    protected Status doProbe(int source, int tag) {
+    public Status probe(int source, int tag) {
         calls.add("probe");
         return new Status(0, tag, 0);
     }
 
     @Override
-    protected java.util.Optional<Status> doIprobe(int source, int tag) {
+    public java.util.Optional<Status> iprobe(int source, int tag) {
         calls.add("iprobe");
         return java.util.Optional.empty();
     }
 
     @Override
-    protected dev.ferry.MatchedMessage doMprobe(int source, int tag) {
+    public dev.ferry.MatchedMessage mprobe(int source, int tag) {
         throw new UnsupportedOperationException("one-rank test communicator: no matched messages");
     }
 
     @Override
-    protected java.util.Optional<dev.ferry.MatchedMessage> doImprobe(int source, int tag) {
+    public java.util.Optional<dev.ferry.MatchedMessage> improbe(int source, int tag) {
         calls.add("improbe");
         return java.util.Optional.empty();
     }

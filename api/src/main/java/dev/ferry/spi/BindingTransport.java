@@ -31,12 +31,16 @@ import java.util.Optional;
  * message per pair on a private duplicate, and so do vector collectives (see "vector
  * collectives" below); reduce-scatter over the limit is one reduce per block.
  */
-public abstract class BindingCommunicator extends AbstractCommunicator {
+public abstract class BindingTransport implements Transport {
     /** Default largest piece: 1 GiB, a power of two so that pieces stay element-aligned. */
     public static final long DEFAULT_MAX_PIECE_BYTES = 1L << 30;
 
+    private final String backend;
+    private final int rank;
+    private final int size;
+    private final int maxTag;
     private final long maxPieceBytes;
-    private BindingCommunicator internal; // lazily duplicated, for the point-to-point collectives
+    private BindingTransport internal; // lazily duplicated, for the point-to-point collectives
 
     /**
      * Native memory handed to the binding: where it starts, how many bytes, and what kind (for
@@ -45,8 +49,11 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     public record Region(long address, long bytes, MemoryKind kind) {
     }
 
-    protected BindingCommunicator(String backend, int rank, int size, int maxTag, long maxPieceBytes) {
-        super(backend, rank, size, maxTag);
+    protected BindingTransport(String backend, int rank, int size, int maxTag, long maxPieceBytes) {
+        this.backend = backend;
+        this.rank = rank;
+        this.size = size;
+        this.maxTag = maxTag;
         if (maxPieceBytes < 8 || maxPieceBytes > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("maxPieceBytes " + maxPieceBytes + " must be within [8, 2^31-1]");
         }
@@ -56,6 +63,26 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     /** The piece limit from {@code ferry.maxPieceBytes} (tests lower it to exercise splitting), else 1 GiB. */
     public static long configuredMaxPieceBytes() {
         return Settings.process().get(FerrySettings.MAX_PIECE_BYTES);
+    }
+
+    @Override
+    public final String backend() {
+        return backend;
+    }
+
+    @Override
+    public final int rank() {
+        return rank;
+    }
+
+    @Override
+    public final int size() {
+        return size;
+    }
+
+    @Override
+    public final int maxTag() {
+        return maxTag;
     }
 
     public final long maxPieceBytes() {
@@ -92,7 +119,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     // through the binding's large-message calls (mpi*Large), never as several MPI messages.
 
     @Override
-    protected void doSend(Buffer buffer, long count, DataType type, int dest, int tag) {
+    public void send(Buffer buffer, long count, DataType type, int dest, int tag) {
         long bytes = type.bytes(count);
         if (fits(bytes)) {
             mpiSend(region(buffer, 0, bytes), (int) count, type, dest, tag);
@@ -102,7 +129,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected Status doRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+    public Status recv(Buffer buffer, long count, DataType type, int source, int tag) {
         long bytes = type.bytes(count);
         Status s = fits(bytes) ? mpiRecv(region(buffer, 0, bytes), (int) count, type, source, tag)
                 : mpiRecvLarge(region(buffer, 0, bytes), count, type, source, tag);
@@ -110,14 +137,14 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected Request doIsend(Buffer buffer, long count, DataType type, int dest, int tag) {
+    public Request isend(Buffer buffer, long count, DataType type, int dest, int tag) {
         long bytes = type.bytes(count);
         return fits(bytes) ? mpiIsend(region(buffer, 0, bytes), (int) count, type, dest, tag)
                 : mpiIsendLarge(region(buffer, 0, bytes), count, type, dest, tag);
     }
 
     @Override
-    protected Request doIrecv(Buffer buffer, long count, DataType type, int source, int tag) {
+    public Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
         long bytes = type.bytes(count);
         Request r = fits(bytes) ? mpiIrecv(region(buffer, 0, bytes), (int) count, type, source, tag)
                 : mpiIrecvLarge(region(buffer, 0, bytes), count, type, source, tag);
@@ -125,7 +152,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected Status doSendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+    public Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
                                 Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
         long sb = sendType.bytes(sendCount), rb = recvType.bytes(recvCount);
         if (fits(sb) && fits(rb)) {
@@ -133,8 +160,8 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
                     region(recvBuffer, 0, rb), (int) recvCount, recvType, source, recvTag), recvType, "sendRecv");
         }
         // one message each way, as MPI_Sendrecv would send: a non-blocking receive, then the send
-        Request r = doIrecv(recvBuffer, recvCount, recvType, source, recvTag);
-        Request s = doIsend(sendBuffer, sendCount, sendType, dest, sendTag);
+        Request r = irecv(recvBuffer, recvCount, recvType, source, recvTag);
+        Request s = isend(sendBuffer, sendCount, sendType, dest, sendTag);
         List<Status> st = Request.waitAll(r, s);
         return st.get(0);
     }
@@ -142,12 +169,12 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     // ---- collectives ---------------------------------------------------------------------
 
     @Override
-    protected void doBarrier() {
+    public void barrier() {
         mpiBarrier();
     }
 
     @Override
-    protected void doBroadcast(Buffer buffer, long count, DataType type, int root) {
+    public void broadcast(Buffer buffer, long count, DataType type, int root) {
         long step = piece(type);
         long done = 0;
         do {
@@ -187,9 +214,9 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         try (HostBuffer in = HostBuffer.allocate(bytes); HostBuffer all = HostBuffer.allocate(result ? bytes * size() : 0)) {
             DeviceSupport.get().copyToHost(in, sendBuffer, bytes);
             if (root < 0) {
-                doAllGather(in, all, bytes, DataType.BYTE);
+                allGather(in, all, bytes, DataType.BYTE);
             } else {
-                doGather(in, result ? all : null, bytes, DataType.BYTE, root);
+                gather(in, result ? all : null, bytes, DataType.BYTE, root);
             }
             if (!result) {
                 return;
@@ -205,7 +232,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
+    public void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
         if (foldsOnDevice(sendBuffer, rank() == root ? recvBuffer : sendBuffer, count, type, op)) {
             reduceOnDevice(sendBuffer, recvBuffer, count, type, op, root);
             return;
@@ -225,7 +252,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doAllReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         if (foldsOnDevice(sendBuffer, recvBuffer, count, type, op)) {
             reduceOnDevice(sendBuffer, recvBuffer, count, type, op, -1);
             return;
@@ -275,93 +302,61 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         java.util.Arrays.fill(fromEach, mine);
         Blocks received = Blocks.contiguous(fromEach); // every rank's copy of slice `me`, in rank order
         try (Scratch in = Scratch.like(send, Math.max(1, type.bytes(mine * n))); Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
-            doAllToAllV(send, slices, in.buffer(), received, type);
+            allToAllV(send, slices, in.buffer(), received, type);
             if (mine > 0) {
                 long[] sources = new long[n];
                 for (int r = 0; r < n; r++) sources[r] = in.buffer().address() + type.bytes(received.displacement(r));
                 DeviceSupport.get().reduce(send.device(), type, op, part.buffer().address(), sources, mine);
             }
             if (root < 0) {
-                doAllGatherV(part.buffer(), mine, result, slices, type);
+                allGatherV(part.buffer(), mine, result, slices, type);
             } else {
-                doGatherV(part.buffer(), mine, me == root ? result : null, me == root ? slices : null, type, root);
+                gatherV(part.buffer(), mine, me == root ? result : null, me == root ? slices : null, type, root);
             }
         }
     }
 
     @Override
-    protected void doScatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+    public void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         long block = type.bytes(count);
         if (fits(block * size())) {
             mpiScatter(whole(sendBuffer, block * size()), whole(recvBuffer, block), (int) count, type, root);
             return;
         }
-        BindingCommunicator c = internal();
-        List<Request> reqs = new ArrayList<>();
-        reqs.add(c.irecv(recvBuffer, count, type, root, 0));
-        if (rank() == root) {
-            for (int r = 0; r < size(); r++) {
-                reqs.add(c.isend(sendBuffer.slice(block * r, block), count, type, r, 0));
-            }
-        }
-        Request.waitAll(reqs);
+        PointToPointCollectives.scatterV(internal(), sendBuffer, rank == root ? PointToPointCollectives.equal(count, size) : null, recvBuffer, count, type, root);
     }
 
     @Override
-    protected void doGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
+    public void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         long block = type.bytes(count);
         if (fits(block * size())) {
             mpiGather(whole(sendBuffer, block), whole(recvBuffer, block * size()), (int) count, type, root);
             return;
         }
-        BindingCommunicator c = internal();
-        List<Request> reqs = new ArrayList<>();
-        if (rank() == root) {
-            for (int r = 0; r < size(); r++) {
-                reqs.add(c.irecv(recvBuffer.slice(block * r, block), count, type, r, 0));
-            }
-        }
-        reqs.add(c.isend(sendBuffer, count, type, root, 0));
-        Request.waitAll(reqs);
+        PointToPointCollectives.gatherV(internal(), sendBuffer, count, recvBuffer, rank == root ? PointToPointCollectives.equal(count, size) : null, type, root);
     }
 
     @Override
-    protected void doAllGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+    public void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         long block = type.bytes(count);
         if (fits(block * size())) {
             mpiAllGather(whole(sendBuffer, block), whole(recvBuffer, block * size()), (int) count, type);
             return;
         }
-        BindingCommunicator c = internal();
-        List<Request> reqs = new ArrayList<>();
-        for (int r = 0; r < size(); r++) {
-            reqs.add(c.irecv(recvBuffer.slice(block * r, block), count, type, r, 0));
-        }
-        for (int r = 0; r < size(); r++) {
-            reqs.add(c.isend(sendBuffer, count, type, r, 0));
-        }
-        Request.waitAll(reqs);
+        PointToPointCollectives.allToAllV(internal(), sendBuffer, PointToPointCollectives.everyRank(count, size), recvBuffer, PointToPointCollectives.equal(count, size), type);
     }
 
     @Override
-    protected void doAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+    public void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         long block = type.bytes(count);
         if (fits(block * size())) {
             mpiAllToAll(whole(sendBuffer, block * size()), whole(recvBuffer, block * size()), (int) count, type);
             return;
         }
-        BindingCommunicator c = internal();
-        List<Request> reqs = new ArrayList<>();
-        for (int r = 0; r < size(); r++) {
-            reqs.add(c.irecv(recvBuffer.slice(block * r, block), count, type, r, 0));
-        }
-        for (int r = 0; r < size(); r++) {
-            reqs.add(c.isend(sendBuffer.slice(block * r, block), count, type, r, 0));
-        }
-        Request.waitAll(reqs);
+        PointToPointCollectives.allToAllV(internal(), sendBuffer, PointToPointCollectives.equal(count, size), recvBuffer, PointToPointCollectives.equal(count, size), type);
     }
 
-    private synchronized BindingCommunicator internal() {
+    private synchronized BindingTransport internal() {
         if (internal == null) {
             internal = mpiDuplicate();
         }
@@ -369,18 +364,18 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected final Communicator doSplit(int color, int key) {
+    public final Transport split(int color, int key) {
         return mpiSplit(color, key);
     }
 
     @Override
-    protected final Communicator doDuplicate() {
+    public final Transport duplicate() {
         return mpiDuplicate();
     }
 
     @Override
-    protected final void doClose() {
-        BindingCommunicator in;
+    public final void close() {
+        BindingTransport in;
         synchronized (this) {
             in = internal;
             internal = null;
@@ -419,85 +414,49 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         return b == null ? null : region(b, 0, type.bytes(blocks.span()));
     }
 
-    private static Buffer block(Buffer b, Blocks blocks, int i, DataType type) {
-        return b.slice(blocks.byteOffset(i, type), blocks.bytes(i, type));
-    }
-
     @Override
-    protected void doScatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
+    public void scatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root) {
         if (!anyRank(!fits(type.bytes(recvCount)) || !fits(sendBlocks, type))) {
             mpiScatterV(whole(sendBuffer, sendBlocks, type), sendBlocks == null ? null : sendBlocks.intCounts(),
                     sendBlocks == null ? null : sendBlocks.intDisplacements(), region(recvBuffer, 0, type.bytes(recvCount)), (int) recvCount, type, root);
             return;
         }
-        BindingCommunicator c = internal();
-        List<Request> reqs = new ArrayList<>();
-        reqs.add(c.irecv(recvBuffer, recvCount, type, root, 0));
-        if (rank() == root) {
-            for (int r = 0; r < size(); r++) {
-                reqs.add(c.isend(block(sendBuffer, sendBlocks, r, type), sendBlocks.count(r), type, r, 0));
-            }
-        }
-        Request.waitAll(reqs);
+        PointToPointCollectives.scatterV(internal(), sendBuffer, sendBlocks, recvBuffer, recvCount, type, root);
     }
 
     @Override
-    protected void doGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
+    public void gatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root) {
         if (!anyRank(!fits(type.bytes(sendCount)) || !fits(recvBlocks, type))) {
             mpiGatherV(region(sendBuffer, 0, type.bytes(sendCount)), (int) sendCount, whole(recvBuffer, recvBlocks, type),
                     recvBlocks == null ? null : recvBlocks.intCounts(), recvBlocks == null ? null : recvBlocks.intDisplacements(), type, root);
             return;
         }
-        BindingCommunicator c = internal();
-        List<Request> reqs = new ArrayList<>();
-        if (rank() == root) {
-            for (int r = 0; r < size(); r++) {
-                reqs.add(c.irecv(block(recvBuffer, recvBlocks, r, type), recvBlocks.count(r), type, r, 0));
-            }
-        }
-        reqs.add(c.isend(sendBuffer, sendCount, type, root, 0));
-        Request.waitAll(reqs);
+        PointToPointCollectives.gatherV(internal(), sendBuffer, sendCount, recvBuffer, recvBlocks, type, root);
     }
 
     @Override
-    protected void doAllGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+    public void allGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
         // every rank knows every count (recvBlocks is the same everywhere): no agreement needed
         if (fits(type.bytes(recvBlocks.largest())) && fits(recvBlocks, type)) {
             mpiAllGatherV(region(sendBuffer, 0, type.bytes(sendCount)), (int) sendCount, whole(recvBuffer, recvBlocks, type),
                     recvBlocks.intCounts(), recvBlocks.intDisplacements(), type);
             return;
         }
-        BindingCommunicator c = internal();
-        List<Request> reqs = new ArrayList<>();
-        for (int r = 0; r < size(); r++) {
-            reqs.add(c.irecv(block(recvBuffer, recvBlocks, r, type), recvBlocks.count(r), type, r, 0));
-        }
-        for (int r = 0; r < size(); r++) {
-            reqs.add(c.isend(sendBuffer, sendCount, type, r, 0));
-        }
-        Request.waitAll(reqs);
+        PointToPointCollectives.allToAllV(internal(), sendBuffer, PointToPointCollectives.everyRank(sendCount, size), recvBuffer, recvBlocks, type);
     }
 
     @Override
-    protected void doAllToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
+    public void allToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type) {
         if (!anyRank(!fits(sendBlocks, type) || !fits(recvBlocks, type))) {
             mpiAllToAllV(whole(sendBuffer, sendBlocks, type), sendBlocks.intCounts(), sendBlocks.intDisplacements(),
                     whole(recvBuffer, recvBlocks, type), recvBlocks.intCounts(), recvBlocks.intDisplacements(), type);
             return;
         }
-        BindingCommunicator c = internal();
-        List<Request> reqs = new ArrayList<>();
-        for (int r = 0; r < size(); r++) {
-            reqs.add(c.irecv(block(recvBuffer, recvBlocks, r, type), recvBlocks.count(r), type, r, 0));
-        }
-        for (int r = 0; r < size(); r++) {
-            reqs.add(c.isend(block(sendBuffer, sendBlocks, r, type), sendBlocks.count(r), type, r, 0));
-        }
-        Request.waitAll(reqs);
+        PointToPointCollectives.allToAllV(internal(), sendBuffer, sendBlocks, recvBuffer, recvBlocks, type);
     }
 
     @Override
-    protected void doReduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+    public void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         long bytes = type.bytes(recvCount);
         if (mpiReduces(type) && fits(bytes * size())) {
             mpiReduceScatterBlock(region(sendBuffer, 0, bytes * size()), region(recvBuffer, 0, bytes), (int) recvCount, type, op);
@@ -515,7 +474,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
      * every rank runs it as one reduce per block (they agree first, where device memory can come).
      */
     @Override
-    protected void doReduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+    public void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
         boolean device = supportsDeviceBuffers() && anyRank(sendBuffer.kind().needsCuda() || recvBuffer.kind().needsCuda());
         if (mpiReduces(type) && fits(type.bytes(blocks.total())) && !device) {
             mpiReduceScatter(region(sendBuffer, 0, type.bytes(blocks.total())), region(recvBuffer, 0, blocks.bytes(rank(), type)),
@@ -543,18 +502,18 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
                     rc[r] = mine;
                     rd[r] = r * mine;
                 }
-                doAllToAllV(in, Blocks.of(sc, sd), parts, Blocks.of(rc, rd), DataType.BYTE);
+                allToAllV(in, Blocks.of(sc, sd), parts, Blocks.of(rc, rd), DataType.BYTE);
                 reduceInRankOrder(parts, 0, n, blocks.count(me), type, op, recvBuffer);
             }
             return;
         }
         for (int r = 0; r < n; r++) {
-            doReduce(block(sendBuffer, blocks, r, type), r == me ? recvBuffer : null, blocks.count(r), type, op, r);
+            reduce(blocks.block(sendBuffer, r, type), r == me ? recvBuffer : null, blocks.count(r), type, op, r);
         }
     }
 
     @Override
-    protected void doScan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         if (!mpiReduces(type)) {
             prefixOnHost(sendBuffer, recvBuffer, count, type, op, true);
             return;
@@ -570,7 +529,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doExscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+    public void exscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         if (!mpiReduces(type)) {
             prefixOnHost(sendBuffer, recvBuffer, count, type, op, false);
             return;
@@ -597,7 +556,7 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
         long bytes = type.bytes(count);
         try (HostBuffer in = HostBuffer.allocate(bytes); HostBuffer all = HostBuffer.allocate(bytes * size())) {
             DeviceSupport.get().copyToHost(in, sendBuffer, bytes);
-            doAllGather(in, all, bytes, DataType.BYTE);
+            allGather(in, all, bytes, DataType.BYTE);
             int upTo = inclusive ? rank() + 1 : rank();
             if (upTo > 0 && recvBuffer != null) {
                 reduceInRankOrder(all, 0, upTo, count, type, op, recvBuffer);
@@ -679,22 +638,22 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected Status doProbe(int source, int tag) {
+    public Status probe(int source, int tag) {
         return mpiProbe(source, tag);
     }
 
     @Override
-    protected Optional<Status> doIprobe(int source, int tag) {
+    public Optional<Status> iprobe(int source, int tag) {
         return mpiIprobe(source, tag);
     }
 
     @Override
-    protected MatchedMessage doMprobe(int source, int tag) {
+    public MatchedMessage mprobe(int source, int tag) {
         return new BindingMessage(mpiMprobe(source, tag));
     }
 
     @Override
-    protected Optional<MatchedMessage> doImprobe(int source, int tag) {
+    public Optional<MatchedMessage> improbe(int source, int tag) {
         return mpiImprobe(source, tag).map(BindingMessage::new);
     }
 
@@ -839,9 +798,9 @@ public abstract class BindingCommunicator extends AbstractCommunicator {
     protected abstract void mpiExscan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op);
 
     /** {@code color} -1: MPI_UNDEFINED, return null. */
-    protected abstract BindingCommunicator mpiSplit(int color, int key);
+    protected abstract BindingTransport mpiSplit(int color, int key);
 
-    protected abstract BindingCommunicator mpiDuplicate();
+    protected abstract BindingTransport mpiDuplicate();
 
     protected abstract void mpiFree();
 }

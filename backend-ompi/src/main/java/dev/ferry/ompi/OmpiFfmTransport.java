@@ -1,32 +1,32 @@
 package dev.ferry.ompi;
 
 import dev.ferry.cuda.Cuda;
-import dev.ferry.mpi.FfmCommunicator;
+import dev.ferry.mpi.FfmTransport;
 import dev.ferry.mpi.Mpi;
 
 /**
  * A communicator of backend ompi over an Open MPI {@code MPI_Comm} (a pointer) through the shared
- * java.lang.foreign binding ({@link FfmCommunicator}): the path that needs no mpi.jar and no
+ * java.lang.foreign binding ({@link FfmTransport}): the path that needs no mpi.jar and no
  * libmpi_java (Open MPI 6 ships neither).
  */
-final class OmpiFfmCommunicator extends FfmCommunicator {
+final class OmpiFfmTransport extends FfmTransport {
     private final OmpiFfmRuntime runtime;
 
-    OmpiFfmCommunicator(OmpiFfmRuntime runtime, long comm, boolean owned) {
+    OmpiFfmTransport(OmpiFfmRuntime runtime, long comm, boolean owned) {
         super("ompi", comm, owned, runtime.tagUpperBound);
         this.runtime = runtime;
     }
 
     /** A duplicate of MPI_COMM_WORLD. */
-    static OmpiFfmCommunicator world(OmpiFfmRuntime runtime) {
+    static OmpiFfmTransport world(OmpiFfmRuntime runtime) {
         Mpi.Scratch s = Mpi.scratch();
         Mpi.check("MPI_Comm_dup(MPI_COMM_WORLD)", Mpi.commDup(Mpi.ABI.commWorld, s.handle));
-        return new OmpiFfmCommunicator(runtime, s.handle(), true);
+        return new OmpiFfmTransport(runtime, s.handle(), true);
     }
 
     @Override
-    protected FfmCommunicator create(long newComm) {
-        return new OmpiFfmCommunicator(runtime, newComm, true);
+    protected FfmTransport create(long newComm) {
+        return new OmpiFfmTransport(runtime, newComm, true);
     }
 
     @Override
@@ -35,7 +35,7 @@ final class OmpiFfmCommunicator extends FfmCommunicator {
     }
 
     @Override
-    protected String deviceBuffersUnsupportedReason() {
+    public String deviceBuffersUnsupportedReason() {
         if (!Cuda.isAvailable()) {
             return "CUDA is unavailable in this process (" + Cuda.unavailabilityCause().getMessage() + ")";
         }

@@ -7,7 +7,7 @@ import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
-import dev.ferry.spi.AbstractCommunicator;
+import dev.ferry.spi.Transport;
 import dev.ferry.spi.Blocks;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
@@ -15,11 +15,11 @@ import java.util.Iterator;
 import java.util.Optional;
 
 /**
- * A one-rank communicator of host memory for tests without MPI: messages to itself, matched in
+ * A one-rank transport of host memory for tests without MPI: messages to itself, matched in
  * order by tag, buffered when no receive waits (so sends complete at once). Point-to-point and
- * allGather only, which is what {@link StagedCommunicator} needs of its inner communicators.
+ * allGather only, which is what {@link StagedTransport} needs of its inner transports.
  */
-final class LoopbackCommunicator extends AbstractCommunicator {
+final class LoopbackTransport implements Transport {
     private final ArrayDeque<Message> unexpected = new ArrayDeque<>();
     private final ArrayDeque<Posted> posted = new ArrayDeque<>();
 
@@ -39,9 +39,10 @@ final class LoopbackCommunicator extends AbstractCommunicator {
         }
     }
 
-    LoopbackCommunicator() {
-        super("loopback", 0, 1, 1 << 20);
-    }
+    @Override public String backend() { return "loopback"; }
+    @Override public int rank() { return 0; }
+    @Override public int size() { return 1; }
+    @Override public int maxTag() { return 1 << 20; }
 
     private static Request done(Status s) {
         return new Request() {
@@ -59,7 +60,7 @@ final class LoopbackCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected Request doIsend(Buffer buffer, long count, DataType type, int dest, int tag) {
+    public Request isend(Buffer buffer, long count, DataType type, int dest, int tag) {
         long n = type.bytes(count);
         byte[] bytes = new byte[(int) n];
         MemorySegment.copy(((HostBuffer) buffer).segment(), 0, MemorySegment.ofArray(bytes), 0, n);
@@ -77,7 +78,7 @@ final class LoopbackCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected Request doIrecv(Buffer buffer, long count, DataType type, int source, int tag) {
+    public Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
         Posted p = new Posted((HostBuffer) buffer, type.bytes(count), tag);
         for (Iterator<Message> it = unexpected.iterator(); it.hasNext(); ) {
             Message m = it.next();
@@ -99,35 +100,35 @@ final class LoopbackCommunicator extends AbstractCommunicator {
     }
 
     @Override
-    protected void doSend(Buffer buffer, long count, DataType type, int dest, int tag) {
-        doIsend(buffer, count, type, dest, tag);
+    public void send(Buffer buffer, long count, DataType type, int dest, int tag) {
+        isend(buffer, count, type, dest, tag);
     }
 
     @Override
-    protected Status doRecv(Buffer buffer, long count, DataType type, int source, int tag) {
-        return doIrecv(buffer, count, type, source, tag).waitFor();
+    public Status recv(Buffer buffer, long count, DataType type, int source, int tag) {
+        return irecv(buffer, count, type, source, tag).waitFor();
     }
 
     @Override
-    protected Status doSendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+    public Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
                                 Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
-        Request r = doIrecv(recvBuffer, recvCount, recvType, source, recvTag);
-        doIsend(sendBuffer, sendCount, sendType, dest, sendTag);
+        Request r = irecv(recvBuffer, recvCount, recvType, source, recvTag);
+        isend(sendBuffer, sendCount, sendType, dest, sendTag);
         return r.waitFor();
     }
 
     @Override
-    protected void doAllGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+    public void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         MemorySegment.copy(((HostBuffer) sendBuffer).segment(), 0, ((HostBuffer) recvBuffer).segment(), 0, type.bytes(count));
     }
 
     @Override
-    protected Communicator doDuplicate() {
-        return new LoopbackCommunicator();
+    public Transport duplicate() {
+        return new LoopbackTransport();
     }
 
     @Override
-    protected void doClose() {
+    public void close() {
     }
 
     private static UnsupportedOperationException no() {
@@ -139,24 +140,24 @@ final class LoopbackCommunicator extends AbstractCommunicator {
         return false;
     }
 
-    @Override protected void doBarrier() { }
-    @Override protected void doBroadcast(Buffer buffer, long count, DataType type, int root) { }
-    @Override protected void doScatter(Buffer s, Buffer r, long count, DataType type, int root) { throw no(); }
-    @Override protected void doGather(Buffer s, Buffer r, long count, DataType type, int root) { throw no(); }
-    @Override protected void doReduce(Buffer s, Buffer r, long count, DataType type, ReduceOp op, int root) { throw no(); }
-    @Override protected void doAllReduce(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
-    @Override protected void doAllToAll(Buffer s, Buffer r, long count, DataType type) { throw no(); }
-    @Override protected void doScatterV(Buffer s, Blocks sb, Buffer r, long count, DataType type, int root) { throw no(); }
-    @Override protected void doGatherV(Buffer s, long count, Buffer r, Blocks rb, DataType type, int root) { throw no(); }
-    @Override protected void doAllGatherV(Buffer s, long count, Buffer r, Blocks rb, DataType type) { throw no(); }
-    @Override protected void doAllToAllV(Buffer s, Blocks sb, Buffer r, Blocks rb, DataType type) { throw no(); }
-    @Override protected void doReduceScatterBlock(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
-    @Override protected void doReduceScatter(Buffer s, Buffer r, Blocks blocks, DataType type, ReduceOp op) { throw no(); }
-    @Override protected void doScan(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
-    @Override protected void doExscan(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
-    @Override protected Communicator doSplit(int color, int key) { throw no(); }
-    @Override protected Status doProbe(int source, int tag) { throw no(); }
-    @Override protected java.util.Optional<Status> doIprobe(int source, int tag) { throw no(); }
-    @Override protected dev.ferry.MatchedMessage doMprobe(int source, int tag) { throw no(); }
-    @Override protected java.util.Optional<dev.ferry.MatchedMessage> doImprobe(int source, int tag) { throw no(); }
+    @Override public void barrier() { }
+    @Override public void broadcast(Buffer buffer, long count, DataType type, int root) { }
+    @Override public void scatter(Buffer s, Buffer r, long count, DataType type, int root) { throw no(); }
+    @Override public void gather(Buffer s, Buffer r, long count, DataType type, int root) { throw no(); }
+    @Override public void reduce(Buffer s, Buffer r, long count, DataType type, ReduceOp op, int root) { throw no(); }
+    @Override public void allReduce(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
+    @Override public void allToAll(Buffer s, Buffer r, long count, DataType type) { throw no(); }
+    @Override public void scatterV(Buffer s, Blocks sb, Buffer r, long count, DataType type, int root) { throw no(); }
+    @Override public void gatherV(Buffer s, long count, Buffer r, Blocks rb, DataType type, int root) { throw no(); }
+    @Override public void allGatherV(Buffer s, long count, Buffer r, Blocks rb, DataType type) { throw no(); }
+    @Override public void allToAllV(Buffer s, Blocks sb, Buffer r, Blocks rb, DataType type) { throw no(); }
+    @Override public void reduceScatterBlock(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
+    @Override public void reduceScatter(Buffer s, Buffer r, Blocks blocks, DataType type, ReduceOp op) { throw no(); }
+    @Override public void scan(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
+    @Override public void exscan(Buffer s, Buffer r, long count, DataType type, ReduceOp op) { throw no(); }
+    @Override public Transport split(int color, int key) { throw no(); }
+    @Override public Status probe(int source, int tag) { throw no(); }
+    @Override public java.util.Optional<Status> iprobe(int source, int tag) { throw no(); }
+    @Override public dev.ferry.MatchedMessage mprobe(int source, int tag) { throw no(); }
+    @Override public java.util.Optional<dev.ferry.MatchedMessage> improbe(int source, int tag) { throw no(); }
 }

@@ -1,0 +1,131 @@
+package dev.ferry.spi;
+
+import dev.ferry.Buffer;
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.MatchedMessage;
+import dev.ferry.ReduceOp;
+import dev.ferry.Request;
+import dev.ferry.Status;
+import java.util.Optional;
+
+/**
+ * The primitives a backend implements: the operations of {@link Communicator} on arguments the
+ * front ({@link CheckedCommunicator}) has already checked, with no tracking, no buffer pins and no
+ * device ordering of their own (the front does all of that once, around the outermost call).
+ *
+ * <p>A backend's provider returns its transport wrapped in the front
+ * ({@code new CheckedCommunicator(transport)}). Decorators ({@code staged}, {@code nccl}) hold the
+ * inner backend's transport and call its primitives directly, so a chunk or a delegated call is
+ * neither checked nor tracked a second time. Transports made by {@link #split} and
+ * {@link #duplicate} belong to the caller, which closes them.
+ *
+ * <p>What the front guarantees to every primitive: buffers are alive, large enough, of a kind the
+ * transport takes ({@link #supportsDeviceBuffers()}), receive buffers writable, send and receive
+ * buffers disjoint; peers, roots and tags in range (wildcards only where MPI allows them); counts
+ * not negative; the operator defined for the type; the threading level respected; {@code IN_PLACE}
+ * never reaches a transport (the front stages it through scratch memory). Where a parameter is
+ * significant only at some ranks it is null elsewhere, as each method says.
+ */
+public interface Transport extends AutoCloseable {
+    /** The backend's name, as {@link Communicator#backend()}. */
+    String backend();
+
+    int rank();
+
+    int size();
+
+    /** The largest tag this transport carries. */
+    int maxTag();
+
+    /** Whether device memory may be passed to this transport's operations. */
+    boolean supportsDeviceBuffers();
+
+    /** Why device buffers are refused, for the exception message; asked only when {@link #supportsDeviceBuffers()} is false. */
+    default String deviceBuffersUnsupportedReason() {
+        return "backend " + backend() + " cannot carry device buffers; use -Dferry.backend=staged";
+    }
+
+    // ---- point to point ----------------------------------------------------------------------
+
+    void send(Buffer buffer, long count, DataType type, int dest, int tag);
+
+    Status recv(Buffer buffer, long count, DataType type, int source, int tag);
+
+    Request isend(Buffer buffer, long count, DataType type, int dest, int tag);
+
+    Request irecv(Buffer buffer, long count, DataType type, int source, int tag);
+
+    Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+                    Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag);
+
+    /** Status of the next message matching {@code source} and {@code tag} (wildcards allowed), its byte count the whole message's; blocks. */
+    Status probe(int source, int tag);
+
+    /** {@link #probe} without blocking. */
+    Optional<Status> iprobe(int source, int tag);
+
+    /**
+     * Matches the next message and takes it out of matching; blocks. The front calls the
+     * message's {@code recv} or {@code irecv} at most once, with checked arguments, and
+     * {@code irecv} only with a buffer that holds the whole message; {@code recv} with a smaller
+     * buffer receives the message whole and throws {@link dev.ferry.TruncationException}.
+     */
+    MatchedMessage mprobe(int source, int tag);
+
+    /** {@link #mprobe} without blocking. */
+    Optional<MatchedMessage> improbe(int source, int tag);
+
+    // ---- collectives -------------------------------------------------------------------------
+
+    void barrier();
+
+    void broadcast(Buffer buffer, long count, DataType type, int root);
+
+    /** {@code sendBuffer} is null except at root. */
+    void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root);
+
+    /** {@code recvBuffer} is null except at root. */
+    void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root);
+
+    void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
+
+    /** {@code recvBuffer} is null except at root. */
+    void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root);
+
+    void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
+
+    void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type);
+
+    /** {@code sendBuffer} and {@code sendBlocks} are null except at root. */
+    void scatterV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, long recvCount, DataType type, int root);
+
+    /** {@code recvBuffer} and {@code recvBlocks} are null except at root. */
+    void gatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type, int root);
+
+    void allGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, Blocks recvBlocks, DataType type);
+
+    void allToAllV(Buffer sendBuffer, Blocks sendBlocks, Buffer recvBuffer, Blocks recvBlocks, DataType type);
+
+    void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op);
+
+    /** {@code blocks}: the receive counts, laid out one after the other in the send buffer ({@link Blocks#contiguous}). */
+    void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op);
+
+    void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
+
+    /** {@code recvBuffer} is null at rank 0 (whose receive buffer is never written). */
+    void exscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op);
+
+    // ---- communicators -----------------------------------------------------------------------
+
+    /** {@code color} is -1 for "in no communicator"; returns null then. Collective. */
+    Transport split(int color, int key);
+
+    /** Collective. */
+    Transport duplicate();
+
+    /** Frees the native communicator; called once. */
+    @Override
+    void close();
+}
