@@ -19,10 +19,12 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A communicator that carries device buffers over a host-only MPI backend by staging them through
- * pinned host memory, pipelined in chunks, or for peers of the same node by CUDA IPC.
+ * A transport decorator that carries device buffers over a host-only MPI backend by staging them
+ * through pinned host memory, pipelined in chunks, or for peers of the same node by CUDA IPC. It
+ * sits under the checked front and calls the inner backend's primitives directly: a chunk is
+ * neither checked nor tracked a second time.
  *
- * <p>It wraps two communicators of the inner backend with the same ranks: the <em>user</em> one,
+ * <p>It wraps two transports of the inner backend with the same ranks: the <em>user</em> one,
  * on which eager messages, first pieces (with the user's tags) and collectives travel, and a
  * private <em>bulk</em> duplicate for chunks and IPC replies, tagged per transfer. Host buffers in
  * collectives go straight to the inner backend; point-to-point messages of any memory use the
