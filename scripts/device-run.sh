@@ -5,7 +5,7 @@
 #                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
 #                                        smcuda smcuda-c ordering-cost ops
 #                                        device-reduction device-collectives device-collectives-bench bench-chain
-#                                        device-reductions-mpi
+#                                        device-reductions-mpi small-floor
 #                                        (the device-collectives steps: 2, 3, 4 ranks sharing GPU 0; run with MPS=1;
 #                                        DEVCOLL_NP="2 3 4", DEVCOLL_MODES="ipc auto host", DEVCOLL_CHAIN=1 pick rows,
 #                                        BENCH_MAX the largest size of device-collectives-bench)
@@ -521,6 +521,19 @@ step_device-collectives-bench() {
             JOPTS="-Dferry.backend=ompi -Dferry.device=0" run_main devcoll-bench-ompi-np$np cuda $np dev.ferry.bench.DeviceCollectivesVsCopy ${OMPI_BENCH_MAX:-67108864}
             md ""; md '```'; grep -a -E "^backend|^settings|^each|^ +[0-9]+ |bytes" "$W/logs/devcoll-bench-ompi-np$np.log" >> "$SUMMARY"; md '```'; md ""
         fi
+    done
+}
+
+# where the time of an 8-byte device collective goes: its parts alone and the collectives, one run (bench SmallCollectiveFloor)
+step_small-floor() {
+    md "## The parts of an 8-byte device collective, ranks sharing GPU 0 (MPS: ${MPS:-0})"; md ""
+    local np mode
+    for np in ${DEVCOLL_NP:-2 4}; do
+        for mode in ${DEVCOLL_MODES:-auto}; do
+            JOPTS="-Dferry.backend=staged -Dferry.device=0 -Dferry.staged.deviceCollectives=$mode" \
+                run_main small-floor-$mode-np$np sys $np dev.ferry.bench.SmallCollectiveFloor
+            md ""; md '```'; grep -a -E "^backend|^each|\(.*-.*\)$" "$W/logs/small-floor-$mode-np$np.log" | sed "1s/^/[$mode] /" >> "$SUMMARY"; md '```'; md ""
+        done
     done
 }
 

@@ -7,6 +7,8 @@ import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
 import dev.ferry.UnsupportedBufferException;
 import dev.ferry.cuda.Cuda;
+import dev.ferry.cuda.CudaEvent;
+import dev.ferry.cuda.CudaIpc;
 import dev.ferry.cuda.CudaStream;
 import dev.ferry.cuda.DeviceReduction;
 import dev.ferry.spi.Transport;
@@ -32,9 +34,12 @@ import java.util.List;
  *
  * <p>Ordering: the front has finished the caller's prior device work on every rank before the call
  * (the device ordering contract), so once the records are exchanged every rank's input is ready and
- * its output is free. Each rank then runs its part on its collective stream, waits for it, and meets
- * the others in a host barrier, after which no rank touches another's memory: a rank returns only
- * when every read of its buffers and every write into them is complete.
+ * its output is free. Each rank then runs its part on its collective stream and records its
+ * interprocess CUDA event (made once per communicator and device; its handle travels in the record
+ * and each peer opens it once); the ranks meet in a host barrier while the GPU works, then each waits
+ * for every rank's event, so no rank returns before every read of its buffers and every write into
+ * them is complete, and its own results are visible to whatever the caller runs next. Where CUDA
+ * cannot make or open such events, a call ends with a stream synchronize, then the barrier.
  *
  * <ul>
  * <li>allReduce: up to {@link #SHORT_BYTES} bytes, every rank folds all ranks' inputs into its own
@@ -55,7 +60,8 @@ final class IpcCollectives {
     static final long SHORT_BYTES = 256 * 1024;
 
     private static final int OFFER = 64 + 4 * 8;
-    private static final int A = 16, B = A + OFFER, RECORD = B + OFFER;
+    /** A record: state and device, the offers of buffers A and B, the handle of the rank's interprocess event (zeros: none). */
+    private static final int A = 16, B = A + OFFER, EVENT = B + OFFER, RECORD = EVENT + 64;
     /** Record states: some buffer in host memory (not a device collective), eligible, device memory that cannot take the path. */
     private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
 
@@ -69,6 +75,15 @@ final class IpcCollectives {
     private final HostBuffer flagOut;
     /** TRUE once every rank mapped every peer in one call, FALSE once a rank could not map: null until either. */
     private Boolean verified;
+    /** This rank's interprocess event (recorded after its part of each call) on {@link #eventDevice}, and its handle; null when CUDA gave none. */
+    private CudaEvent done;
+    private int eventDevice = -1;
+    private byte[] doneHandle;
+    /** False once a rank could not make or open an interprocess event: every call then ends with a stream synchronize and a barrier. */
+    private boolean events = true;
+    /** The peers' events as opened here, by rank, with the handles they were opened from. */
+    private final CudaEvent[] peerEvents;
+    private final byte[][] peerHandles;
 
     IpcCollectives(StagedTransport comm) {
         this.comm = comm;
@@ -77,8 +92,10 @@ final class IpcCollectives {
         this.applicable = mode != StagedSettings.DeviceCollectives.HOST && comm.size() > 1 && rt.ipcEnabled() && comm.peers().oneNodeWithIpc();
         this.mine = applicable ? HostBuffer.allocate(RECORD) : null;
         this.all = applicable ? HostBuffer.allocate((long) RECORD * comm.size()) : null;
-        this.flagIn = applicable ? HostBuffer.allocate(4) : null;
-        this.flagOut = applicable ? HostBuffer.allocate(4) : null;
+        this.flagIn = applicable ? HostBuffer.allocate(8) : null;
+        this.flagOut = applicable ? HostBuffer.allocate(8) : null;
+        this.peerEvents = new CudaEvent[comm.size()];
+        this.peerHandles = new byte[comm.size()][];
     }
 
     /** Whether a call may take this path at all (same answer on every rank: from settings and the peer table). */
@@ -90,6 +107,57 @@ final class IpcCollectives {
         for (HostBuffer h : new HostBuffer[] {mine, all, flagIn, flagOut}) {
             if (h != null) h.close();
         }
+        closeEvents();
+    }
+
+    private void closeEvents() {
+        for (int r = 0; r < peerEvents.length; r++) {
+            if (peerEvents[r] != null) peerEvents[r].close();
+            peerEvents[r] = null;
+            peerHandles[r] = null;
+        }
+        if (done != null) done.close();
+        done = null;
+        doneHandle = null;
+        eventDevice = -1;
+    }
+
+    /** This rank's interprocess event on {@code device} (made on first use); null when CUDA cannot make one (events then stay off). */
+    private byte[] eventHandle(int device) {
+        if (!events) return null;
+        if (eventDevice != device) {
+            closeEvents();
+            try {
+                done = CudaIpc.newInterprocessEvent(device);
+                doneHandle = CudaIpc.exportEvent(done);
+                eventDevice = device;
+            } catch (CudaException e) {
+                closeEvents();
+                events = false;
+                System.err.println("ferry staged: rank " + comm.rank() + ": no interprocess CUDA event (" + e.getMessage()
+                        + "); IPC collectives end with a stream synchronize and a barrier instead");
+                return null;
+            }
+        }
+        return doneHandle;
+    }
+
+    /** Opens (once per handle) rank {@code r}'s event from its record at {@code at}. */
+    private void openPeerEvent(MemorySegment s, long at, int r, int device) {
+        byte[] h = new byte[64];
+        MemorySegment.copy(s, at, MemorySegment.ofArray(h), 0, 64);
+        if (peerEvents[r] != null && java.util.Arrays.equals(h, peerHandles[r])) return;
+        if (peerEvents[r] != null) peerEvents[r].close();
+        peerEvents[r] = null;
+        peerEvents[r] = CudaIpc.openEvent(h, device);
+        peerHandles[r] = h;
+    }
+
+    private static boolean zero(MemorySegment s, long at, int bytes) {
+        for (int i = 0; i < bytes; i++) {
+            if (s.get(ValueLayout.JAVA_BYTE, at + i) != 0) return false;
+        }
+        return true;
     }
 
     // ---- the operations: true when carried here, false: every rank stages instead ------------
@@ -259,6 +327,8 @@ final class IpcCollectives {
         final long[] a, b;
         final CudaStream stream;
         final List<CudaIpcCache.Mapping> mapped = new ArrayList<>();
+        /** Every rank has an interprocess event and this rank opened every peer's. */
+        boolean withEvents;
 
         Call(int n, CudaStream stream) {
             this.a = new long[n];
@@ -266,11 +336,27 @@ final class IpcCollectives {
             this.stream = stream;
         }
 
-        /** Waits for this rank's part, then for every rank's (after which no rank touches another's memory). */
+        /**
+         * Waits for every rank's part, after which no rank touches another's memory. With events: this
+         * rank records its event after its part, meets the others in a host barrier (while the GPU
+         * works), then waits for every rank's event, its own last; each rank recorded before the
+         * barrier, so every wait is for this call's work. Without: a stream synchronize, then the barrier.
+         */
         void finish() {
-            stream.synchronize();
-            rt.progress.poll();
-            comm.user().barrier();
+            if (withEvents) {
+                done.record(stream);
+                rt.progress.poll();
+                comm.user().barrier();
+                for (int r = 0; r < peerEvents.length; r++) {
+                    if (r != comm.rank()) peerEvents[r].synchronize();
+                }
+                done.synchronize();
+                rt.stats.ipcEventWaits.increment();
+            } else {
+                stream.synchronize();
+                rt.progress.poll();
+                comm.user().barrier();
+            }
             rt.stats.ipcCollectives.increment();
         }
 
@@ -332,6 +418,8 @@ final class IpcCollectives {
             } else {
                 write(m, A, oa);
                 if (ob != null) write(m, B, ob);
+                byte[] h = eventHandle(device);
+                if (h != null) MemorySegment.copy(MemorySegment.ofArray(h), 0, m, EVENT, 64);
             }
         }
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 0, state);
@@ -357,8 +445,26 @@ final class IpcCollectives {
         }
         // map what this rank reads or writes
         Call c = new Call(n, rt.collectiveStream(device));
-        boolean ok = true;
+        boolean ok = true, eventsOk = events;
         String failure = null;
+        for (int r = 0; r < n && eventsOk; r++) {
+            eventsOk = !zero(s, (long) r * RECORD + EVENT, 64);
+        }
+        if (eventsOk) {
+            try {
+                for (int r = 0; r < n; r++) {
+                    if (r != me) openPeerEvent(s, (long) r * RECORD + EVENT, r, device);
+                }
+            } catch (CudaException e) {
+                if (verified != null) {
+                    c.release();
+                    throw new CudaException(what + ": cannot open a peer's interprocess CUDA event: " + e.getMessage(), 0);
+                }
+                eventsOk = false;
+                System.err.println("ferry staged: rank " + me + ": cannot open a peer's interprocess CUDA event (" + e.getMessage()
+                        + "); IPC collectives of this communicator end with a stream synchronize and a barrier instead");
+            }
+        }
         try {
             for (int r = 0; r < n; r++) {
                 boolean wantA = need == Need.A || need == Need.A_AND_B || need == Need.A_AND_ROOT_B || (need == Need.ROOT_A && r == root);
@@ -380,9 +486,16 @@ final class IpcCollectives {
             // until a call in which every rank maps every peer has succeeded: agree that every rank could
             // map what it needed (after that, a failure is an error, not a fallback)
             flagIn.segment().set(ValueLayout.JAVA_INT, 0, ok ? 1 : 0);
+            flagIn.segment().set(ValueLayout.JAVA_INT, 4, eventsOk ? 1 : 0);
             rt.progress.poll();
-            comm.user().allReduce(flagIn, flagOut, 1, DataType.INT, ReduceOp.MIN);
+            comm.user().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MIN);
             boolean everyoneMapped = flagOut.segment().get(ValueLayout.JAVA_INT, 0) == 1;
+            if (flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0 && eventsOk) {
+                eventsOk = false; // another rank could not open an event: all end without them
+            }
+            if (!eventsOk) {
+                events = false; // from the next call on, no rank offers an event
+            }
             if (everyoneMapped && full) {
                 verified = Boolean.TRUE; // later calls skip this round
             }
@@ -398,6 +511,7 @@ final class IpcCollectives {
             c.release();
             throw new CudaException(what + " on the CUDA IPC path: " + failure, 0);
         }
+        c.withEvents = eventsOk;
         return c;
     }
 

@@ -19,6 +19,8 @@ final class Stats {
     final LongAdder collectiveSteps = new LongAdder();
     final LongAdder collectivesByMessages = new LongAdder();
     final LongAdder ipcCollectives = new LongAdder();
+    /** IPC collectives that ended on the ranks' interprocess events (the others: a stream synchronize and a barrier). */
+    final LongAdder ipcEventWaits = new LongAdder();
     final LongAdder gpuReductions = new LongAdder();
     final LongAdder chainReductions = new LongAdder();
 
@@ -38,6 +40,7 @@ final class Stats {
         m.put("collectiveSteps", collectiveSteps.sum());
         m.put("collectivesByMessages", collectivesByMessages.sum());
         m.put("ipcCollectives", ipcCollectives.sum());
+        m.put("ipcEventWaits", ipcEventWaits.sum());
         m.put("gpuReductions", gpuReductions.sum());
         m.put("chainReductions", chainReductions.sum());
         return m;

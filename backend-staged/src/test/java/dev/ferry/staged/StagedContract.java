@@ -453,7 +453,7 @@ public class StagedContract extends CommunicatorContract {
         boolean expectIpc = rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST && size > 1 && rt.ipcEnabled()
                 && sc.peers().localCount() == size;
         assertEquals(expectIpc, ipc.applicable(), "the IPC path applies exactly when the setting allows, IPC is on and every rank is on this node");
-        long before = rt.stats.ipcCollectives.sum(), gpu = rt.stats.gpuReductions.sum();
+        long before = rt.stats.ipcCollectives.sum(), gpu = rt.stats.gpuReductions.sum(), onEvents = rt.stats.ipcEventWaits.sum();
         for (int count : new int[] {2, 100_003}) { // the short path and the sliced one
             Buffer in = alloc(m, 8L * count), out = alloc(m, 8L * count);
             try (dev.ferry.HostBuffer h = dev.ferry.HostBuffer.allocate(8L * count)) {
@@ -471,6 +471,7 @@ public class StagedContract extends CommunicatorContract {
             assertEquals(2, took, "both allReduces went over CUDA IPC (" + rt.settings.deviceCollectives() + ")");
             assertEquals(2, rt.stats.gpuReductions.sum() - gpu, "and reduced on the GPU");
             assertEquals(Boolean.TRUE, ipc.verified(), "every rank mapped every peer");
+            assertEquals(2, rt.stats.ipcEventWaits.sum() - onEvents, "both ended on the ranks' interprocess events");
         } else {
             assertEquals(0, took, "staged through host memory (" + rt.settings.deviceCollectives() + ", applicable " + ipc.applicable() + ")");
         }

@@ -1,0 +1,88 @@
+package dev.ferry.bench;
+
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.Ferry;
+import dev.ferry.HostBuffer;
+import dev.ferry.ReduceOp;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.cuda.CudaStream;
+import dev.ferry.cuda.DeviceReduction;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Where the time of an 8-byte device collective goes: the parts of one call measured alone, in the
+ * same run as the collectives themselves. Each row is the slowest rank's mean time per call over a
+ * batch, median (min-max) of the batches; every rank runs the row at once, as in a collective.
+ *
+ * <ul>
+ * <li>{@code ctx sync}: {@code cuCtxSynchronize} of an idle context (the front's ordering, once per call);</li>
+ * <li>{@code copy + sync}: an 8-byte device-to-device copy and its stream synchronize, on every rank at once
+ *     and on rank 0 alone;</li>
+ * <li>{@code kernel + sync}: Ferry's reduction kernel folding two 8-byte inputs, then its stream synchronize;</li>
+ * <li>{@code host allGather 208 B} and {@code host barrier}: the host messages of one IPC collective;</li>
+ * <li>the collectives: allReduce (one double, SUM) and broadcast (8 bytes) on device buffers.</li>
+ * </ul>
+ *
+ * <p>Run under the launcher: {@code mpirun -np N java -cp ... dev.ferry.bench.SmallCollectiveFloor}.
+ */
+public final class SmallCollectiveFloor {
+    private static final int BATCHES = 9;
+    private static final int REPS = 2000;
+
+    private SmallCollectiveFloor() {
+    }
+
+    public static void main(String[] args) {
+        Cuda.ensureAvailability();
+        try (Communicator comm = Ferry.open(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64); DeviceBuffer c = Cuda.allocate(64);
+             CudaStream stream = Cuda.newStream(); HostBuffer record = HostBuffer.allocate(208); HostBuffer records = HostBuffer.allocate(208L * comm.size());
+             HostBuffer t = HostBuffer.allocate(8); HostBuffer tMax = HostBuffer.allocate(8)) {
+            Cuda.fill(a, (byte) 0);
+            Cuda.fill(b, (byte) 0);
+            Cuda.fill(c, (byte) 0);
+            boolean zero = comm.rank() == 0;
+            if (zero) {
+                System.out.println("backend " + comm.backend() + ", " + comm.size() + " ranks; " + Cuda.describe());
+                System.out.println("each row: the slowest rank's mean per call over " + REPS + " calls, median (min-max) of " + BATCHES + " batches, us");
+            }
+            row(comm, t, tMax, "ctx sync (idle context)", Cuda::synchronize);
+            row(comm, t, tMax, "copy 8 B + stream sync, every rank", () -> {
+                Cuda.copyAsync(b.address(), a.address(), 8, stream);
+                stream.synchronize();
+            });
+            row(comm, t, tMax, "copy 8 B + stream sync, rank 0 alone", zero ? () -> {
+                Cuda.copyAsync(b.address(), a.address(), 8, stream);
+                stream.synchronize();
+            } : () -> { });
+            long[] sources = {a.address(), b.address()};
+            row(comm, t, tMax, "reduce kernel 2 x 8 B + stream sync, every rank", () -> {
+                DeviceReduction.reduce(DataType.DOUBLE, ReduceOp.SUM, c.address(), sources, 1, stream);
+                stream.synchronize();
+            });
+            row(comm, t, tMax, "host allGather 208 B", () -> comm.allGather(record, records, 208, DataType.BYTE));
+            row(comm, t, tMax, "host barrier", comm::barrier);
+            row(comm, t, tMax, "allReduce 8 B (device)", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+            row(comm, t, tMax, "broadcast 8 B (device)", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
+            row(comm, t, tMax, "allReduce 8 B (host)", () -> comm.allReduce(record, t, 1, DataType.DOUBLE, ReduceOp.SUM));
+        }
+    }
+
+    private static void row(Communicator comm, HostBuffer t, HostBuffer tMax, String what, Runnable call) {
+        double[] us = new double[BATCHES];
+        for (int k = -1; k < BATCHES; k++) {
+            comm.barrier();
+            long t0 = System.nanoTime();
+            for (int i = 0; i < REPS; i++) call.run();
+            double mine = (System.nanoTime() - t0) / 1e3 / REPS;
+            t.segment().set(ValueLayout.JAVA_DOUBLE, 0, mine);
+            comm.allReduce(t, tMax, 1, DataType.DOUBLE, ReduceOp.MAX);
+            if (k >= 0) us[k] = tMax.segment().get(ValueLayout.JAVA_DOUBLE, 0);
+        }
+        Stats s = Stats.of(us);
+        if (comm.rank() == 0) {
+            System.out.printf(java.util.Locale.ROOT, "%-50s %8.2f (%.2f-%.2f)%n", what, s.median(), s.min(), s.max());
+        }
+    }
+}
