@@ -425,7 +425,8 @@ public final class Cuda {
         if (!buffer.kind().needsCuda() || buffer.device() < 0) {
             return false;
         }
-        return DriverContexts.contextOf(buffer.address()) == device(buffer.device()).contextHandle();
+        long owner = buffer instanceof DeviceBuffer d ? CudaDeviceSupport.owner(d) : DriverContexts.contextOf(buffer.address());
+        return owner == device(buffer.device()).contextHandle();
     }
 
     /** Base address and size of the allocation containing {@code address} (cuMemGetAddressRange). */

@@ -67,7 +67,7 @@ public final class CudaDeviceSupport implements DeviceSupport {
             if (!(b instanceof DeviceBuffer d)) {
                 continue;
             }
-            long owner = (Long) d.allocation().runtimeData(a -> owningContext(a.baseAddress()));
+            long owner = owner(d);
             long primary = Cuda.device(d.device()).contextHandle();
             for (long ctx : new long[] {owner, primary}) {
                 if (ctx == 0 || contains(done, n, ctx)) {
@@ -128,6 +128,11 @@ public final class CudaDeviceSupport implements DeviceSupport {
             if (a[i] == v) return true;
         }
         return false;
+    }
+
+    /** The context that owns {@code d}'s allocation (0 when the driver cannot tell), asked once per allocation. */
+    static long owner(DeviceBuffer d) {
+        return (Long) d.allocation().runtimeData(a -> owningContext(a.baseAddress()));
     }
 
     private static Long owningContext(long address) {
