@@ -21,6 +21,8 @@ final class Stats {
     final LongAdder ipcCollectives = new LongAdder();
     final LongAdder gpuReductions = new LongAdder();
     final LongAdder chainReductions = new LongAdder();
+    /** Reductions across nodes run node by node ({@link HierarchicalReductions}). */
+    final LongAdder hierarchicalReductions = new LongAdder();
 
     /** Every counter by name. */
     Map<String, Long> snapshot() {
@@ -40,6 +42,7 @@ final class Stats {
         m.put("ipcCollectives", ipcCollectives.sum());
         m.put("gpuReductions", gpuReductions.sum());
         m.put("chainReductions", chainReductions.sum());
+        m.put("hierarchicalReductions", hierarchicalReductions.sum());
         return m;
     }
 
