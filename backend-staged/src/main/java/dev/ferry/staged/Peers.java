@@ -52,11 +52,15 @@ final class Peers {
 
     /** The node id this process publishes under {@code s}: the real one, or one per group of {@code nodeGroup} consecutive world ranks. */
     static long nodeOf(StagedSettings s) {
+        return nodeOf(s, Launch.detect().rank());
+    }
+
+    /** {@link #nodeOf(StagedSettings)} for world rank {@code world} (-1, unknown: a singleton, rank 0). */
+    static long nodeOf(StagedSettings s, int world) {
         if (s.nodeGroup() <= 0) {
             return NODE;
         }
-        int world = Math.max(0, Launch.detect().rank()); // a singleton is rank 0
-        long group = world / s.nodeGroup();
+        long group = Math.max(0, world) / s.nodeGroup();
         return NODE ^ ((group + 1) * 0x9E3779B97F4A7C15L);
     }
 

@@ -38,7 +38,8 @@ import java.util.Map;
  * @param deviceCollectives {@code ferry.staged.deviceCollectives}: how collectives on device buffers run: {@code auto}
  *                       (the default: broadcast, reduce, allReduce, scatter, gather, allGather and allToAll among ranks all on one node over CUDA
  *                       IPC, reducing on the GPU, when every rank's buffers allow it; large reductions of device buffers
- *                       across nodes by the reduction chain, reducing on the GPUs; else staged through host memory),
+ *                       across nodes node by node ({@link HierarchicalReductions}) or by the reduction chain, reducing on
+ *                       the GPUs; else staged through host memory),
  *                       {@code ipc} (as auto, but a node-local device-buffer collective that cannot take the IPC path fails
  *                       instead of staging), {@code host} (always staged through host memory, reduced by the inner MPI)
  * @param nodeGroup      {@code ferry.staged.test.nodeGroup}: for tests on one machine, ranks count as on separate nodes in
