@@ -5,10 +5,12 @@
 #                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
 #                                        smcuda smcuda-c ordering-cost ops
 #                                        device-reduction device-collectives device-collectives-bench bench-chain
-#                                        device-reductions-mpi small-floor
+#                                        device-reductions-mpi device-reductions-nodes small-floor
 #                                        (the device-collectives steps: 2, 3, 4 ranks sharing GPU 0; run with MPS=1;
 #                                        DEVCOLL_NP="2 3 4", DEVCOLL_MODES="ipc auto host", DEVCOLL_CHAIN=1 pick rows,
-#                                        BENCH_MAX the largest size of device-collectives-bench)
+#                                        DEVCOLL_NODES=1 adds the rows of device-reductions-nodes (reductions across
+#                                        nodes, node by node, with ferry.staged.test.nodeGroup=2: DEVCOLL_NODES_NP="3 4",
+#                                        DEVCOLL_NODES_MODES="auto ipc"), BENCH_MAX the largest size of device-collectives-bench)
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
 #                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS; MPS=1 runs the
 #                                        steps under a CUDA MPS daemon, for ranks that share one GPU)
@@ -489,8 +491,26 @@ device_collective_rows() {
         [ "${DEVCOLL_CHAIN:-1}" = 1 ] && suite devcoll-chain-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false \
             -Dferry.staged.threshold=64k -Dferry.staged.minChunk=64k "$inc" "$t"
     done
+    if [ "${DEVCOLL_NODES:-1}" = 1 ]; then across_nodes_rows; fi
 }
 step_device-collectives() { conformance_table "Node-local device collectives of staged, ranks sharing GPU 0 (MPS: ${MPS:-0})" device_collective_rows; }
+
+# reductions across nodes, node by node, on one GPU: ferry.staged.test.nodeGroup=2 counts pairs of
+# consecutive ranks as nodes (np 4: 2 nodes of 2 ranks; np 3: nodes of 2 and 1), so that reductions
+# of device buffers over 64 KiB fold within each pretended node over CUDA IPC, run the chain among
+# the node leaders (staged 64 KiB chunks, folded on the GPU) and broadcast within each node;
+# staged_reductionsAcrossNodesRunNodeByNode asserts from the counters that they did.
+# DEVCOLL_NODES_NP="3 4" and DEVCOLL_NODES_MODES="auto ipc" pick rows (ranks below 3 make one node).
+across_nodes_rows() {
+    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|staged_deviceCollectives|staged_largeCollectives|staged_reductionsAcrossNodes' t=-Dferry.test.perTestTimeout=200
+    for np in ${DEVCOLL_NODES_NP:-3 4}; do
+        for mode in ${DEVCOLL_NODES_MODES:-auto ipc}; do
+            suite devcoll-nodes-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 \
+                -Dferry.staged.deviceCollectives=$mode -Dferry.staged.test.nodeGroup=2 -Dferry.staged.threshold=64k -Dferry.staged.minChunk=64k "$inc" "$t"
+        done
+    done
+}
+step_device-reductions-nodes() { conformance_table "Reductions of device buffers across pretended nodes (nodeGroup=2), ranks sharing GPU 0 (MPS: ${MPS:-0})" across_nodes_rows; }
 
 # reduce and allReduce of device buffers under ompi (CUDA-aware Open MPI) folded on the GPU
 # (ferry.deviceReductions=gpu, and auto: from 256 KiB), every type x operator x root, 2 and 4 ranks on GPU 0

@@ -28,7 +28,9 @@ import java.util.function.BiConsumer;
  * <li>Large, and no rank stages: one inner call, straight (host-only jobs keep the inner backend's
  *     own algorithms).</li>
  * <li>Large reduce and allReduce where every rank stages (device buffers on ranks of several nodes):
- *     a pipelined chain in rank order that reduces on the GPUs ({@link ChainReductions}).</li>
+ *     node by node where some node holds several ranks ({@link HierarchicalReductions}: a fold to one
+ *     leader per node over CUDA IPC, a chain among the leaders, a broadcast within each node), else a
+ *     pipelined chain in rank order ({@link ChainReductions}); both reduce on the GPUs.</li>
  * <li>Large, some rank stages: broadcast, reduce and allReduce run chunk by chunk, pipelined: the
  *     device-to-host copy of chunk k+1 runs while the inner collective works on chunk k, and the
  *     host-to-device copy of chunk k while it works on k+1. Scatter, gather, allGather and allToAll
@@ -49,12 +51,14 @@ final class Collectives {
     private final HostBuffer vectorOut = HostBuffer.allocate(16);
     private final IpcCollectives ipc;
     private final ChainReductions chain;
+    private final HierarchicalReductions hierarchical;
 
     Collectives(StagedTransport comm) {
         this.comm = comm;
         this.rt = comm.runtime();
         this.ipc = new IpcCollectives(comm);
         this.chain = new ChainReductions(comm, this);
+        this.hierarchical = new HierarchicalReductions(comm, chain);
     }
 
     /** Frees the agreement buffers. */
@@ -65,6 +69,12 @@ final class Collectives {
         vectorOut.close();
         ipc.close();
         chain.close();
+        hierarchical.close();
+    }
+
+    /** The path of reductions across nodes, node by node (tests look at it). */
+    HierarchicalReductions hierarchical() {
+        return hierarchical;
     }
 
     /** The node-local CUDA IPC path of this communicator. */
@@ -116,7 +126,11 @@ final class Collectives {
         boolean allowed = rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST && comm.size() > 1;
         boolean[] f = agree(mine, allowed && chain.canTake(send, recv, type));
         if (allowed && f[1]) {
-            chain.run(send, recv, count, type, op, root);
+            if (hierarchical.applies()) {
+                hierarchical.run(send, recv, count, type, op, root);
+            } else {
+                chain.run(send, recv, count, type, op, root);
+            }
             return true;
         }
         per[0] = f[0] ? Tuning.of(rt.settings).chunkFor(bytes) / type.size() : Math.max(count, 1);

@@ -6,6 +6,7 @@ import dev.ferry.FerryException;
 import dev.ferry.HostBuffer;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.spi.Transport;
+import dev.ferry.spi.Launch;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
@@ -18,6 +19,11 @@ import java.util.UUID;
  * What every rank of a communicator knows of the others, exchanged once when the communicator is
  * made (one allGather of a 64-byte record): its node (a hash of host name and boot id), its pid,
  * its GPU, whether it can do CUDA IPC, and its wire settings, which must agree.
+ *
+ * <p>For tests on one machine, {@code ferry.staged.test.nodeGroup=N} makes groups of N consecutive
+ * world ranks (the launcher's rank variables, {@link Launch}) count as separate nodes: each group
+ * publishes a node id of its own, so that CUDA IPC, the node-local collectives and the reductions
+ * across nodes ({@link HierarchicalReductions}) decide as on that many machines.
  */
 final class Peers {
     private static final int RECORD = 64;
@@ -33,13 +39,30 @@ final class Peers {
     private final int[] device;
     private final int[] flags;
     private final int rank;
+    /** The node id this process publishes: {@link #NODE}, or its group's under {@code ferry.staged.test.nodeGroup}. */
+    private final long self;
 
-    private Peers(int size, int rank) {
+    private Peers(int size, int rank, long self) {
         node = new long[size];
         pid = new long[size];
         device = new int[size];
         flags = new int[size];
         this.rank = rank;
+        this.self = self;
+    }
+
+    /** The node id this process publishes under {@code s}: the real one, or one per group of {@code nodeGroup} consecutive world ranks. */
+    static long nodeOf(StagedSettings s) {
+        return nodeOf(s, Launch.detect().rank());
+    }
+
+    /** {@link #nodeOf(StagedSettings)} for world rank {@code world} (-1, unknown: a singleton, rank 0). */
+    static long nodeOf(StagedSettings s, int world) {
+        if (s.nodeGroup() <= 0) {
+            return NODE;
+        }
+        long group = Math.max(0, world) / s.nodeGroup();
+        return NODE ^ ((group + 1) * 0x9E3779B97F4A7C15L);
     }
 
     /**
@@ -48,10 +71,10 @@ final class Peers {
      */
     static Peers exchange(Transport c, StagedSettings s, boolean ipcHere) {
         int size = c.size();
-        Peers p = new Peers(size, c.rank());
+        Peers p = new Peers(size, c.rank(), nodeOf(s));
         try (HostBuffer mine = HostBuffer.allocate(RECORD); HostBuffer all = HostBuffer.allocate((long) RECORD * size)) {
             MemorySegment m = mine.segment();
-            m.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, NODE);
+            m.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, p.self);
             m.set(ValueLayout.JAVA_LONG_UNALIGNED, 8, PID);
             m.set(ValueLayout.JAVA_INT_UNALIGNED, 16, Cuda.isAvailable() ? Cuda.defaultDevice().ordinal() : -1);
             m.set(ValueLayout.JAVA_INT_UNALIGNED, 20, (Cuda.isAvailable() ? CUDA : 0) | (ipcHere ? IPC : 0));
@@ -85,7 +108,7 @@ final class Peers {
 
     /** True when rank {@code r} runs on this node. */
     boolean sameNode(int r) {
-        return node[r] == NODE;
+        return node[r] == self;
     }
 
     /** True when {@code r} is another process of this node and both can do CUDA IPC. */
@@ -109,7 +132,7 @@ final class Peers {
     /** True when every rank of the communicator runs on this node and can do CUDA IPC (the same answer on every rank). */
     boolean oneNodeWithIpc() {
         for (int r = 0; r < node.length; r++) {
-            if (node[r] != NODE || (flags[r] & IPC) == 0) return false;
+            if (node[r] != self || (flags[r] & IPC) == 0) return false;
         }
         return true;
     }
@@ -117,7 +140,7 @@ final class Peers {
     /** Ranks of this communicator on this node. */
     int localCount() {
         int n = 0;
-        for (long v : node) if (v == NODE) n++;
+        for (long v : node) if (v == self) n++;
         return n;
     }
 

@@ -38,13 +38,16 @@ import java.util.Map;
  * @param deviceCollectives {@code ferry.staged.deviceCollectives}: how collectives on device buffers run: {@code auto}
  *                       (the default: broadcast, reduce, allReduce, scatter, gather, allGather and allToAll among ranks all on one node over CUDA
  *                       IPC, reducing on the GPU, when every rank's buffers allow it; large reductions of device buffers
- *                       across nodes by the reduction chain, reducing on the GPUs; else staged through host memory),
+ *                       across nodes node by node ({@link HierarchicalReductions}) or by the reduction chain, reducing on
+ *                       the GPUs; else staged through host memory),
  *                       {@code ipc} (as auto, but a node-local device-buffer collective that cannot take the IPC path fails
  *                       instead of staging), {@code host} (always staged through host memory, reduced by the inner MPI)
+ * @param nodeGroup      {@code ferry.staged.test.nodeGroup}: for tests on one machine, ranks count as on separate nodes in
+ *                       groups of this many consecutive world ranks (0, the default: the real nodes); see {@link Peers}
  */
 public record StagedSettings(long chunk, long minChunk, int depth, long threshold, long eager, int poolChunks, boolean ipc, int ipcCacheSize,
                              boolean contextSync, boolean stageHostBuffers, int memcpyThreads, boolean offerIpcForHost,
-                             boolean progressThread, DeviceCollectives deviceCollectives) {
+                             boolean progressThread, DeviceCollectives deviceCollectives, int nodeGroup) {
 
     /** {@code ferry.staged.deviceCollectives}: which path node-local collectives on device buffers take. */
     public enum DeviceCollectives {
@@ -111,12 +114,17 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
             "collectives on device buffers: `auto` (CUDA IPC and GPU reductions where every rank's buffers allow, else staged), "
                     + "`ipc` (or an exception), `host` (always staged through host memory)");
 
+    /** {@code ferry.staged.test.nodeGroup}. */
+    public static final Setting<Integer> NODE_GROUP = Setting.of(MODULE, "ferry.staged.test.nodeGroup", Setting.INT, 0,
+            "for tests on one machine: ranks count as on separate nodes in groups of this many consecutive world ranks "
+                    + "(no CUDA IPC between groups; reductions across nodes run node by node); 0: the real nodes");
+
     /** The staged backend's settings, for {@link SettingsCatalog#all()}. */
     public static final class Catalog implements SettingsCatalog {
         @Override
         public List<Setting<?>> settings() {
             return List.of(INNER, CHUNK, MIN_CHUNK, DEPTH, THRESHOLD, EAGER, POOL, IPC, IPC_CACHE_SIZE, CONTEXT_SYNC, STAGE_HOST_BUFFERS,
-                    MEMCPY_THREADS, OFFER_IPC_FOR_HOST, PROGRESS_THREAD, DEVICE_COLLECTIVES);
+                    MEMCPY_THREADS, OFFER_IPC_FOR_HOST, PROGRESS_THREAD, DEVICE_COLLECTIVES, NODE_GROUP);
         }
     }
 
@@ -138,7 +146,7 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         int pool = orElse(settings.get(POOL), 2 * Math.max(depth, 1));
         StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, settings.get(IPC), settings.get(IPC_CACHE_SIZE),
                 settings.get(CONTEXT_SYNC), settings.get(STAGE_HOST_BUFFERS), settings.get(MEMCPY_THREADS), settings.get(OFFER_IPC_FOR_HOST),
-                settings.get(PROGRESS_THREAD), settings.get(DEVICE_COLLECTIVES));
+                settings.get(PROGRESS_THREAD), settings.get(DEVICE_COLLECTIVES), settings.get(NODE_GROUP));
         s.check();
         return s;
     }
@@ -171,6 +179,9 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         if (ipcCacheSize < 1) {
             throw new InvalidArgumentException("ferry.staged.ipcCacheSize=" + ipcCacheSize + ": must be at least 1");
         }
+        if (nodeGroup < 0) {
+            throw new InvalidArgumentException("ferry.staged.test.nodeGroup=" + nodeGroup + ": must be at least 0 (0: the real nodes)");
+        }
         if (memcpyThreads != 0 && memcpyThreads != 1) {
             throw new InvalidArgumentException("ferry.staged.memcpyThreads=" + memcpyThreads + ": must be 0 or 1");
         }
@@ -196,6 +207,9 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         }
         if (offerIpcForHost) {
             m.put("offer ipc for host buffers", "yes (test mode)");
+        }
+        if (nodeGroup > 0) {
+            m.put("node groups", "groups of " + nodeGroup + " consecutive world ranks count as separate nodes (test mode)");
         }
         return m;
     }

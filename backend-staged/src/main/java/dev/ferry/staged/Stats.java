@@ -23,6 +23,8 @@ final class Stats {
     final LongAdder ipcEventWaits = new LongAdder();
     final LongAdder gpuReductions = new LongAdder();
     final LongAdder chainReductions = new LongAdder();
+    /** Reductions across nodes run node by node ({@link HierarchicalReductions}). */
+    final LongAdder hierarchicalReductions = new LongAdder();
 
     /** Every counter by name. */
     Map<String, Long> snapshot() {
@@ -43,6 +45,7 @@ final class Stats {
         m.put("ipcEventWaits", ipcEventWaits.sum());
         m.put("gpuReductions", gpuReductions.sum());
         m.put("chainReductions", chainReductions.sum());
+        m.put("hierarchicalReductions", hierarchicalReductions.sum());
         return m;
     }
 

@@ -65,6 +65,22 @@ class StagedConformanceIT {
         return out;
     }
 
+    /**
+     * Reductions across nodes, node by node, through the staging pipeline: groups of two consecutive
+     * ranks count as nodes ({@code ferry.staged.test.nodeGroup=2}), 2 nodes of 2 ranks and 2 nodes of
+     * 2 and 1 (uneven); the reduction families of the suite and the node-by-node test with its counters.
+     */
+    @TestFactory
+    List<DynamicNode> reductionsAcrossNodes() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : new int[] {3, 4}) {
+            out.add(stagedHost("staged-host-nodes", np).property("ferry.staged.test.nodeGroup", "2")
+                    .property("ferry.test.include", "c_allReduce|c_reduce|c_minloc|i_|staged_largeCollectives|staged_reductionsAcrossNodes")
+                    .asTests());
+        }
+        return out;
+    }
+
     /** IPC offers for host buffers, which receivers refuse: the offer, reply and fallback path of the IPC protocol. */
     @TestFactory
     List<DynamicNode> conformanceThroughTheIpcFallback() {

@@ -454,6 +454,7 @@ public class StagedContract extends CommunicatorContract {
                 && sc.peers().localCount() == size;
         assertEquals(expectIpc, ipc.applicable(), "the IPC path applies exactly when the setting allows, IPC is on and every rank is on this node");
         long before = rt.stats.ipcCollectives.sum(), gpu = rt.stats.gpuReductions.sum(), onEvents = rt.stats.ipcEventWaits.sum();
+        long across = rt.stats.hierarchicalReductions.sum();
         for (int count : new int[] {2, 100_003}) { // the short path and the sliced one
             Buffer in = alloc(m, 8L * count), out = alloc(m, 8L * count);
             try (dev.ferry.HostBuffer h = dev.ferry.HostBuffer.allocate(8L * count)) {
@@ -472,7 +473,7 @@ public class StagedContract extends CommunicatorContract {
             assertEquals(2, rt.stats.gpuReductions.sum() - gpu, "and reduced on the GPU");
             assertEquals(Boolean.TRUE, ipc.verified(), "every rank mapped every peer");
             assertEquals(2, rt.stats.ipcEventWaits.sum() - onEvents, "both ended on the ranks' interprocess events");
-        } else {
+        } else if (rt.stats.hierarchicalReductions.sum() == across) { // node by node, the node-local steps take IPC
             assertEquals(0, took, "staged through host memory (" + rt.settings.deviceCollectives() + ", applicable " + ipc.applicable() + ")");
         }
         if (rt.settings.deviceCollectives() == StagedSettings.DeviceCollectives.IPC && size > 1 && ipc.applicable()) {
@@ -480,6 +481,70 @@ public class StagedContract extends CommunicatorContract {
             Buffer in = alloc(m, 64), out = alloc(m, 64);
             assertThrows(dev.ferry.UnsupportedBufferException.class, () -> comm.allReduce(in.slice(1, 8), out, 2, DataType.INT, ReduceOp.SUM));
             assertUsable();
+        }
+    }
+
+    /**
+     * Large reduce and allReduce of staged buffers on ranks of several nodes, one node holding several
+     * of them (on one machine: {@code ferry.staged.test.nodeGroup}), run node by node: counted by the
+     * runtime on every rank, folded on the GPU for device memory (node-local folds and broadcasts over
+     * CUDA IPC where it is on), results equal to the host's rank-order fold (inputs exact in any order).
+     * Device memory needs a GPU; the no-GPU test mode ({@code stageHostBuffers}) runs the same protocol
+     * with host buffers.
+     */
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void staged_reductionsAcrossNodesRunNodeByNode(Mem m) {
+        m.assume(comm);
+        StagedTransport sc = staged(comm);
+        StagedRuntime rt = sc.runtime();
+        HierarchicalReductions h = sc.collectivesForTests().hierarchical();
+        Assumptions.assumeTrue(h.applies(), () -> "the " + size + " ranks are on " + h.nodes() + " node(s): this needs several nodes, one of several"
+                + " ranks (on one machine: -Dferry.staged.test.nodeGroup=2 with 3 or more ranks), and deviceCollectives other than host");
+        Buffer kind = alloc(m, 16);
+        boolean staged = sc.staged(kind);
+        close(kind);
+        Assumptions.assumeTrue(staged, () -> m + " memory is not staged here (host buffers go straight to the inner MPI)");
+        long count = Math.max(3 * rt.settings.chunk(), 2 * rt.settings.threshold()) / 8 + 1001; // over the threshold, several chunks
+        Stats st = rt.stats;
+        long across0 = st.hierarchicalReductions.sum(), ipc0 = st.ipcCollectives.sum(), gpu0 = st.gpuReductions.sum();
+        List<String> wrong = new ArrayList<>();
+        int calls = 0;
+        Object[][] cases = {{DataType.LONG, ReduceOp.SUM}, {DataType.DOUBLE, ReduceOp.SUM}, {DataType.FLOAT, ReduceOp.MAX}};
+        for (Object[] c : cases) {
+            DataType t = (DataType) c[0];
+            ReduceOp op = (ReduceOp) c[1];
+            byte[] expected = Data.orderFreeInput(t, op, 0, count);
+            for (int r = 1; r < size; r++) {
+                dev.ferry.spi.HostReduction.apply(t, op, java.lang.foreign.MemorySegment.ofArray(expected),
+                        java.lang.foreign.MemorySegment.ofArray(Data.orderFreeInput(t, op, r, count)), count);
+            }
+            Buffer send = filled(m, Data.orderFreeInput(t, op, rank, count));
+            Buffer recv = poisoned(m, t.bytes(count));
+            comm.allReduce(send, recv, count, t, op);
+            calls++;
+            if (!Arrays.equals(expected, Mem.read(recv))) wrong.add("allReduce " + op + " of " + t);
+            for (int root = 0; root < size; root++) {
+                Buffer out = rank == root ? poisoned(m, t.bytes(count)) : null;
+                comm.reduce(send, out, count, t, op, root);
+                calls++;
+                if (out != null && !Arrays.equals(expected, Mem.read(out))) wrong.add("reduce " + op + " of " + t + " to root " + root);
+                if (out != null) close(out);
+            }
+            close(send);
+            close(recv);
+        }
+        assertTrue(wrong.isEmpty(), "wrong results on rank " + rank + ": " + wrong);
+        assertEquals(calls, st.hierarchicalReductions.sum() - across0, "every call ran node by node: " + st);
+        if (m == Mem.DEVICE) {
+            dev.ferry.HostBuffer mine = closeAfter(dev.ferry.HostBuffer.allocate(8)), all = closeAfter(dev.ferry.HostBuffer.allocate(8));
+            Data.put(mine.segment(), DataType.LONG, 0, st.gpuReductions.sum() - gpu0);
+            comm.allReduce(mine, all, 1, DataType.LONG, ReduceOp.SUM);
+            assertTrue(Data.get(all.segment(), DataType.LONG, 0) >= calls, "the folds ran on the GPUs: " + st);
+            if (rt.ipcEnabled() && sc.peers().localCount() > 1) {
+                // every call: one node-local reduction over CUDA IPC, and for allReduce one node-local broadcast
+                assertEquals(calls + cases.length, st.ipcCollectives.sum() - ipc0, "the node-local steps went over CUDA IPC: " + st);
+            }
         }
     }
 
@@ -526,6 +591,9 @@ public class StagedContract extends CommunicatorContract {
             assertTrue(st.get("collectiveSteps") > 100 && st.get("collectivesByMessages") > 0, "collectives went through staging: " + st);
             if (size > 1 && rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST) {
                 assertTrue(st.get("chainReductions") > 0, "large reductions of staged buffers went through the reduction chain: " + st);
+            }
+            if (staged(comm).collectivesForTests().hierarchical().applies()) {
+                assertTrue(st.get("hierarchicalReductions") > 0, "reductions across nodes ran node by node: " + st);
             }
         } else if (!Cuda.isAvailable()) {
             assertEquals(0L, st.get("stagedChunksOut"), "host buffers go straight: " + st);

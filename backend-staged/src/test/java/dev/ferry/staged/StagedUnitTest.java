@@ -36,6 +36,18 @@ class StagedUnitTest {
     }
 
     @Test
+    void nodeGroupsCountConsecutiveWorldRanksAsNodes() {
+        StagedSettings real = settings(Map.of()), pairs = settings(Map.of("ferry.staged.test.nodeGroup", "2"));
+        assertEquals(0, real.nodeGroup());
+        assertEquals(Peers.NODE, Peers.nodeOf(real, 5), "0: the real node, whatever the rank");
+        assertEquals(Peers.nodeOf(pairs, 0), Peers.nodeOf(pairs, 1));
+        assertEquals(Peers.nodeOf(pairs, 2), Peers.nodeOf(pairs, 3));
+        assertTrue(Peers.nodeOf(pairs, 1) != Peers.nodeOf(pairs, 2) && Peers.nodeOf(pairs, 0) != Peers.NODE, "groups 0 and 1 are other nodes");
+        assertEquals(Peers.nodeOf(pairs, 0), Peers.nodeOf(pairs, -1), "unknown rank (a singleton): group 0");
+        assertThrows(InvalidArgumentException.class, () -> settings(Map.of("ferry.staged.test.nodeGroup", "-1")));
+    }
+
+    @Test
     void badSettingsNameTheSetting() {
         for (Map<String, String> bad : java.util.List.of(
                 Map.of("ferry.staged.chunk", "12x"),
