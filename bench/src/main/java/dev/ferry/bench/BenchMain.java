@@ -73,7 +73,9 @@ public final class BenchMain {
     private static final String USAGE = """
             usage: mpirun -np N java -cp CLASSPATH dev.ferry.bench.BenchMain [options]
               --suite quick|full|tiny     sizes and iteration policy (default quick)
-              --benchmarks LIST           latency,bw,bibw,bcast,allreduce,alltoall (default all)
+              --benchmarks LIST           latency,bw,bibw,bcast,allreduce,reducescatter,allgather,alltoall
+                                          (default all; reducescatter and allgather skip the sizes too
+                                          small to give every rank one element)
               --backends LIST|all         backends to measure (default all: every available one)
               --mem LIST|auto             pageable,pinned,device (default auto: all three, skipping what
                                           this machine cannot do, with the reason)
@@ -290,10 +292,19 @@ public final class BenchMain {
                 say.println("[bench] skip " + q.id() + ": point-to-point benchmarks need at least 2 ranks");
                 continue;
             }
+            List<String> unsplit = o.suite().sizes().stream().filter(size -> !q.runs(size, ranks)).map(Suite::formatSize).toList();
+            if (!unsplit.isEmpty() && !comms.isEmpty()) {
+                String why = q.id() + " at " + String.join(", ", unsplit) + ": too small to give each of " + ranks + " ranks one element";
+                skipped.add(why);
+                say.println("[bench] skip " + why);
+            }
             for (String b : comms.keySet()) {
                 for (Memory m : kinds.get(b)) {
                     boolean first = true;
                     for (long size : o.suite().sizes()) {
+                        if (!q.runs(size, ranks)) {
+                            continue;
+                        }
                         int window = q.hasWindow() ? o.suite().window(size) : 1;
                         int reps = o.suite().reps(q, size, ranks);
                         plan.add(new Run(q, b, m, size, ranks, window, reps, o.suite().warmup(size, reps, first)));

@@ -182,6 +182,8 @@ public final class Report {
             case BIBANDWIDTH -> "Bi-directional bandwidth";
             case BROADCAST -> "Broadcast from rank 0";
             case ALLREDUCE -> "Allreduce (SUM, doubles)";
+            case REDUCE_SCATTER -> "Reduce-scatter (SUM, doubles, size sent per rank)";
+            case ALLGATHER -> "All-gather (size received per rank)";
             case ALLTOALL -> "All-to-all (size per pair)";
         };
     }
