@@ -269,6 +269,8 @@ public final class BenchMain {
         }
         // memory kinds: measurable with a backend only when every rank can
         Map<String, List<Memory>> kinds = new LinkedHashMap<>();
+        String noDevice = o.memories().contains(Memory.DEVICE) ? comms.isEmpty() ? "no backend opened" : null
+                : "device memory not asked for (--mem)";
         for (Map.Entry<String, Communicator> e : comms.entrySet()) {
             List<Memory> ok = new ArrayList<>();
             for (Memory m : o.memories()) {
@@ -276,11 +278,16 @@ public final class BenchMain {
                 if (Lockstep.all(why == null)) {
                     ok.add(m);
                 } else {
-                    skipped.add(e.getKey() + "/" + m.id() + ": " + (why != null ? why : "unavailable on another rank"));
+                    String skip = e.getKey() + "/" + m.id() + ": " + (why != null ? why : "unavailable on another rank");
+                    skipped.add(skip);
+                    if (m == Memory.DEVICE && noDevice == null) {
+                        noDevice = "device memory not measured (" + skip + ")";
+                    }
                 }
             }
             kinds.put(e.getKey(), ok);
         }
+        boolean deviceMeasured = kinds.values().stream().anyMatch(k -> k.contains(Memory.DEVICE));
         for (String s : skipped) {
             say.println("[bench] skip " + s);
         }
@@ -318,6 +325,13 @@ public final class BenchMain {
         }
         meta.put("skipped", String.join(" | ", skipped));
         meta.put("runs", Integer.toString(plan.size()));
+        // the yardstick of the device collectives: one device-to-device copy of each size, rank 0 alone, in this run
+        if (deviceMeasured) {
+            meta.put("d2dcopy", timeDeviceCopies(o, tag, lead, say));
+        } else {
+            meta.put("d2dcopy", "not measured: " + (noDevice != null ? noDevice : "no backend measures device memory here"));
+            say.println("[bench] no device-to-device copy reference: " + meta.get("d2dcopy").substring("not measured: ".length()));
+        }
 
         Path json = o.out().resolve("jmh-" + tag + ".json");
         Path log = o.out().resolve("jmh-" + tag + ".log");
@@ -359,6 +373,32 @@ public final class BenchMain {
             jmhOut.close();
         }
         Ferry.shutdown();
+    }
+
+    /**
+     * Times one device-to-device copy of every size of the suite on rank 0's GPU while the other
+     * ranks wait ({@link DeviceCopy}), writes {@code d2dcopy-TAG.csv} (rank 0) and returns the
+     * run's note about it; aborts the job when the copy fails. Collective.
+     */
+    private static String timeDeviceCopies(Options o, String tag, boolean lead, PrintStream say) {
+        Path csv = DeviceCopy.file(o.out(), tag);
+        String note = "";
+        if (lead) {
+            try {
+                String where = "rank 0's GPU " + Cuda.defaultDevice();
+                java.util.Map<Long, Stats> copies = DeviceCopy.timeAll(o.suite().sizes());
+                DeviceCopy.write(csv, Lockstep.size(), where, copies);
+                for (Map.Entry<Long, Stats> e : copies.entrySet()) {
+                    say.printf(Locale.ROOT, "[bench] %s %s/%s %s: %.3g us (%.3g-%.3g)%n", DeviceCopy.BENCH, DeviceCopy.BACKEND, Memory.DEVICE.id(),
+                            Suite.formatSize(e.getKey()), e.getValue().median(), e.getValue().min(), e.getValue().max());
+                }
+                note = "one device-to-device copy per size on " + where + ", " + csv.getFileName();
+            } catch (IOException | RuntimeException e) {
+                abort("rank 0: timing the device-to-device copy reference failed: " + e);
+            }
+        }
+        Lockstep.barrier();
+        return note;
     }
 
     /** Nodes, ranks per node, cores per node; warns about oversubscription. */
