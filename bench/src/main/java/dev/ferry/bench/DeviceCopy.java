@@ -101,10 +101,18 @@ final class DeviceCopy {
         sb.append("impl,bench,backend,mem,size,ranks,window,reps,iterations,median_us,min_us,max_us,p10_us,p90_us\n");
         for (Map.Entry<Long, Stats> e : bySize.entrySet()) {
             Stats s = e.getValue();
-            sb.append(String.format(java.util.Locale.ROOT, "java,%s,%s,%s,%d,%d,1,1,%d,%.6g,%.6g,%.6g,%.6g,%.6g%n", BENCH, BACKEND,
-                    Memory.DEVICE.id(), e.getKey(), ranks, s.n(), s.median(), s.min(), s.max(), s.p10(), s.p90()));
+            sb.append(String.join(",", "java", BENCH, BACKEND, Memory.DEVICE.id(), Long.toString(e.getKey()), Integer.toString(ranks), "1", "1",
+                    Integer.toString(s.n()), g6(s.median()), g6(s.min()), g6(s.max()), g6(s.p10()), g6(s.p90()))).append('\n');
         }
         Files.writeString(csv, sb.toString(), StandardCharsets.UTF_8);
+    }
+
+    /** Six significant digits without trailing zeros, as C's {@code %.6g} in ferry-osu's rows (plain notation). */
+    static String g6(double v) {
+        if (!Double.isFinite(v)) {
+            return "NaN";
+        }
+        return new java.math.BigDecimal(v).round(new java.math.MathContext(6)).stripTrailingZeros().toPlainString();
     }
 
     /** The copy times in {@code csv} by size (its {@value #BENCH} rows; others left out). */
