@@ -22,8 +22,12 @@ usage: bench/run.sh [options] [-- extra launcher arguments]
                             --mpi=pmix for openmpi and --mpi=pmi2 for mpich, in the current allocation
                             (or a new one: put srun's options such as -N 2 after --; --hostfile is not used)
   --backends LIST|all       Ferry backends to measure (default all: every available one)
-  --mem LIST|auto           pageable,pinned,device (default auto: what this machine can do)
-  --benchmarks LIST         latency,bw,bibw,bcast,allreduce,alltoall (default all)
+  --mem LIST|auto           pageable,pinned,device (default auto: what this machine can do); with
+                            device, the Java suite also times one device-to-device copy of each size
+                            on rank 0's GPU (d2dcopy-TAG.csv) and the report gives each device
+                            collective's ratio to it
+  --benchmarks LIST         latency,bw,bibw,bcast,allreduce,reducescatter,allgather,alltoall
+                            (default all)
   --sizes LIST              message sizes instead of the suite's, e.g. 8,4k,1M
   --warmup N --iterations N batches per run instead of the suite's
   --time-limit SECONDS      a budget for the Java suite and the C reference together: each stops

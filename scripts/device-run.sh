@@ -5,13 +5,15 @@
 #                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
 #                                        smcuda smcuda-c ordering-cost ops
 #                                        device-reduction device-collectives device-collectives-bench bench-chain
-#                                        device-reductions-mpi device-reductions-nodes small-floor
+#                                        device-reductions-mpi device-reductions-nodes small-floor bench-collectives
 #                                        (the device-collectives steps: 2, 3, 4 ranks sharing GPU 0; run with MPS=1;
 #                                        DEVCOLL_NP="2 3 4", DEVCOLL_MODES="ipc auto host", DEVCOLL_CHAIN=1 pick rows,
 #                                        DEVCOLL_NODES=1 adds the rows of device-reductions-nodes (reductions across
 #                                        nodes, node by node, with ferry.staged.test.nodeGroup=2: DEVCOLL_NODES_NP="3 4",
 #                                        DEVCOLL_NODES_MODES="auto ipc"), BENCH_MAX the largest size of device-collectives-bench)
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
+#                                        (bench-collectives: BENCHCOLL_NP ranks, default 2; BENCHCOLL_BACKENDS,
+#                                        default staged,ompi; BENCHCOLL_SIZES, default 8,1k,64k,1M,16M,256M)
 #                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS; MPS=1 runs the
 #                                        steps under a CUDA MPS daemon, for ranks that share one GPU)
 #
@@ -440,6 +442,22 @@ step_bench() {
     md "- \`bench/run.sh --suite full --np 2 --time-limit ${BENCH_LIMIT:-420} ${BENCH_ARGS:-}\` under the CUDA-aware Open MPI 5.0.7: exit $?, $((SECONDS - t0)) s"
     (cd "$W/bench" && tar czf "$OUT/bench-raw.tgz" . ) 2>/dev/null
     md ""
+}
+
+# the five collectives on device buffers (bcast, allreduce, reducescatter, allgather, alltoall) through the JMH
+# suite for staged and ompi, beside the C reference and one device-to-device copy of each size on rank 0's GPU
+# timed in the same run: results.md gives each device series' ratio to that copy
+step_bench-collectives() {
+    md "## Device collectives beside the C reference and one device-to-device copy (same run)"; md ""
+    mpi_env cuda
+    local t0=$SECONDS
+    bench/run.sh --suite full --np "${BENCHCOLL_NP:-2}" --java "$JAVA" --classpath "$CP_LIB:$MPIJAR" \
+        --backends "${BENCHCOLL_BACKENDS:-staged,ompi}" --mem device --benchmarks bcast,allreduce,reducescatter,allgather,alltoall \
+        --sizes "${BENCHCOLL_SIZES:-8,1k,64k,1M,16M,256M}" --warmup 1 --iterations 6 --time-limit "${BENCH_LIMIT:-480}" \
+        --native-bin "$D/c/ferry-osu" --out "$W/bench-collectives" ${BENCH_ARGS:-} > "$W/logs/bench-collectives.log" 2>&1
+    md "- \`bench/run.sh --suite full --np ${BENCHCOLL_NP:-2} --backends ${BENCHCOLL_BACKENDS:-staged,ompi} --mem device --benchmarks bcast,allreduce,reducescatter,allgather,alltoall --sizes ${BENCHCOLL_SIZES:-8,1k,64k,1M,16M,256M} --warmup 1 --iterations 6 --time-limit ${BENCH_LIMIT:-480} ${BENCH_ARGS:-}\` under the CUDA-aware Open MPI 5.0.7: exit $?, $((SECONDS - t0)) s"
+    md ""; cat "$W/bench-collectives/results.md" >> "$SUMMARY" 2>/dev/null; md ""
+    (cd "$W/bench-collectives" && tar czf "$OUT/bench-collectives-raw.tgz" . ) 2>/dev/null
 }
 
 # IPC off (the path that jobs over several nodes take): staged device allReduce (the reduction chain:

@@ -8,6 +8,11 @@
  * time / (reps * ops per invocation). Ops per invocation: 2 for the ping-pong (so the result is the
  * one-way latency, half the round trip), 1 otherwise. Point-to-point results are rank 0's time (rank
  * i pairs with rank i + size/2); collectives report the slowest rank's time per batch.
+ * Sizes: bcast and allreduce move `size` bytes (allreduce: size/8 doubles); alltoall sends `size`
+ * bytes to every rank; reducescatter sends `size` bytes per rank (size/8/ranks doubles received);
+ * allgather receives `size` bytes per rank (size/ranks from every rank). Sizes too small to give
+ * every rank one element of reducescatter or allgather are not run (a '#' line says so), as in the
+ * Java suite (Question.block).
  *
  *   reps   = clamp(batch_bytes / bytes_per_invocation, min_reps, max_reps)
  *   window = clamp(window_bytes / size, 1, max_window)
@@ -205,8 +210,8 @@ static void mem_free(enum mem m, void *p) {
 }
 
 /* ---- the questions ------------------------------------------------------------------------- */
-enum bench { LATENCY, BW, BIBW, BCAST, ALLREDUCE, ALLTOALL, NBENCH };
-static const char *bench_names[] = {"latency", "bw", "bibw", "bcast", "allreduce", "alltoall"};
+enum bench { LATENCY, BW, BIBW, BCAST, ALLREDUCE, REDUCESCATTER, ALLGATHER, ALLTOALL, NBENCH };
+static const char *bench_names[] = {"latency", "bw", "bibw", "bcast", "allreduce", "reducescatter", "allgather", "alltoall"};
 
 static int is_collective(enum bench b) { return b >= BCAST; }
 static int has_window(enum bench b) { return b == BW || b == BIBW; }
@@ -217,9 +222,21 @@ static long long bytes_per_invocation(enum bench b, long long size, int window, 
     case LATENCY: return 2 * size;
     case BW: return (long long)window * size;
     case BIBW: return 2LL * window * size;
-    case BCAST: case ALLREDUCE: return size;
+    case BCAST: case ALLREDUCE: case REDUCESCATTER: case ALLGATHER: return size;
     case ALLTOALL: return size * ranks;
     default: return size;
+    }
+}
+
+/* Elements of each rank's block for the collectives that split `size` over the ranks (rounded down;
+ * 0: too small, the size is not run), 1 for the others: Question.block. Reduce-scatter: size is
+ * what each rank sends, size/8/ranks doubles per block; all-gather: size is what each rank receives,
+ * size/ranks bytes per block. */
+static long long block_of(enum bench b, long long size, int ranks) {
+    switch (b) {
+    case REDUCESCATTER: return size / 8 / ranks;
+    case ALLGATHER: return size / ranks;
+    default: return 1;
     }
 }
 
@@ -291,6 +308,14 @@ static void invoke(struct job *j) {
         MPI_Allreduce(j->s, j->r, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         return;
     }
+    case REDUCESCATTER:
+        MPI_Reduce_scatter_block(j->s, j->r, (int)block_of(j->b, j->size, world_size), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        return;
+    case ALLGATHER: {
+        int block = (int)block_of(j->b, j->size, world_size);
+        MPI_Allgather(j->s, block, MPI_BYTE, j->r, block, MPI_BYTE, MPI_COMM_WORLD);
+        return;
+    }
     case ALLTOALL:
         MPI_Alltoall(j->s, n, MPI_BYTE, j->r, n, MPI_BYTE, MPI_COMM_WORLD);
         return;
@@ -333,8 +358,12 @@ static void run(FILE *out, const struct policy *p, enum bench b, enum mem m, lon
     size_t bytes = (size_t)size;
     if (b == ALLREDUCE) bytes = (size_t)(size / 8 > 0 ? size / 8 : 1) * 8;
     if (b == ALLTOALL) bytes = (size_t)size * world_size;
+    size_t rbytes = bytes;
+    long long block = block_of(b, size, world_size);
+    if (b == REDUCESCATTER) { bytes = (size_t)block * 8 * world_size; rbytes = (size_t)block * 8; }
+    if (b == ALLGATHER) { bytes = (size_t)block; rbytes = (size_t)block * world_size; }
     j.s = mem_alloc(m, bytes);
-    j.r = (b == BIBW || b == ALLREDUCE || b == ALLTOALL) ? mem_alloc(m, bytes) : j.s;
+    j.r = (b == BIBW || b == ALLREDUCE || b == REDUCESCATTER || b == ALLGATHER || b == ALLTOALL) ? mem_alloc(m, rbytes) : j.s;
     j.ack = calloc(1, 8);
     j.req = calloc(2 * (size_t)j.window, sizeof(MPI_Request));
     int reps = reps_of(p, b, size, world_size);
@@ -381,7 +410,8 @@ static int parse_list(const char *s, const char **names, int nnames, int *chosen
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: mpirun -np N ferry-osu [--bench latency,bw,bibw,bcast,allreduce,alltoall] [--mem pageable,pinned,device]\n"
+            "usage: mpirun -np N ferry-osu [--bench latency,bw,bibw,bcast,allreduce,reducescatter,allgather,alltoall]\n"
+            "       [--mem pageable,pinned,device]\n"
             "       [--sizes 8,32,...] [--warmup N] [--iterations N] [--batch-bytes N] [--min-reps N] [--max-reps N]\n"
             "       [--window-bytes N] [--max-window N] [--out FILE] [--time-limit SECONDS]\n"
             "The arguments for a Java suite: java -cp ... dev.ferry.bench.BenchMain --suite quick --print-native-args\n");
@@ -485,7 +515,16 @@ int main(int argc, char **argv) {
         if (!is_collective(b) && world_size < 2) continue;
         for (int m = 0; m < 3 && !stop; m++) {
             if (!mems[m] || !agreed[m]) continue;
+            int first = 1;
             for (int s = 0; s < p.nsizes; s++) {
+                if (block_of((enum bench)b, p.sizes[s], world_size) < 1) {
+                    /* too small to give every rank one element: not run, as in the Java suite */
+                    if (world_rank == 0) {
+                        fprintf(out, "# skip %s %s %lld B: too small to give each of %d ranks one element\n", bench_names[b], mem_names[m],
+                                p.sizes[s], world_size);
+                    }
+                    continue;
+                }
                 /* rank 0's clock decides, so that every rank stops before the same run */
                 stop = world_rank == 0 && time_limit > 0 && MPI_Wtime() - start >= time_limit;
                 MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -496,7 +535,8 @@ int main(int argc, char **argv) {
                     }
                     break;
                 }
-                run(out, &p, (enum bench)b, (enum mem)m, p.sizes[s], s == 0);
+                run(out, &p, (enum bench)b, (enum mem)m, p.sizes[s], first);
+                first = 0;
                 done++;
             }
         }

@@ -73,7 +73,9 @@ public final class BenchMain {
     private static final String USAGE = """
             usage: mpirun -np N java -cp CLASSPATH dev.ferry.bench.BenchMain [options]
               --suite quick|full|tiny     sizes and iteration policy (default quick)
-              --benchmarks LIST           latency,bw,bibw,bcast,allreduce,alltoall (default all)
+              --benchmarks LIST           latency,bw,bibw,bcast,allreduce,reducescatter,allgather,alltoall
+                                          (default all; reducescatter and allgather skip the sizes too
+                                          small to give every rank one element)
               --backends LIST|all         backends to measure (default all: every available one)
               --mem LIST|auto             pageable,pinned,device (default auto: all three, skipping what
                                           this machine cannot do, with the reason)
@@ -267,6 +269,8 @@ public final class BenchMain {
         }
         // memory kinds: measurable with a backend only when every rank can
         Map<String, List<Memory>> kinds = new LinkedHashMap<>();
+        String noDevice = o.memories().contains(Memory.DEVICE) ? comms.isEmpty() ? "no backend opened" : null
+                : "device memory not asked for (--mem)";
         for (Map.Entry<String, Communicator> e : comms.entrySet()) {
             List<Memory> ok = new ArrayList<>();
             for (Memory m : o.memories()) {
@@ -274,11 +278,16 @@ public final class BenchMain {
                 if (Lockstep.all(why == null)) {
                     ok.add(m);
                 } else {
-                    skipped.add(e.getKey() + "/" + m.id() + ": " + (why != null ? why : "unavailable on another rank"));
+                    String skip = e.getKey() + "/" + m.id() + ": " + (why != null ? why : "unavailable on another rank");
+                    skipped.add(skip);
+                    if (m == Memory.DEVICE && noDevice == null) {
+                        noDevice = "device memory not measured (" + skip + ")";
+                    }
                 }
             }
             kinds.put(e.getKey(), ok);
         }
+        boolean deviceMeasured = kinds.values().stream().anyMatch(k -> k.contains(Memory.DEVICE));
         for (String s : skipped) {
             say.println("[bench] skip " + s);
         }
@@ -290,10 +299,19 @@ public final class BenchMain {
                 say.println("[bench] skip " + q.id() + ": point-to-point benchmarks need at least 2 ranks");
                 continue;
             }
+            List<String> unsplit = o.suite().sizes().stream().filter(size -> !q.runs(size, ranks)).map(Suite::formatSize).toList();
+            if (!unsplit.isEmpty() && !comms.isEmpty()) {
+                String why = q.id() + " at " + String.join(", ", unsplit) + ": too small to give each of " + ranks + " ranks one element";
+                skipped.add(why);
+                say.println("[bench] skip " + why);
+            }
             for (String b : comms.keySet()) {
                 for (Memory m : kinds.get(b)) {
                     boolean first = true;
                     for (long size : o.suite().sizes()) {
+                        if (!q.runs(size, ranks)) {
+                            continue;
+                        }
                         int window = q.hasWindow() ? o.suite().window(size) : 1;
                         int reps = o.suite().reps(q, size, ranks);
                         plan.add(new Run(q, b, m, size, ranks, window, reps, o.suite().warmup(size, reps, first)));
@@ -307,6 +325,13 @@ public final class BenchMain {
         }
         meta.put("skipped", String.join(" | ", skipped));
         meta.put("runs", Integer.toString(plan.size()));
+        // the yardstick of the device collectives: one device-to-device copy of each size, rank 0 alone, in this run
+        if (deviceMeasured) {
+            meta.put("d2dcopy", timeDeviceCopies(o, tag, lead, say));
+        } else {
+            meta.put("d2dcopy", "not measured: " + (noDevice != null ? noDevice : "no backend measures device memory here"));
+            say.println("[bench] no device-to-device copy reference: " + meta.get("d2dcopy").substring("not measured: ".length()));
+        }
 
         Path json = o.out().resolve("jmh-" + tag + ".json");
         Path log = o.out().resolve("jmh-" + tag + ".log");
@@ -348,6 +373,32 @@ public final class BenchMain {
             jmhOut.close();
         }
         Ferry.shutdown();
+    }
+
+    /**
+     * Times one device-to-device copy of every size of the suite on rank 0's GPU while the other
+     * ranks wait ({@link DeviceCopy}), writes {@code d2dcopy-TAG.csv} (rank 0) and returns the
+     * run's note about it; aborts the job when the copy fails. Collective.
+     */
+    private static String timeDeviceCopies(Options o, String tag, boolean lead, PrintStream say) {
+        Path csv = DeviceCopy.file(o.out(), tag);
+        String note = "";
+        if (lead) {
+            try {
+                String where = "rank 0's GPU " + Cuda.defaultDevice();
+                java.util.Map<Long, Stats> copies = DeviceCopy.timeAll(o.suite().sizes());
+                DeviceCopy.write(csv, Lockstep.size(), where, copies);
+                for (Map.Entry<Long, Stats> e : copies.entrySet()) {
+                    say.printf(Locale.ROOT, "[bench] %s %s/%s %s: %.3g us (%.3g-%.3g)%n", DeviceCopy.BENCH, DeviceCopy.BACKEND, Memory.DEVICE.id(),
+                            Suite.formatSize(e.getKey()), e.getValue().median(), e.getValue().min(), e.getValue().max());
+                }
+                note = "one device-to-device copy per size on " + where + ", " + csv.getFileName();
+            } catch (IOException | RuntimeException e) {
+                abort("rank 0: timing the device-to-device copy reference failed: " + e);
+            }
+        }
+        Lockstep.barrier();
+        return note;
     }
 
     /** Nodes, ranks per node, cores per node; warns about oversubscription. */

@@ -30,7 +30,14 @@ final class Charts {
     private static final Map<Memory, Plot.Marker> MARKERS = Map.of(
             Memory.PAGEABLE, Plot.Marker.CIRCLE, Memory.PINNED, Plot.Marker.SQUARE, Memory.DEVICE, Plot.Marker.TRIANGLE);
 
+    /** The device-to-device copy reference's line. */
+    private static final Color COPY_COLOR = new Color(0x2E8B57);
+
     private Charts() {
+    }
+
+    private static String copyLabel(String tag, boolean withTag) {
+        return "one device-to-device copy (" + DeviceCopy.BACKEND + ")" + (withTag ? " [" + tag + "]" : "");
     }
 
     /**
@@ -38,7 +45,7 @@ final class Charts {
      * GPU limits when {@code gpuLimits}, under {@code subtitle}.
      */
     static void draw(Path png, List<Measurement> data, List<String> order, Function<Measurement, String> series, boolean gpuLimits,
-                     List<String> subtitle) throws IOException {
+                     List<String> subtitle, Map<String, Map<Long, Stats>> copies, boolean withTag) throws IOException {
         System.setProperty("java.awt.headless", "true");
         Map<String, Color> colors = new LinkedHashMap<>();
         Map<String, Measurement> firstOf = new LinkedHashMap<>();
@@ -49,6 +56,7 @@ final class Charts {
             colors.put(s, any.isNative() ? NATIVE_COLORS.get(any.memory()) : PALETTE[next++ % PALETTE.length]);
         }
         List<Plot.Panel> panels = new ArrayList<>();
+        java.util.Set<String> copyTags = new java.util.TreeSet<>();
         for (Question q : Question.values()) {
             List<Measurement> ms = data.stream().filter(m -> m.question() == q).toList();
             List<Plot.Line> lines = new ArrayList<>();
@@ -65,6 +73,16 @@ final class Charts {
                 Measurement first = pts.get(0);
                 lines.add(new Plot.Line(s, colors.get(s), first.isNative(), MARKERS.get(first.memory()), points));
             }
+            if (q.isCollective()) {
+                // the device-to-device copy of each run whose device collectives are in this panel
+                ms.stream().filter(m -> m.memory() == Memory.DEVICE && copies.containsKey(m.tag())).map(Measurement::tag).distinct()
+                        .forEach(tag -> {
+                            List<Plot.Point> points = copies.get(tag).entrySet().stream()
+                                    .map(e -> new Plot.Point(e.getKey(), e.getValue().median(), e.getValue().min(), e.getValue().max())).toList();
+                            lines.add(new Plot.Line(copyLabel(tag, withTag), COPY_COLOR, true, Plot.Marker.DIAMOND, points));
+                            copyTags.add(tag);
+                        });
+            }
             List<Plot.Limit> limits = new ArrayList<>();
             if (q.isBandwidth() && gpuLimits && !ms.isEmpty()) {
                 limits.add(new Plot.Limit("pinned host <-> GPU over PCIe, ~" + (int) PCIE_PINNED_GBS + " GB/s per direction",
@@ -80,6 +98,9 @@ final class Charts {
         for (String s : order) {
             Measurement any = firstOf.get(s);
             keys.add(new Plot.Key(any.isNative() ? s + " (native C)" : s, colors.get(s), any.isNative(), MARKERS.get(any.memory())));
+        }
+        for (String tag : copyTags) {
+            keys.add(new Plot.Key(copyLabel(tag, withTag), COPY_COLOR, true, Plot.Marker.DIAMOND));
         }
         Plot.write(png, "Ferry benchmarks", subtitle, panels, keys, 3);
     }

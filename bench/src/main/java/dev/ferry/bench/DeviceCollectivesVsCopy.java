@@ -19,7 +19,7 @@ import java.util.List;
  * device-to-device copy of the same size on the same GPU in the same run (rank 0, while the other
  * ranks wait), and the ratios. A collective's time is the slowest rank's mean over a batch of back-to-back calls,
  * median of the batches; a copy's is the median of single copies (cuMemcpyAsync then stream
- * synchronize).
+ * synchronize: {@link DeviceCopy#time}, the yardstick the JMH suite's report uses too).
  *
  * <p>Run on a GPU machine under the launcher: {@code mpirun -np N java -cp ...
  * dev.ferry.bench.DeviceCollectivesVsCopy [MAX_BYTES]} (the backend as usual:
@@ -63,7 +63,7 @@ public final class DeviceCollectivesVsCopy {
                 }
                 for (long bytes = 8; bytes <= max; bytes = bytes == max ? max + 1 : Math.min(bytes * 4, max)) {
                     int reps = (int) Math.max(3, Math.min(1000, (64L << 20) / bytes));
-                    Stats copy = rank == 0 ? copyMicros(recv, send, bytes, stream, reps) : null;
+                    Stats copy = rank == 0 ? DeviceCopy.time(recv, send, bytes, stream) : null;
                     comm.barrier();
                     StringBuilder row = new StringBuilder(rank == 0 ? String.format("%12d %22s", bytes, cell(copy)) : "");
                     for (Column c : columns) {
@@ -81,18 +81,6 @@ public final class DeviceCollectivesVsCopy {
 
     private static String cell(Stats s) {
         return String.format(java.util.Locale.ROOT, "%.2f (%.2f-%.2f)", s.median(), s.min(), s.max());
-    }
-
-    /** Median of single device-to-device copies of {@code bytes}, after a warm-up. */
-    private static Stats copyMicros(DeviceBuffer dst, DeviceBuffer src, long bytes, CudaStream stream, int reps) {
-        double[] us = new double[Math.min(reps, 51)];
-        for (int i = -3; i < us.length; i++) {
-            long t0 = System.nanoTime();
-            Cuda.copyAsync(dst.address(), src.address(), bytes, stream);
-            stream.synchronize();
-            if (i >= 0) us[i] = (System.nanoTime() - t0) / 1e3;
-        }
-        return Stats.of(us);
     }
 
     /** The slowest rank's mean time per call over a batch of {@code reps}, median of {@link #BATCHES} batches, after a warm-up batch. */

@@ -3,7 +3,7 @@ package dev.ferry.bench;
 import java.util.Locale;
 
 /**
- * The six questions the suite answers, each one JMH benchmark class, and the arithmetic shared by
+ * The eight questions the suite answers, each one JMH benchmark class, and the arithmetic shared by
  * the Java suite, the native C reference and the report: how many bytes one invocation moves, how
  * many "operations" it counts for, and whether the answer is read as a latency or a bandwidth.
  *
@@ -23,8 +23,18 @@ public enum Question {
     BROADCAST("bcast", Broadcast.class, "broadcast from rank 0 (slowest rank)", false, 1),
     /** MPI_Allreduce, SUM of doubles. */
     ALLREDUCE("allreduce", AllReduce.class, "allreduce, SUM of doubles (slowest rank)", false, 1),
+    /**
+     * MPI_Reduce_scatter_block, SUM of doubles; {@code size} is what each rank contributes (its send
+     * buffer), each rank receives {@code size / 8 / ranks} doubles.
+     */
+    REDUCE_SCATTER("reducescatter", ReduceScatter.class, "reduce-scatter, SUM of doubles, size bytes sent per rank (slowest rank)", false, 1),
+    /** MPI_Allgather; {@code size} is what each rank receives in total, {@code size / ranks} bytes from every rank. */
+    ALLGATHER("allgather", AllGather.class, "all-gather, size bytes received per rank (slowest rank)", false, 1),
     /** MPI_Alltoall, {@code size} bytes to every rank. */
     ALLTOALL("alltoall", AllToAll.class, "all-to-all, size bytes per pair of ranks (slowest rank)", false, 1);
+
+    /** Every id, comma-separated, in order: {@code latency,bw,...}. */
+    public static final String KNOWN = String.join(",", java.util.Arrays.stream(values()).map(Question::id).toList());
 
     private final String id;
     private final Class<?> benchmark;
@@ -81,7 +91,7 @@ public enum Question {
             case LATENCY -> 2 * size;
             case BANDWIDTH -> window * size;
             case BIBANDWIDTH -> 2L * window * size;
-            case BROADCAST, ALLREDUCE -> size;
+            case BROADCAST, ALLREDUCE, REDUCE_SCATTER, ALLGATHER -> size;
             case ALLTOALL -> size * ranks;
         };
     }
@@ -89,10 +99,31 @@ public enum Question {
     /** Payload bytes of one operation, for converting a time per operation into a bandwidth. */
     public long bytesPerOperation(long size, int window) {
         return switch (this) {
-            case LATENCY, BROADCAST, ALLREDUCE, ALLTOALL -> size;
+            case LATENCY, BROADCAST, ALLREDUCE, REDUCE_SCATTER, ALLGATHER, ALLTOALL -> size;
             case BANDWIDTH -> window * size;
             case BIBANDWIDTH -> 2L * window * size;
         };
+    }
+
+    /**
+     * Elements each rank's block holds for a message of {@code size} bytes on {@code ranks} ranks,
+     * for the collectives that split {@code size} over the ranks: {@code size / 8 / ranks} doubles
+     * for {@link #REDUCE_SCATTER}, {@code size / ranks} bytes for {@link #ALLGATHER} (rounded down;
+     * the buffers hold {@code block * ranks} elements); 0 when {@code size} is too small to give
+     * every rank one element, and such a size is not run (by the Java suite and the C reference
+     * alike). Every other question: 1 (nothing is split).
+     */
+    public long block(long size, int ranks) {
+        return switch (this) {
+            case REDUCE_SCATTER -> size / 8 / ranks;
+            case ALLGATHER -> size / ranks;
+            default -> 1;
+        };
+    }
+
+    /** True when a message of {@code size} bytes on {@code ranks} ranks is run: {@link #block} is at least 1. */
+    public boolean runs(long size, int ranks) {
+        return block(size, ranks) > 0;
     }
 
     /** The question with this id ({@code latency}, {@code bw}, ...), or its enum name. */
@@ -103,7 +134,7 @@ public enum Question {
                 return q;
             }
         }
-        throw new IllegalArgumentException("unknown benchmark '" + s + "'; known: latency, bw, bibw, bcast, allreduce, alltoall");
+        throw new IllegalArgumentException("unknown benchmark '" + s + "'; known: " + KNOWN);
     }
 
     /** The question a JMH benchmark name ({@code dev.ferry.bench.PingPongLatency.roundTrip}) belongs to, or null. */

@@ -24,8 +24,12 @@ import java.util.stream.Stream;
  * native C reference beside them, physical limits as horizontal lines).
  *
  * <p>Reads, from the folder: {@code jmh-TAG.json} (JMH's JSON from {@link BenchMain}),
- * {@code run-TAG.properties} (its notes) and {@code native-TAG.csv} (the C reference). TAG is the
- * launcher's MPI family; a folder may hold several (an Open MPI and an MPICH job).
+ * {@code run-TAG.properties} (its notes), {@code native-TAG.csv} (the C reference) and
+ * {@code d2dcopy-TAG.csv} (one device-to-device copy per size, {@link DeviceCopy}: where it is
+ * there, each collective table gets a column with the copy's time and, for every device series,
+ * the ratio of the collective's time to the copy's of the same size; where it is not, the report
+ * says so and has no such columns). TAG is the launcher's MPI family; a folder may hold several
+ * (an Open MPI and an MPICH job).
  *
  * <pre>java -cp CLASSPATH dev.ferry.bench.Report DIR [--out DIR] [--limits auto|gpu|none]</pre>
  *
@@ -36,13 +40,17 @@ public final class Report {
     private final List<Measurement> data;
     private final Map<String, Properties> runs;
     private final Map<String, List<String>> nativeNotes;
+    /** The device-to-device copy reference by tag, then by size ({@link DeviceCopy}); no entry for a run without one. */
+    private final Map<String, Map<Long, Stats>> copies;
     private final boolean withTag;
     private final String limits;
 
-    private Report(List<Measurement> data, Map<String, Properties> runs, Map<String, List<String>> nativeNotes, String limits) {
+    private Report(List<Measurement> data, Map<String, Properties> runs, Map<String, List<String>> nativeNotes,
+                   Map<String, Map<Long, Stats>> copies, String limits) {
         this.data = data;
         this.runs = runs;
         this.nativeNotes = nativeNotes;
+        this.copies = copies;
         this.withTag = data.stream().map(Measurement::tag).distinct().count() > 1;
         this.limits = limits;
     }
@@ -77,10 +85,16 @@ public final class Report {
         List<Measurement> data = new ArrayList<>();
         Map<String, Properties> runs = new TreeMap<>();
         Map<String, List<String>> notes = new TreeMap<>();
+        Map<String, Map<Long, Stats>> copies = new TreeMap<>();
         try (Stream<Path> files = Files.list(in)) {
             for (Path f : files.sorted().toList()) {
                 String n = f.getFileName().toString();
-                if (n.startsWith("jmh-") && n.endsWith(".json")) {
+                if (DeviceCopy.tagOf(n) != null) {
+                    Map<Long, Stats> c = DeviceCopy.read(f);
+                    if (!c.isEmpty()) {
+                        copies.put(DeviceCopy.tagOf(n), c);
+                    }
+                } else if (n.startsWith("jmh-") && n.endsWith(".json")) {
                     data.addAll(Measurement.readJmh(f, n.substring(4, n.length() - 5)));
                 } else if (n.startsWith("native-") && n.endsWith(".csv")) {
                     String tag = n.substring(7, n.length() - 4);
@@ -99,7 +113,7 @@ public final class Report {
             throw new IOException("no results in " + in + " (expected jmh-*.json from BenchMain and/or native-*.csv from ferry-osu)");
         }
         Files.createDirectories(out);
-        Report r = new Report(data, runs, notes, limits);
+        Report r = new Report(data, runs, notes, copies, limits);
         Path md = out.resolve("results.md");
         Path png = out.resolve("results.png");
         String plotProblem = null;
@@ -159,7 +173,7 @@ public final class Report {
     // ---- plot (all of java.desktop stays in Charts, so that this class loads without it) -------
 
     private void plot(Path png) throws IOException {
-        Charts.draw(png, data, seriesOrder(data), this::series, gpuLimits(), subtitle());
+        Charts.draw(png, data, seriesOrder(data), this::series, gpuLimits(), subtitle(), copies, withTag);
     }
 
     private List<String> subtitle() {
@@ -182,6 +196,8 @@ public final class Report {
             case BIBANDWIDTH -> "Bi-directional bandwidth";
             case BROADCAST -> "Broadcast from rank 0";
             case ALLREDUCE -> "Allreduce (SUM, doubles)";
+            case REDUCE_SCATTER -> "Reduce-scatter (SUM, doubles, size sent per rank)";
+            case ALLGATHER -> "All-gather (size received per rank)";
             case ALLTOALL -> "All-to-all (size per pair)";
         };
     }
@@ -230,6 +246,7 @@ public final class Report {
             sb.append("- command: `").append(p.getProperty("launcher", "?")).append("`\n");
             sb.append("- placement: ").append(p.getProperty("placement", "?")).append("; load ").append(p.getProperty("load", "?")).append('\n');
             sb.append("- ").append(p.getProperty("java", "Java ?")).append("; CUDA: ").append(p.getProperty("cuda", "?")).append('\n');
+            sb.append("- device-to-device copy reference: ").append(p.getProperty("d2dcopy", "(not recorded by this run)")).append('\n');
             for (String k : new TreeSet<>(p.stringPropertyNames())) {
                 if (k.startsWith("backend.") && k.chars().filter(c -> c == '.').count() == 1) {
                     sb.append("- backend ").append(k.substring(8)).append(": ").append(p.getProperty(k));
@@ -259,6 +276,7 @@ public final class Report {
                 + "Collectives show the time per call of the slowest rank. `C` columns are the native reference (`ferry-osu`) "
                 + "with the same sizes and batches on the same MPI library: the gap between a Java column and the C column "
                 + "of the same memory kind is Ferry's (and the JVM's) cost.\n\n");
+        sb.append(copyNote()).append("\n\n");
 
         sb.append("## Summary\n\n");
         summary(sb);
@@ -281,10 +299,20 @@ public final class Report {
             }
             sb.append(".\n\n");
             List<String> cols = seriesOrder(ms);
+            // device series of a collective beside the copy of their run: the copy's time once per run, a ratio per series
+            List<String> ratioCols = q.isCollective()
+                    ? cols.stream().filter(c -> copyOf(ms.stream().filter(m -> series(m).equals(c)).findFirst().orElseThrow()) != null).toList()
+                    : List.of();
+            List<String> copyTags = ratioCols.stream().map(c -> ms.stream().filter(m -> series(m).equals(c)).findFirst().orElseThrow().tag())
+                    .distinct().toList();
             sb.append("| size |");
             cols.forEach(c -> sb.append(' ').append(c).append(" |"));
+            copyTags.forEach(t -> sb.append(" d2d copy").append(withTag ? " [" + t + "]" : "").append(" |"));
+            ratioCols.forEach(c -> sb.append(' ').append(c).append(" / copy |"));
             sb.append("\n|---:|");
-            cols.forEach(c -> sb.append("---:|"));
+            for (int i = 0; i < cols.size() + copyTags.size() + ratioCols.size(); i++) {
+                sb.append("---:|");
+            }
             sb.append('\n');
             TreeSet<Long> sizes = new TreeSet<>();
             ms.forEach(m -> sizes.add(m.size()));
@@ -294,10 +322,42 @@ public final class Report {
                     Measurement m = ms.stream().filter(x -> x.size() == size && series(x).equals(c)).findFirst().orElse(null);
                     sb.append(' ').append(m == null ? "" : cell(m.shown())).append(" |");
                 }
+                for (String t : copyTags) {
+                    Stats copy = copies.get(t).get(size);
+                    sb.append(' ').append(copy == null ? "" : cell(copy)).append(" |");
+                }
+                for (String c : ratioCols) {
+                    Measurement m = ms.stream().filter(x -> x.size() == size && series(x).equals(c)).findFirst().orElse(null);
+                    Stats copy = m == null ? null : copyOf(m).get(size);
+                    sb.append(' ').append(copy == null ? "" : ratio(m.time().median() / copy.median())).append(" |");
+                }
                 sb.append('\n');
             }
         }
         return sb.toString();
+    }
+
+    /** The copy times of {@code m}'s run when {@code m} is on device memory and its run timed the copy, else null. */
+    private Map<Long, Stats> copyOf(Measurement m) {
+        return m.memory() == Memory.DEVICE ? copies.get(m.tag()) : null;
+    }
+
+    /** What the copy columns are, or why there are none. */
+    private String copyNote() {
+        if (copies.isEmpty()) {
+            boolean device = data.stream().anyMatch(m -> m.memory() == Memory.DEVICE && m.question().isCollective());
+            return "**No device-to-device copy reference** in this folder (no `" + DeviceCopy.BENCH + "-*.csv`): "
+                    + (device ? "the run that measured device collectives did not time the copy"
+                            : "device memory was not measured by the Java suite (without CUDA, or not asked for with `--mem`)")
+                    + ", so the collective tables have no copy or ratio columns.";
+        }
+        return "**Device collectives beside one device-to-device copy**: the `d2d copy` column of each collective table is one "
+                + "`cuMemcpyAsync` device-to-device copy of `size` bytes on rank 0's GPU followed by a stream synchronize, "
+                + "median of single copies (min-max), timed by the Java suite in the same run while the other ranks waited "
+                + "(`" + DeviceCopy.BENCH + "-TAG.csv`, backend `" + DeviceCopy.BACKEND + "`); `SERIES / copy` is the collective's median "
+                + "time over the copy's at the same size (1.00x: as fast as copying the data once on one GPU). Sizes as in each table: "
+                + "what each rank sends (bcast, allreduce, reducescatter), receives (allgather), or sends to each rank (alltoall: "
+                + "the buffers hold size x ranks).";
     }
 
     private static String windows(List<Measurement> ms) {

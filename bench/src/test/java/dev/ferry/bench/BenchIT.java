@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
  * then {@link Report}; checks the JMH JSON, the CSV, the markdown table and the PNG.
  */
 class BenchIT {
-    private static final List<String> ARGS = List.of("--suite", "tiny", "--backends", "ompi", "--benchmarks", "latency,bw,allreduce");
+    private static final List<String> ARGS = List.of("--suite", "tiny", "--backends", "ompi", "--benchmarks",
+            "latency,bw,allreduce,reducescatter,allgather");
 
     @Test
     void tinySuiteEndToEnd() throws Exception {
@@ -39,11 +40,18 @@ class BenchIT {
                 .timeout(120).run();
         assertFalse(r.timedOut(), () -> "the tiny suite did not finish in time:\n" + r.tail(40));
         assertEquals(0, r.exitCode(), () -> "the tiny suite failed:\n" + r.tail(40));
-        assertTrue(r.output().contains("[bench 6/6] allreduce ompi/pageable 4 KiB"), () -> r.tail(40));
+        // reducescatter at 8 B gives each of 2 ranks less than one double: skipped, said so
+        assertTrue(r.output().contains("[bench] skip reducescatter at 8 B: too small to give each of 2 ranks one element"), () -> r.tail(40));
+        assertTrue(r.output().contains("[bench 9/9] allgather ompi/pageable 4 KiB"), () -> r.tail(40));
+        // no device memory here: no copy reference, and the run says why
+        assertTrue(r.output().contains("[bench] no device-to-device copy reference: "), () -> r.tail(40));
+        assertFalse(Files.exists(DeviceCopy.file(out, "openmpi")), "no d2dcopy rows without device memory");
 
         Path json = out.resolve("jmh-openmpi.json");
         List<Measurement> java = Measurement.readJmh(json, "openmpi");
-        assertEquals(6, java.size(), "3 benchmarks x 2 sizes");
+        assertEquals(9, java.size(), "4 benchmarks x 2 sizes, reducescatter at 4 KiB only");
+        assertEquals(List.of(4096L), java.stream().filter(m -> m.question() == Question.REDUCE_SCATTER).map(Measurement::size).toList());
+        assertEquals(2, java.stream().filter(m -> m.question() == Question.ALLGATHER).count());
         for (Measurement m : java) {
             assertEquals(3, m.time().n(), m + ": 3 measured batches");
             assertTrue(m.time().median() > 0, m + ": a positive time");
@@ -55,7 +63,7 @@ class BenchIT {
         if (haveNative) {
             runNative(bin, out.resolve("native-openmpi.csv"));
             List<Measurement> c = Measurement.readNative(out.resolve("native-openmpi.csv"), "openmpi");
-            assertEquals(6, c.size(), "the C reference ran the same 3 benchmarks x 2 sizes");
+            assertEquals(9, c.size(), "the C reference ran the same runs: 4 benchmarks x 2 sizes, reducescatter at 4 KiB only");
             // the same batches on both sides: the suite's policy reached the C program intact
             Map<String, Integer> javaReps = java.stream().collect(Collectors.toMap(m -> m.question().id() + m.size(), Measurement::reps));
             for (Measurement m : c) {
@@ -70,6 +78,10 @@ class BenchIT {
         assertTrue(md.contains("## Ping-pong latency (one way) [us]"), md);
         assertTrue(md.contains("| 8 B |") && md.contains("| 4 KiB |"), md);
         assertTrue(md.contains("ompi / pageable"), md);
+        assertTrue(md.contains("## Reduce-scatter (SUM, doubles, size sent per rank) [us]"), md);
+        assertTrue(md.contains("## All-gather (size received per rank) [us]"), md);
+        assertTrue(md.contains("**No device-to-device copy reference**") && !md.contains("/ copy |"), md);
+        assertTrue(md.contains("- device-to-device copy reference: not measured: "), md);
         if (haveNative) {
             assertTrue(md.contains("C / pageable"), md);
         }

@@ -45,6 +45,30 @@ class CsvTest {
     }
 
     @Test
+    void deviceCopyRowsRoundTripAndOtherRowsAreLeftOut(@TempDir Path dir) throws Exception {
+        Path f = DeviceCopy.file(dir, "openmpi");
+        assertEquals("d2dcopy-openmpi.csv", f.getFileName().toString());
+        assertEquals("openmpi", DeviceCopy.tagOf("d2dcopy-openmpi.csv"));
+        assertEquals(null, DeviceCopy.tagOf("native-openmpi.csv"));
+        DeviceCopy.write(f, 4, "rank 0's GPU 0 (test)", new java.util.TreeMap<>(Map.of(8L, new Stats(51, 5.5, 5, 7, 5.1, 6.5),
+                1024L, new Stats(51, 6.25, 6, 8, 6.1, 7.5))));
+        String text = Files.readString(f);
+        assertTrue(text.startsWith("# d2dcopy: one cuMemcpyAsync device-to-device copy + stream synchronize on rank 0's GPU 0 (test)"), text);
+        assertTrue(text.contains("\njava,d2dcopy,cuda,device,8,4,1,1,51,5.5,5,7,5.1,6.5\n"), text);
+        Files.writeString(f, text + "java,other,cuda,device,16,4,1,1,51,1,1,1,1,1\n");
+        Map<Long, Stats> read = DeviceCopy.read(f);
+        assertEquals(List.of(8L, 1024L), List.copyOf(read.keySet()), "the other bench's row is left out");
+        assertEquals(new Stats(51, 6.25, 6, 8, 6.1, 7.5), read.get(1024L));
+    }
+
+    @Test
+    void deviceCopyCountsAbout64MiBOfCopiesBetween3And51() {
+        assertEquals(51, DeviceCopy.copies(8));
+        assertEquals(16, DeviceCopy.copies(4 << 20));
+        assertEquals(3, DeviceCopy.copies(256L << 20));
+    }
+
+    @Test
     void stagedCheckReadsFerryOsuPinnedLatencyAndWindowBandwidth(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("native.csv");
         Files.writeString(f, """

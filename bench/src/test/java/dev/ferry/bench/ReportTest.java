@@ -1,6 +1,7 @@
 package dev.ferry.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.awt.image.BufferedImage;
@@ -51,8 +52,49 @@ class ReportTest {
         assertTrue(md.contains("| ompi / device | 21.0 | 2.24 (1 MiB) | 2.24 | 1.17x | 1.00x |"), md);
         assertTrue(md.contains("## Allreduce (SUM, doubles) [us]"), md);
         assertTrue(md.contains("| 8 B | 41.0 (40.0-42.0) |"), md);
+        assertTrue(md.contains("**No device-to-device copy reference**"), md);
+        assertFalse(md.contains("d2d copy |") || md.contains("/ copy |"), "no copy column without d2dcopy rows:\n" + md);
         BufferedImage png = ImageIO.read(out[1].toFile());
         assertEquals(1800, png.getWidth());
+    }
+
+    @Test
+    void deviceCollectivesShowTheRatioToTheDeviceCopyOfTheSameSize(@TempDir Path dir) throws Exception {
+        String json = "[" + String.join(",",
+                entry("AllReduce.allReduce", "device", 8, "secondary", 40, 41, 42),
+                entry("AllReduce.allReduce", "device", 1 << 20, "secondary", 90, 100, 110),
+                entry("AllReduce.allReduce", "pageable", 1 << 20, "secondary", 300, 300, 300),
+                entry("ReduceScatter.reduceScatter", "device", 1 << 20, "secondary", 60, 60, 60),
+                entry("AllGather.allGather", "device", 8, "secondary", 15, 15, 15),
+                entry("UnidirectionalBandwidth.window", "device", 1 << 20, "primary", 30000, 31000, 29000)) + "]";
+        Files.writeString(dir.resolve("jmh-openmpi.json"), json);
+        Files.writeString(dir.resolve("native-openmpi.csv"), """
+                impl,bench,mem,size,ranks,window,reps,iterations,median_us,min_us,max_us,p10_us,p90_us
+                c,allreduce,device,8,2,1,500,10,20,19,21,19.5,20.5
+                c,reducescatter,device,1048576,2,1,50,10,40,39,41,39.5,40.5
+                """);
+        // what BenchMain writes: one row per size, the other rows of a CSV ignored
+        DeviceCopy.write(dir.resolve("d2dcopy-openmpi.csv"), 2, "rank 0's GPU 0 (test)",
+                new java.util.TreeMap<>(java.util.Map.of(8L, new Stats(51, 10, 9, 12, 9.5, 11), (long) (1 << 20), new Stats(51, 20, 19, 22, 19.5, 21))));
+        Files.writeString(dir.resolve("run-openmpi.properties"), "suite=full\nranks=2\nnodes=1\nd2dcopy=one device-to-device copy per size on rank 0's GPU\n");
+        assertEquals(2, DeviceCopy.read(dir.resolve("d2dcopy-openmpi.csv")).size());
+
+        Path[] out = Report.write(dir, dir, "auto");
+        String md = Files.readString(out[0]);
+        assertTrue(md.contains("**Device collectives beside one device-to-device copy**"), md);
+        assertTrue(md.contains("- device-to-device copy reference: one device-to-device copy per size on rank 0's GPU"), md);
+        assertTrue(md.contains("| size | ompi / pageable | ompi / device | C / device | d2d copy | ompi / device / copy | C / device / copy |"), md);
+        // allreduce at 8 B: 41 us / 10 us, C 20 / 10; the pageable series gets no ratio
+        assertTrue(md.contains("| 8 B |  | 41.0 (40.0-42.0) | 20.0 (19.0-21.0) | 10.0 (9.00-12.0) | 4.10x | 2.00x |"), md);
+        assertTrue(md.contains("| 1 MiB | 300 (300-300) | 100 (90.0-110) |  | 20.0 (19.0-22.0) | 5.00x |  |"), md);
+        assertTrue(md.contains("## Reduce-scatter (SUM, doubles, size sent per rank) [us]"), md);
+        assertTrue(md.contains("| 1 MiB | 60.0 (60.0-60.0) | 40.0 (39.0-41.0) | 20.0 (19.0-22.0) | 3.00x | 2.00x |"), md);
+        assertTrue(md.contains("## All-gather (size received per rank) [us]"), md);
+        assertTrue(md.contains("| 8 B | 15.0 (15.0-15.0) | 10.0 (9.00-12.0) | 1.50x |"), md);
+        // point-to-point tables are not compared with the copy
+        String bw = md.substring(md.indexOf("## Unidirectional bandwidth"), md.indexOf("## Allreduce"));
+        assertFalse(bw.contains("copy"), bw);
+        assertEquals(1800, ImageIO.read(out[1].toFile()).getWidth());
     }
 
     @Test

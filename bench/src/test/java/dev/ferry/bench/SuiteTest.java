@@ -1,7 +1,9 @@
 package dev.ferry.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -62,6 +64,38 @@ class SuiteTest {
         assertEquals(List.of("--sizes", "8,4096", "--warmup", "1", "--iterations", "3", "--batch-bytes", "262144", "--min-reps", "2",
                 "--max-reps", "50", "--window-bytes", "1048576", "--max-window", "64", "--bench", "latency,bw", "--mem", "pageable"),
                 o.nativeArguments());
+    }
+
+    @Test
+    void reduceScatterAndAllGatherSplitTheSizeOverTheRanksAndSkipWhatDoesNotSplit() {
+        assertEquals(List.of("latency", "bw", "bibw", "bcast", "allreduce", "reducescatter", "allgather", "alltoall"),
+                List.of(Question.KNOWN.split(",")));
+        assertEquals(Question.REDUCE_SCATTER, Question.parse("reducescatter"));
+        assertEquals(Question.ALLGATHER, Question.parse("allgather"));
+        assertTrue(Question.REDUCE_SCATTER.isCollective() && Question.ALLGATHER.isCollective());
+        // reducescatter: size is what each rank sends; its block is size / 8 / ranks doubles
+        assertEquals(256, Question.REDUCE_SCATTER.block(4096, 2));
+        assertEquals(0, Question.REDUCE_SCATTER.block(8, 2), "8 bytes: less than one double per rank");
+        assertEquals(1, Question.REDUCE_SCATTER.block(16, 2));
+        assertEquals(1, Question.REDUCE_SCATTER.block(32, 3), "rounded down: 3 doubles sent of the 4 the size holds");
+        // allgather: size is what each rank receives; its block is size / ranks bytes
+        assertEquals(4, Question.ALLGATHER.block(8, 2));
+        assertEquals(0, Question.ALLGATHER.block(8, 16));
+        assertFalse(Question.ALLGATHER.runs(8, 16));
+        assertTrue(Question.ALLTOALL.runs(8, 16) && Question.ALLREDUCE.runs(8, 16), "the others never skip a size");
+        // batches sized by the bytes each rank moves: size, as allreduce
+        Suite quick = Suite.named("quick");
+        assertEquals(4, quick.reps(Question.REDUCE_SCATTER, 2 * Suite.MI, 4), "8 MiB / 2 MiB");
+        assertEquals(4, quick.reps(Question.ALLGATHER, 2 * Suite.MI, 4));
+        assertEquals(2 * Suite.MI, Question.ALLGATHER.bytesPerOperation(2 * Suite.MI, 1));
+    }
+
+    @Test
+    void nativeArgumentsNameTheNewCollectivesAsTheCReferenceDoes() {
+        BenchMain.Options o = BenchMain.Options.parse(new String[] {"--suite", "tiny", "--benchmarks", "reducescatter,allgather", "--mem", "device"});
+        List<String> a = o.nativeArguments();
+        assertEquals(List.of("--bench", "reducescatter,allgather", "--mem", "device"), a.subList(a.size() - 4, a.size()));
+        assertEquals(Question.values().length, BenchMain.Options.parse(new String[0]).questions().size(), "all: every question");
     }
 
     @Test
