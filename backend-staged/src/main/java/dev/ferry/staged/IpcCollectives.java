@@ -23,8 +23,8 @@ import java.util.List;
  * own context, and reduces on the GPU with {@link DeviceReduction}; no byte crosses PCIe and nothing
  * is reduced on the host.
  *
- * <p>Each call starts with one small host message round, an allGather over the inner communicator
- * of a record per rank: whether its buffers can take this path (device memory of one GPU, exportable,
+ * <p>Each call starts with one small exchange of a record per rank, on the node's shared-memory
+ * {@link NodeBoard} (or, where none could be made, an allGather over the inner transport): whether its buffers can take this path (device memory of one GPU, exportable,
  * aligned for the type), their IPC handles (made once per allocation, {@link IpcExports}) and its
  * device. Every rank decides from the same records, so all take this path or all take the staged
  * one. Peers' allocations are mapped through the runtime's {@link CudaIpcCache} (once, then hits).
@@ -81,6 +81,9 @@ final class IpcCollectives {
     private byte[] doneHandle;
     /** False once a rank could not make or open an interprocess event: every call then ends with a stream synchronize and a barrier. */
     private boolean events = true;
+    /** Shared host memory of the node's ranks for the records and the closing barrier (made at the first call); null: through MPI. */
+    private NodeBoard board;
+    private boolean boardTried;
     /** The peers' events as opened here, by rank, with the handles they were opened from. */
     private final CudaEvent[] peerEvents;
     private final byte[][] peerHandles;
@@ -108,6 +111,38 @@ final class IpcCollectives {
             if (h != null) h.close();
         }
         closeEvents();
+        if (board != null) board.close();
+        board = null;
+    }
+
+    /** The node's board, made at the first call that gets this far (collective: every rank makes the same calls). */
+    private NodeBoard board() {
+        if (!boardTried) {
+            boardTried = true;
+            board = NodeBoard.open(comm.user(), RECORD, rt.progress);
+        }
+        return board;
+    }
+
+    /** Every rank's record of this call into {@code all}: through the node's board, or one allGather. */
+    private void exchangeRecords() {
+        NodeBoard b = board();
+        if (b != null) {
+            b.exchange(mine.segment(), all.segment(), RECORD, rt.progress);
+        } else {
+            rt.progress.poll();
+            comm.user().allGather(mine, all, RECORD, DataType.BYTE);
+        }
+    }
+
+    /** The closing meeting of a call: on the node's board, or one MPI barrier. */
+    private void meet() {
+        if (board != null) {
+            board.barrier(rt.progress);
+        } else {
+            rt.progress.poll();
+            comm.user().barrier();
+        }
     }
 
     private void closeEvents() {
@@ -345,8 +380,7 @@ final class IpcCollectives {
         void finish() {
             if (withEvents) {
                 done.record(stream);
-                rt.progress.poll();
-                comm.user().barrier();
+                meet();
                 for (int r = 0; r < peerEvents.length; r++) {
                     if (r != comm.rank()) peerEvents[r].synchronize();
                 }
@@ -354,8 +388,7 @@ final class IpcCollectives {
                 rt.stats.ipcEventWaits.increment();
             } else {
                 stream.synchronize();
-                rt.progress.poll();
-                comm.user().barrier();
+                meet();
             }
             rt.stats.ipcCollectives.increment();
         }
@@ -424,8 +457,7 @@ final class IpcCollectives {
         }
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 0, state);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 4, device);
-        rt.progress.poll();
-        comm.user().allGather(mine, all, RECORD, DataType.BYTE);
+        exchangeRecords();
         // the same decision on every rank
         MemorySegment s = all.segment();
         int host = 0, refused = 0;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.ferry.Buffer;
 import dev.ferry.Communicator;
@@ -546,6 +547,54 @@ public class StagedContract extends CommunicatorContract {
                 assertEquals(calls + cases.length, st.ipcCollectives.sum() - ipc0, "the node-local steps went over CUDA IPC: " + st);
             }
         }
+    }
+
+    /**
+     * The node's shared-memory board on real ranks of one machine: every rank sees every rank's record
+     * of the same call (records of alternate calls in alternate slots), and the barrier holds every
+     * rank until the last arrives.
+     */
+    @Test
+    void staged_nodeBoardExchangesRecordsAndMeets() {
+        StagedTransport t = staged(comm);
+        Assumptions.assumeTrue(dev.ferry.testing.TestWorld.allAgree(comm, t.peers().localCount() == size), "ranks on several nodes");
+        StagedRuntime rt = t.runtime();
+        int bytes = 40;
+        try (NodeBoard board = NodeBoard.open(t.user(), bytes, rt.progress); dev.ferry.HostBuffer mine = dev.ferry.HostBuffer.allocate(bytes);
+             dev.ferry.HostBuffer all = dev.ferry.HostBuffer.allocate((long) bytes * size); dev.ferry.HostBuffer stamp = dev.ferry.HostBuffer.allocate(8);
+             dev.ferry.HostBuffer latest = dev.ferry.HostBuffer.allocate(8)) {
+            assertNotNull(board, "every rank mapped the board in /dev/shm");
+            for (int call = 1; call <= 2000; call++) {
+                for (int i = 0; i < bytes; i += 8) mine.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, i, call * 1000L + rank * 10L + i / 8);
+                board.exchange(mine.segment(), all.segment(), bytes, rt.progress);
+                for (int r = 0; r < size; r++) {
+                    for (int i = 0; i < bytes; i += 8) {
+                        long got = all.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG, (long) r * bytes + i);
+                        if (got != call * 1000L + r * 10L + i / 8) {
+                            fail("call " + call + ": rank " + r + "'s record word " + i / 8 + " is " + got);
+                        }
+                    }
+                }
+            }
+            // the barrier: the last rank to arrive sleeps first; nobody leaves before its arrival time
+            for (int round = 0; round < 3; round++) {
+                if (rank == (round % size)) {
+                    try {
+                        Thread.sleep(200);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                long before = System.currentTimeMillis();
+                stamp.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, rank == (round % size) ? before : 0);
+                board.barrier(rt.progress);
+                long after = System.currentTimeMillis();
+                comm.allReduce(stamp, latest, 1, DataType.LONG, ReduceOp.MAX);
+                assertTrue(after >= latest.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG, 0),
+                        "round " + round + ": rank " + rank + " left the barrier before rank " + (round % size) + " arrived");
+            }
+        }
+        assertUsable();
     }
 
     @Test
