@@ -142,8 +142,8 @@ final class HierarchicalReductions {
         Buffer folded = send;
         if (nodeSize[node] > 1) {
             folded = !leader ? null : root < 0 || me == root ? recv : partial(send, type.bytes(count));
-            foldNode(send, folded, count, type, op, localRank[leaderOf[node]]);
         }
+        foldNode(nodeSize[node] > 1, send, folded, count, type, op, localRank[leaderOf[node]]);
 
         // 2. among the leaders, in node order: the chain; the result at the last leader, or at the root
         chain.along(c, leaderOf, leader ? folded : null, recv, count, type, op, root);
@@ -161,18 +161,19 @@ final class HierarchicalReductions {
 
     /**
      * The node's reduction to its rank {@code localRoot} on the node's communicator (over CUDA IPC, or
-     * its chain). Under {@code deviceCollectives=ipc} a node whose ranks cannot take the IPC path
-     * fails (on each of its ranks alike); one agreement over every rank then makes every rank fail,
-     * so that no other node waits for it in the leaders' chain.
+     * its chain), where the node has several ranks ({@code fold}). Under {@code deviceCollectives=ipc}
+     * a node whose ranks cannot take the IPC path fails (on each of its ranks alike); one agreement
+     * over every rank, those of one-rank nodes included, then makes every rank fail, so that no other
+     * node waits for it in the leaders' chain.
      */
-    private void foldNode(Buffer send, Buffer folded, long count, DataType type, ReduceOp op, int localRoot) {
+    private void foldNode(boolean fold, Buffer send, Buffer folded, long count, DataType type, ReduceOp op, int localRoot) {
         if (rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.IPC) {
-            local.reduce(send, folded, count, type, op, localRoot);
+            if (fold) local.reduce(send, folded, count, type, op, localRoot);
             return;
         }
         RuntimeException failed = null;
         try {
-            local.reduce(send, folded, count, type, op, localRoot);
+            if (fold) local.reduce(send, folded, count, type, op, localRoot);
         } catch (dev.ferry.UnsupportedBufferException e) {
             failed = e;
         }

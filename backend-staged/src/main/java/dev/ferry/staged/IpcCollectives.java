@@ -129,6 +129,7 @@ final class IpcCollectives {
         NodeBoard b = board();
         if (b != null) {
             b.exchange(mine.segment(), all.segment(), RECORD, rt.progress);
+            rt.stats.boardRounds.increment();
         } else {
             rt.progress.poll();
             comm.user().allGather(mine, all, RECORD, DataType.BYTE);

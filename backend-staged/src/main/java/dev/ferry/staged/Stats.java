@@ -21,6 +21,8 @@ final class Stats {
     final LongAdder ipcCollectives = new LongAdder();
     /** IPC collectives that ended on the ranks' interprocess events (the others: a stream synchronize and a barrier). */
     final LongAdder ipcEventWaits = new LongAdder();
+    /** Record rounds of IPC collectives on the node's shared-memory board (the others: an MPI allGather). */
+    final LongAdder boardRounds = new LongAdder();
     final LongAdder gpuReductions = new LongAdder();
     final LongAdder chainReductions = new LongAdder();
     /** Reductions across nodes run node by node ({@link HierarchicalReductions}). */
@@ -43,6 +45,7 @@ final class Stats {
         m.put("collectivesByMessages", collectivesByMessages.sum());
         m.put("ipcCollectives", ipcCollectives.sum());
         m.put("ipcEventWaits", ipcEventWaits.sum());
+        m.put("boardRounds", boardRounds.sum());
         m.put("gpuReductions", gpuReductions.sum());
         m.put("chainReductions", chainReductions.sum());
         m.put("hierarchicalReductions", hierarchicalReductions.sum());
