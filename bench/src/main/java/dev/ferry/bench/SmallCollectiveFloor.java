@@ -66,6 +66,11 @@ public final class SmallCollectiveFloor {
             row(comm, t, tMax, "allReduce 8 B (device)", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
             row(comm, t, tMax, "broadcast 8 B (device)", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
             row(comm, t, tMax, "allReduce 8 B (host)", () -> comm.allReduce(record, t, 1, DataType.DOUBLE, ReduceOp.SUM));
+            if (zero && comm.backend().equals("staged")) {
+                java.util.Map<String, Long> k = dev.ferry.staged.StagedDiagnostics.counters(comm);
+                System.out.println("staged counters on rank 0: ipcCollectives " + k.get("ipcCollectives") + ", ipcEventWaits " + k.get("ipcEventWaits")
+                        + ", boardRounds " + k.get("boardRounds"));
+            }
         }
     }
 
