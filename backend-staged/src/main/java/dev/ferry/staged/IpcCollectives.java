@@ -81,6 +81,8 @@ final class IpcCollectives {
     private byte[] doneHandle;
     /** False once a rank could not make or open an interprocess event: every call then ends with a stream synchronize and a barrier. */
     private boolean events = true;
+    /** Whether this rank offers its event (the bench compares both endings through {@link StagedDiagnostics#endOnEvents}). */
+    private volatile boolean offerEvents = true;
     /** Shared host memory of the node's ranks for the records and the closing barrier (made at the first call); null: through MPI. */
     private NodeBoard board;
     private boolean boardTried;
@@ -160,7 +162,7 @@ final class IpcCollectives {
 
     /** This rank's interprocess event on {@code device} (made on first use); null when CUDA cannot make one (events then stay off). */
     private byte[] eventHandle(int device) {
-        if (!events) return null;
+        if (!events || !offerEvents) return null;
         if (eventDevice != device) {
             closeEvents();
             try {
@@ -588,6 +590,11 @@ final class IpcCollectives {
                     + "; use auto to stage such calls through host memory");
         }
         return null;
+    }
+
+    /** Offers this rank's event from the next call on, or not (a call ends on events only when every rank offers one). */
+    void offerEvents(boolean on) {
+        offerEvents = on;
     }
 
     /** Whether the first call that mapped found every peer reachable: null before it (for tests and reports). */

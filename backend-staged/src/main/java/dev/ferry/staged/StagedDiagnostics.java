@@ -59,6 +59,14 @@ public final class StagedDiagnostics {
         staged(c).offerIpc(on);
     }
 
+    /**
+     * How the node-local device collectives of {@code c} end: on the ranks' interprocess events (the
+     * default) or with a stream synchronize and a barrier. Call it on every rank alike.
+     */
+    public static void endOnEvents(Communicator c, boolean on) {
+        staged(c).collectivesForTests().ipc().offerEvents(on);
+    }
+
     /** True when device buffers between this rank and {@code peer} of {@code c} may move by CUDA IPC. */
     public static boolean ipcWith(Communicator c, int peer) {
         StagedTransport s = staged(c);

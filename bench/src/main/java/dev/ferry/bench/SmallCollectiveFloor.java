@@ -37,11 +37,13 @@ public final class SmallCollectiveFloor {
     public static void main(String[] args) {
         Cuda.ensureAvailability();
         try (Communicator comm = Ferry.open(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64); DeviceBuffer c = Cuda.allocate(64);
+             DeviceBuffer big = Cuda.allocate(1 << 20); DeviceBuffer bigOut = Cuda.allocate(1 << 20);
              CudaStream stream = Cuda.newStream(); HostBuffer record = HostBuffer.allocate(208); HostBuffer records = HostBuffer.allocate(208L * comm.size());
              HostBuffer t = HostBuffer.allocate(8); HostBuffer tMax = HostBuffer.allocate(8)) {
             Cuda.fill(a, (byte) 0);
             Cuda.fill(b, (byte) 0);
             Cuda.fill(c, (byte) 0);
+            Cuda.fill(big, (byte) 0);
             boolean zero = comm.rank() == 0;
             if (zero) {
                 System.out.println("backend " + comm.backend() + ", " + comm.size() + " ranks; " + Cuda.describe());
@@ -65,6 +67,15 @@ public final class SmallCollectiveFloor {
             row(comm, t, tMax, "host barrier", comm::barrier);
             row(comm, t, tMax, "allReduce 8 B (device)", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
             row(comm, t, tMax, "broadcast 8 B (device)", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
+            if (comm.backend().equals("staged")) {
+                // the node-local path's other ending: a stream synchronize, then the barrier (no interprocess events)
+                dev.ferry.staged.StagedDiagnostics.endOnEvents(comm, false);
+                row(comm, t, tMax, "allReduce 8 B (device), ending on a stream sync", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                row(comm, t, tMax, "broadcast 8 B (device), ending on a stream sync", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
+                row(comm, t, tMax, "allReduce 1 MiB (device), ending on a stream sync", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
+                dev.ferry.staged.StagedDiagnostics.endOnEvents(comm, true);
+                row(comm, t, tMax, "allReduce 1 MiB (device), ending on events", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
+            }
             row(comm, t, tMax, "allReduce 8 B (host)", () -> comm.allReduce(record, t, 1, DataType.DOUBLE, ReduceOp.SUM));
             if (zero && comm.backend().equals("staged")) {
                 java.util.Map<String, Long> k = dev.ferry.staged.StagedDiagnostics.counters(comm);
