@@ -34,12 +34,14 @@ import java.util.List;
  *
  * <p>Ordering: the front has finished the caller's prior device work on every rank before the call
  * (the device ordering contract), so once the records are exchanged every rank's input is ready and
- * its output is free. Each rank then runs its part on its collective stream and records its
- * interprocess CUDA event (made once per communicator and device; its handle travels in the record
- * and each peer opens it once); the ranks meet in a host barrier while the GPU works, then each waits
- * for every rank's event, so no rank returns before every read of its buffers and every write into
- * them is complete, and its own results are visible to whatever the caller runs next. Where CUDA
- * cannot make or open such events, a call ends with a stream synchronize, then the barrier.
+ * its output is free. Each rank then runs its part on its collective stream, waits for it, and meets
+ * the others on the node's board (or in an MPI barrier), after which no rank touches another's
+ * memory: a rank returns only when every read of its buffers and every write into them is complete.
+ * A call can instead end on the ranks' interprocess CUDA events (each records its event after its
+ * part, the ranks meet while the GPU works, then each waits for every rank's event); that ending
+ * measured slower under MPS on one GPU, so it is off unless a measurement turns it on
+ * ({@link StagedDiagnostics#endOnEvents}), and where CUDA cannot make or open such events a call
+ * ends the first way.
  *
  * <ul>
  * <li>allReduce: up to {@link #SHORT_BYTES} bytes, every rank folds all ranks' inputs into its own
@@ -81,8 +83,13 @@ final class IpcCollectives {
     private byte[] doneHandle;
     /** False once a rank could not make or open an interprocess event: every call then ends with a stream synchronize and a barrier. */
     private boolean events = true;
-    /** Whether this rank offers its event (the bench compares both endings through {@link StagedDiagnostics#endOnEvents}). */
-    private volatile boolean offerEvents = true;
+    /**
+     * Whether this rank offers its event: off by default, since ending on events measured slower than a
+     * stream synchronize and the board's barrier (ranks sharing an H100 under MPS, 2 and 4 ranks, 8 B
+     * and 1 MiB: bench/results/2026-11-24-h100x1-mps-transport-spi.md); the bench compares both
+     * endings through {@link StagedDiagnostics#endOnEvents}.
+     */
+    private volatile boolean offerEvents;
     /** Shared host memory of the node's ranks for the records and the closing barrier (made at the first call); null: through MPI. */
     private NodeBoard board;
     private boolean boardTried;

@@ -456,6 +456,7 @@ public class StagedContract extends CommunicatorContract {
         assertEquals(expectIpc, ipc.applicable(), "the IPC path applies exactly when the setting allows, IPC is on and every rank is on this node");
         long before = rt.stats.ipcCollectives.sum(), gpu = rt.stats.gpuReductions.sum(), onEvents = rt.stats.ipcEventWaits.sum();
         long across = rt.stats.hierarchicalReductions.sum(), onBoard = rt.stats.boardRounds.sum();
+        ipc.offerEvents(true); // the second ending (off by default) is checked here too
         for (int count : new int[] {2, 100_003}) { // the short path and the sliced one
             Buffer in = alloc(m, 8L * count), out = alloc(m, 8L * count);
             try (dev.ferry.HostBuffer h = dev.ferry.HostBuffer.allocate(8L * count)) {
@@ -468,12 +469,13 @@ public class StagedContract extends CommunicatorContract {
                 }
             }
         }
+        ipc.offerEvents(false);
         long took = rt.stats.ipcCollectives.sum() - before;
         if (expectIpc) {
             assertEquals(2, took, "both allReduces went over CUDA IPC (" + rt.settings.deviceCollectives() + ")");
             assertEquals(2, rt.stats.gpuReductions.sum() - gpu, "and reduced on the GPU");
             assertEquals(Boolean.TRUE, ipc.verified(), "every rank mapped every peer");
-            assertEquals(2, rt.stats.ipcEventWaits.sum() - onEvents, "both ended on the ranks' interprocess events");
+            assertEquals(2, rt.stats.ipcEventWaits.sum() - onEvents, "both ended on the ranks' interprocess events (turned on above)");
             assertEquals(2, rt.stats.boardRounds.sum() - onBoard, "both exchanged their records on the node's shared-memory board");
         } else if (rt.stats.hierarchicalReductions.sum() == across) { // node by node, the node-local steps take IPC
             assertEquals(0, took, "staged through host memory (" + rt.settings.deviceCollectives() + ", applicable " + ipc.applicable() + ")");
