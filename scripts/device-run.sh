@@ -539,6 +539,9 @@ mpi_fold_rows() {
             suite mpifold-$mode-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0 \
                 -Dferry.deviceReductions=$mode "$inc" "$t"
         done
+        # reduce-scatter folded on the GPU too (every type x operator of the variants contract)
+        suite mpifold-variants-gpu-ompi-cuda-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=ompi -Dferry.device=0 \
+            -Dferry.deviceReductions=gpu -Dferry.test.include=r_ "$t"
     done
 }
 step_device-reductions-mpi() { conformance_table "Reductions of device buffers under ompi folded on the GPU, ranks sharing GPU 0" mpi_fold_rows; }

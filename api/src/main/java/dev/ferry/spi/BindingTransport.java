@@ -293,7 +293,7 @@ public abstract class BindingTransport implements Transport {
         return !anyRank(!mine);
     }
 
-    /** allReduce ({@code root} -1) or reduce: slices through allToAllV, folded on the GPU, results through allGatherV or gatherV. */
+    /** allReduce ({@code root} -1) or reduce: slices by point-to-point messages, folded on the GPU, results through allGatherV or gatherV. */
     private void reduceOnDevice(Buffer send, Buffer result, long count, DataType type, ReduceOp op, int root) {
         int n = size(), me = rank();
         Blocks slices = Blocks.sliced(count, type, n);
@@ -302,7 +302,7 @@ public abstract class BindingTransport implements Transport {
         java.util.Arrays.fill(fromEach, mine);
         Blocks received = Blocks.contiguous(fromEach); // every rank's copy of slice `me`, in rank order
         try (Scratch in = Scratch.like(send, Math.max(1, type.bytes(mine * n))); Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
-            allToAllV(send, slices, in.buffer(), received, type);
+            exchangeSlices(send, slices, in.buffer(), received, type);
             if (mine > 0) {
                 long[] sources = new long[n];
                 for (int r = 0; r < n; r++) sources[r] = in.buffer().address() + type.bytes(received.displacement(r));
@@ -312,6 +312,35 @@ public abstract class BindingTransport implements Transport {
                 allGatherV(part.buffer(), mine, result, slices, type);
             } else {
                 gatherV(part.buffer(), mine, me == root ? result : null, me == root ? slices : null, type, root);
+            }
+        }
+    }
+
+    /**
+     * The slices of a GPU fold to their folding ranks: one point-to-point message per pair on the
+     * private duplicate. The CUDA-aware Open MPI 5.0.7 moves device memory by point-to-point (and by
+     * MPI_Alltoall) near copy speed, but its MPI_Alltoallv of device memory at 2 ranks took 50 ms
+     * for 64 MiB (bench/results/2026-11-24-h100x1-mps-transport-spi.md).
+     */
+    private void exchangeSlices(Buffer send, Blocks sendBlocks, Buffer recv, Blocks recvBlocks, DataType type) {
+        PointToPointCollectives.allToAllV(internal(), send, sendBlocks, recv, recvBlocks, type);
+    }
+
+    /** Reduce-scatter on the GPU: block r of every rank's input to rank r by point-to-point messages, folded there in rank order. */
+    private void reduceScatterOnDevice(Buffer send, Buffer result, Blocks blocks, DataType type, ReduceOp op) {
+        int n = size(), me = rank();
+        long mine = blocks.count(me);
+        long[] fromEach = new long[n];
+        java.util.Arrays.fill(fromEach, mine);
+        Blocks received = Blocks.contiguous(fromEach); // every rank's block `me`, in rank order
+        try (Scratch in = Scratch.like(send, Math.max(1, type.bytes(mine * n))); Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
+            exchangeSlices(send, blocks, in.buffer(), received, type);
+            if (mine > 0) {
+                long[] sources = new long[n];
+                for (int r = 0; r < n; r++) sources[r] = in.buffer().address() + type.bytes(received.displacement(r));
+                // folded into scratch (aligned for the kernels whatever the caller's buffer), then copied
+                DeviceSupport.get().reduce(send.device(), type, op, part.buffer().address(), sources, mine);
+                DeviceSupport.get().copy(result, part.buffer(), type.bytes(mine));
             }
         }
     }
@@ -458,6 +487,12 @@ public abstract class BindingTransport implements Transport {
     @Override
     public void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         long bytes = type.bytes(recvCount);
+        if (foldsOnDevice(sendBuffer, recvBuffer, recvCount * size(), type, op)) {
+            long[] counts = new long[size()];
+            java.util.Arrays.fill(counts, recvCount);
+            reduceScatterOnDevice(sendBuffer, recvBuffer, Blocks.contiguous(counts), type, op);
+            return;
+        }
         if (mpiReduces(type) && fits(bytes * size())) {
             mpiReduceScatterBlock(region(sendBuffer, 0, bytes * size()), region(recvBuffer, 0, bytes), (int) recvCount, type, op);
             return;
@@ -475,6 +510,10 @@ public abstract class BindingTransport implements Transport {
      */
     @Override
     public void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+        if (foldsOnDevice(sendBuffer, recvBuffer, blocks.total(), type, op)) {
+            reduceScatterOnDevice(sendBuffer, recvBuffer, blocks, type, op);
+            return;
+        }
         boolean device = supportsDeviceBuffers() && anyRank(sendBuffer.kind().needsCuda() || recvBuffer.kind().needsCuda());
         if (mpiReduces(type) && fits(type.bytes(blocks.total())) && !device) {
             mpiReduceScatter(region(sendBuffer, 0, type.bytes(blocks.total())), region(recvBuffer, 0, blocks.bytes(rank(), type)),
