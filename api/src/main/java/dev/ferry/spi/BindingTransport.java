@@ -293,7 +293,7 @@ public abstract class BindingTransport implements Transport {
         return !anyRank(!mine);
     }
 
-    /** allReduce ({@code root} -1) or reduce: slices by point-to-point messages, folded on the GPU, results through allGatherV or gatherV. */
+    /** allReduce ({@code root} -1) or reduce: slices through allToAllV, folded on the GPU, results through allGatherV or gatherV. */
     private void reduceOnDevice(Buffer send, Buffer result, long count, DataType type, ReduceOp op, int root) {
         int n = size(), me = rank();
         Blocks slices = Blocks.sliced(count, type, n);
@@ -302,7 +302,7 @@ public abstract class BindingTransport implements Transport {
         java.util.Arrays.fill(fromEach, mine);
         Blocks received = Blocks.contiguous(fromEach); // every rank's copy of slice `me`, in rank order
         try (Scratch in = Scratch.like(send, Math.max(1, type.bytes(mine * n))); Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
-            exchangeSlices(send, slices, in.buffer(), received, type);
+            allToAllV(send, slices, in.buffer(), received, type);
             if (mine > 0) {
                 long[] sources = new long[n];
                 for (int r = 0; r < n; r++) sources[r] = in.buffer().address() + type.bytes(received.displacement(r));
@@ -316,17 +316,7 @@ public abstract class BindingTransport implements Transport {
         }
     }
 
-    /**
-     * The slices of a GPU fold to their folding ranks: one point-to-point message per pair on the
-     * private duplicate. The CUDA-aware Open MPI 5.0.7 moves device memory by point-to-point (and by
-     * MPI_Alltoall) near copy speed, but its MPI_Alltoallv of device memory at 2 ranks took 50 ms
-     * for 64 MiB (bench/results/2026-11-24-h100x1-mps-transport-spi.md).
-     */
-    private void exchangeSlices(Buffer send, Blocks sendBlocks, Buffer recv, Blocks recvBlocks, DataType type) {
-        PointToPointCollectives.allToAllV(internal(), send, sendBlocks, recv, recvBlocks, type);
-    }
-
-    /** Reduce-scatter on the GPU: block r of every rank's input to rank r by point-to-point messages, folded there in rank order. */
+    /** Reduce-scatter on the GPU: block r of every rank's input to rank r through allToAllV, folded there in rank order. */
     private void reduceScatterOnDevice(Buffer send, Buffer result, Blocks blocks, DataType type, ReduceOp op) {
         int n = size(), me = rank();
         long mine = blocks.count(me);
@@ -334,7 +324,7 @@ public abstract class BindingTransport implements Transport {
         java.util.Arrays.fill(fromEach, mine);
         Blocks received = Blocks.contiguous(fromEach); // every rank's block `me`, in rank order
         try (Scratch in = Scratch.like(send, Math.max(1, type.bytes(mine * n))); Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
-            exchangeSlices(send, blocks, in.buffer(), received, type);
+            allToAllV(send, blocks, in.buffer(), received, type);
             if (mine > 0) {
                 long[] sources = new long[n];
                 for (int r = 0; r < n; r++) sources[r] = in.buffer().address() + type.bytes(received.displacement(r));
