@@ -53,9 +53,10 @@ public final class FerrySettings implements SettingsCatalog {
 
     /** {@code ferry.deviceReductions}: who reduces device buffers under the MPI backends (ompi, mvapich). */
     public static final Setting<String> DEVICE_REDUCTIONS = Setting.of(MODULE, "ferry.deviceReductions", Setting.choice("auto", "gpu", "mpi"), "auto",
-            "reduce and allReduce of device buffers under `ompi` and `mvapich`: `gpu` moves the blocks with the MPI (allToAll, then "
-                    + "allGather or gather, device memory) and folds them on the GPU in rank order; `mpi` hands the reduction to the MPI "
-                    + "(CUDA-aware MPIs reduce on the host); `auto`: `gpu` from 4 MiB per rank when every rank's buffers are device memory");
+            "reduce, allReduce and reduce-scatter of device buffers under `ompi` and `mvapich`: `gpu` moves the blocks with the MPI "
+                    + "(allToAll, then for reduce and allReduce gather or allGather, device memory) and folds them on the GPU in rank order; "
+                    + "`mpi` hands the reduction to the MPI (CUDA-aware MPIs reduce on the host); `auto`: `gpu` from 4 MiB per rank when "
+                    + "every rank's buffers are device memory");
 
     @Override
     public List<Setting<?>> settings() {
