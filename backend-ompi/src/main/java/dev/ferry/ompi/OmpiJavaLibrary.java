@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
  * ignores the property; its failure then says which {@code -Djava.library.path} to give.
  */
 final class OmpiJavaLibrary {
-    static final String PROPERTY = "ferry.ompi.javaLibrary";
+    static final String PROPERTY = OmpiSettings.JAVA_LIBRARY.key();
     private static final String FILE = System.mapLibraryName("mpi_java");
 
     private OmpiJavaLibrary() {
@@ -46,8 +46,10 @@ final class OmpiJavaLibrary {
      * {@value #PROPERTY}. Returns how it was found, for the report; empty when nothing was needed.
      */
     static Optional<String> prepare() {
-        if (System.getProperty(PROPERTY) != null) {
-            return Optional.of(System.getProperty(PROPERTY) + " (-D" + PROPERTY + ")");
+        String named = Settings.process().get(OmpiSettings.JAVA_LIBRARY);
+        if (named != null) {
+            System.setProperty(PROPERTY, named); // where the mpi.jar of scripts/setup reads it (also when given as FERRY_OMPI_JAVALIBRARY)
+            return Optional.of(named + " (ferry.ompi.javaLibrary)");
         }
         if (onLibraryPath()) return Optional.empty();
         for (Candidate c : candidates()) {
@@ -63,7 +65,7 @@ final class OmpiJavaLibrary {
     /** Why {@code libmpi_java.so} could not be loaded, with what to do; {@code cause} is the loader's error. */
     static String explain(Throwable cause) {
         String path = System.getProperty("java.library.path", "");
-        String found = System.getProperty(PROPERTY);
+        String found = System.getProperty(PROPERTY); // what prepare() handed to mpi.jar, if anything
         if (found == null) {
             for (Candidate c : candidates()) {
                 if (Files.isRegularFile(c.dir().resolve(FILE))) {

@@ -15,8 +15,13 @@ public final class OmpiSettings implements SettingsCatalog {
     public static final Setting<String> LIBDIR = Setting.of(MODULE, "ferry.ompi.libdir", Setting.STRING, null,
             "the folder where the `java` path looks first for Open MPI's `libmpi_java.so`; unset: searched");
 
+    /** {@code ferry.ompi.javaLibrary}: the file of mpi.jar's {@code libmpi_java.so}, where the user names it. */
+    public static final Setting<String> JAVA_LIBRARY = Setting.of(MODULE, "ferry.ompi.javaLibrary", Setting.STRING, null,
+            "the `java` path's `libmpi_java.so` file itself (unset: on `java.library.path`, else searched as `ferry.ompi.libdir` says); "
+                    + "Ferry hands the file it found to the mpi.jar that `scripts/setup` builds through this system property");
+
     @Override
     public List<Setting<?>> settings() {
-        return List.of(BINDING, LIBDIR);
+        return List.of(BINDING, LIBDIR, JAVA_LIBRARY);
     }
 }
