@@ -28,9 +28,11 @@ import java.util.List;
  * aligned for the type), their IPC handles (made once per allocation, {@link IpcExports}) and its
  * device. Every rank decides from the same records, so all take this path or all take the staged
  * one. Peers' allocations are mapped through the runtime's {@link CudaIpcCache} (once, then hits).
- * Until a call in which every rank maps every peer has succeeded, each call also agrees (one
- * allReduce) that every rank could map what it needed and reach it from its GPU; if one could not,
- * the path is off for the communicator on every rank.
+ * A call that maps a pair of ranks not yet proven (each rank's record says which peers it maps)
+ * also agrees (one allReduce) that every rank could map what it needed and reach it from its GPU;
+ * once every pair is proven, calls skip that round; if a rank could not, the path is off for the
+ * communicator on every rank. (A program of broadcasts alone proves only the root's pairs, and
+ * its calls skip the round from the second on.)
  *
  * <p>Ordering: the front has finished the caller's prior device work on every rank before the call
  * (the device ordering contract), so once the records are exchanged every rank's input is ready and
@@ -75,8 +77,10 @@ final class IpcCollectives {
     private final HostBuffer all;
     private final HostBuffer flagIn;
     private final HostBuffer flagOut;
-    /** TRUE once every rank mapped every peer in one call, FALSE once a rank could not map: null until either. */
+    /** TRUE once every rank mapped every peer (over one or more calls), FALSE once a rank could not map: null until either. */
     private Boolean verified;
+    /** reached[r][p]: rank r mapped rank p's memory in a call that every rank agreed on (null before the first). */
+    private boolean[][] reached;
     /** This rank's interprocess event (recorded after its part of each call) on {@link #eventDevice}, and its handle; null when CUDA gave none. */
     private CudaEvent done;
     private int eventDevice = -1;
@@ -210,7 +214,7 @@ final class IpcCollectives {
     boolean allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
         long bytes = type.bytes(count);
         boolean sliced = bytes > SHORT_BYTES;
-        Call c = begin("allReduce", send, recv, type, count, true, sliced ? Need.A_AND_B : Need.A, true, -1);
+        Call c = begin("allReduce", send, recv, type, count, true, sliced ? Need.A_AND_B : Need.A, -1);
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
@@ -244,7 +248,7 @@ final class IpcCollectives {
     boolean reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
         long bytes = type.bytes(count);
         boolean sliced = bytes > SHORT_BYTES;
-        Call c = begin("reduce", send, recv, type, count, true, sliced ? Need.A_AND_ROOT_B : (comm.rank() == root ? Need.A : Need.NOTHING), sliced, root);
+        Call c = begin("reduce", send, recv, type, count, true, sliced ? Need.A_AND_ROOT_B : (comm.rank() == root ? Need.A : Need.NOTHING), root);
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
@@ -273,7 +277,7 @@ final class IpcCollectives {
     }
 
     boolean broadcast(Buffer buffer, long count, DataType type, int root) {
-        Call c = begin("broadcast", buffer, null, type, count, false, comm.rank() == root ? Need.NOTHING : Need.ROOT_A, false, root);
+        Call c = begin("broadcast", buffer, null, type, count, false, comm.rank() == root ? Need.NOTHING : Need.ROOT_A, root);
         if (c == null) return false;
         try {
             if (comm.rank() != root) {
@@ -300,7 +304,7 @@ final class IpcCollectives {
      * (allGather), or block {@code me} of it ({@code blockOfMine}: allToAll).
      */
     private boolean pullFromEveryRank(String what, Buffer send, Buffer recv, long block, boolean blockOfMine) {
-        Call c = begin(what, send, recv, DataType.BYTE, block, false, Need.A, true, -1);
+        Call c = begin(what, send, recv, DataType.BYTE, block, false, Need.A, -1);
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
@@ -318,7 +322,7 @@ final class IpcCollectives {
     boolean gather(Buffer send, Buffer recv, long count, DataType type, int root) {
         // the root pulls every rank's send buffer into its block of the receive buffer
         boolean isRoot = comm.rank() == root;
-        Call c = begin("gather", send, isRoot ? recv : null, type, count, false, isRoot ? Need.A : Need.NOTHING, false, root);
+        Call c = begin("gather", send, isRoot ? recv : null, type, count, false, isRoot ? Need.A : Need.NOTHING, root);
         if (c == null) return false;
         try {
             if (isRoot) {
@@ -338,7 +342,7 @@ final class IpcCollectives {
     boolean scatter(Buffer send, Buffer recv, long count, DataType type, int root) {
         // every rank pulls its block of the root's send buffer
         boolean isRoot = comm.rank() == root;
-        Call c = begin("scatter", isRoot ? send : recv, isRoot ? recv : null, type, count, false, isRoot ? Need.NOTHING : Need.ROOT_A, false, root);
+        Call c = begin("scatter", isRoot ? send : recv, isRoot ? recv : null, type, count, false, isRoot ? Need.NOTHING : Need.ROOT_A, root);
         if (c == null) return false;
         try {
             long block = type.bytes(count);
@@ -414,9 +418,9 @@ final class IpcCollectives {
      * answer on every rank). {@code a} is the send buffer (or the broadcast buffer), {@code b} the
      * receive buffer (null at a rank that has none); {@code reduces}: the call reduces (alignment
      * matters); {@code need}: which peers' buffers this rank maps (B's handle is exported only when some
-     * rank maps it); {@code full}: every rank maps every peer in this call (the same on every rank).
+     * rank maps it; it travels in the record with {@code root}, so that every rank knows which pairs a call maps).
      */
-    private Call begin(String what, Buffer a, Buffer b, DataType type, long count, boolean reduces, Need need, boolean full, int root) {
+    private Call begin(String what, Buffer a, Buffer b, DataType type, long count, boolean reduces, Need need, int root) {
         if (!applicable || count == 0) {
             return null;
         }
@@ -467,6 +471,8 @@ final class IpcCollectives {
         }
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 0, state);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 4, device);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 8, need.ordinal());
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 12, root);
         exchangeRecords();
         // the same decision on every rank
         MemorySegment s = all.segment();
@@ -485,6 +491,8 @@ final class IpcCollectives {
         if (Boolean.FALSE.equals(verified)) {
             return refuse(what, "a rank could not map or reach a peer's memory at the first IPC collective of this communicator");
         }
+        // every pair this call maps already proven by an earlier agreement (the same answer on every rank, from the records)?
+        boolean agree = verified == null && !proven(s, n);
         // map what this rank reads or writes
         Call c = new Call(n, rt.collectiveStream(device));
         boolean ok = true, eventsOk = events;
@@ -498,7 +506,7 @@ final class IpcCollectives {
                     if (r != me) openPeerEvent(s, (long) r * RECORD + EVENT, r, device);
                 }
             } catch (CudaException e) {
-                if (verified != null) {
+                if (!agree) {
                     c.release();
                     throw new CudaException(what + ": cannot open a peer's interprocess CUDA event: " + e.getMessage(), 0);
                 }
@@ -517,16 +525,16 @@ final class IpcCollectives {
                     c.b[r] = b == null ? 0 : b.address();
                     continue;
                 }
-                if (wantA) c.a[r] = map(c, s, at + A, r, device);
-                if (wantB) c.b[r] = map(c, s, at + B, r, device);
+                if (wantA) c.a[r] = map(c, s, at + A, r, device, agree);
+                if (wantB) c.b[r] = map(c, s, at + B, r, device, agree);
             }
         } catch (CudaException e) {
             ok = false;
             failure = e.getMessage();
         }
-        if (verified == null) {
-            // until a call in which every rank maps every peer has succeeded: agree that every rank could
-            // map what it needed (after that, a failure is an error, not a fallback)
+        if (agree) {
+            // until every pair of ranks has been proven (one mapped the other's memory and reaches its GPU):
+            // agree that every rank could map what it needed (after that, a failure is an error, not a fallback)
             flagIn.segment().set(ValueLayout.JAVA_INT, 0, ok ? 1 : 0);
             flagIn.segment().set(ValueLayout.JAVA_INT, 4, eventsOk ? 1 : 0);
             rt.progress.poll();
@@ -538,8 +546,8 @@ final class IpcCollectives {
             if (!eventsOk) {
                 events = false; // from the next call on, no rank offers an event
             }
-            if (everyoneMapped && full) {
-                verified = Boolean.TRUE; // later calls skip this round
+            if (everyoneMapped && prove(s, n)) {
+                verified = Boolean.TRUE; // every pair proven: later calls skip this round
             }
             if (!everyoneMapped) {
                 verified = Boolean.FALSE;
@@ -557,8 +565,43 @@ final class IpcCollectives {
         return c;
     }
 
+    /** Whether rank {@code r} maps rank {@code p}'s memory in this call, from {@code r}'s record (its need and root). */
+    private static boolean maps(MemorySegment s, int r, int p) {
+        if (p == r) return false;
+        Need need = Need.values()[s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 8)];
+        int root = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 12);
+        return switch (need) {
+            case NOTHING -> false;
+            case ROOT_A -> p == root;
+            case A, A_AND_B, A_AND_ROOT_B -> true;
+        };
+    }
+
+    /** True when every pair that this call maps was proven by an earlier agreement. */
+    private boolean proven(MemorySegment s, int n) {
+        for (int r = 0; r < n; r++) {
+            for (int p = 0; p < n; p++) {
+                if (maps(s, r, p) && (reached == null || !reached[r][p])) return false;
+            }
+        }
+        return true;
+    }
+
+    /** Marks the pairs this call mapped as proven (every rank mapped its part); true once every pair is. */
+    private boolean prove(MemorySegment s, int n) {
+        if (reached == null) reached = new boolean[n][n];
+        boolean all = true;
+        for (int r = 0; r < n; r++) {
+            for (int p = 0; p < n; p++) {
+                if (maps(s, r, p)) reached[r][p] = true;
+                all &= p == r || reached[r][p];
+            }
+        }
+        return all;
+    }
+
     /** Maps the buffer of the offer at {@code at} of rank {@code r}'s record on {@code device}; its address here. */
-    private long map(Call c, MemorySegment s, long at, int r, int device) {
+    private long map(Call c, MemorySegment s, long at, int r, int device, boolean checkReach) {
         byte[] handle = new byte[64];
         MemorySegment.copy(s, at, MemorySegment.ofArray(handle), 0, 64);
         long base = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 64);
@@ -567,7 +610,7 @@ final class IpcCollectives {
         long generation = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 88);
         CudaIpcCache.Mapping mp = rt.ipcCache.acquire(comm.peers().node(r), comm.peers().pid(r), handle, base, size, generation, device);
         c.mapped.add(mp);
-        if (verified == null) {
+        if (checkReach) {
             // the kernels read and write the peer's memory directly: its GPU must be reachable from ours
             int theirs;
             try {
