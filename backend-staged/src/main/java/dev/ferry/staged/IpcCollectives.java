@@ -535,6 +535,7 @@ final class IpcCollectives {
         if (agree) {
             // until every pair of ranks has been proven (one mapped the other's memory and reaches its GPU):
             // agree that every rank could map what it needed (after that, a failure is an error, not a fallback)
+            rt.stats.ipcAgreements.increment();
             flagIn.segment().set(ValueLayout.JAVA_INT, 0, ok ? 1 : 0);
             flagIn.segment().set(ValueLayout.JAVA_INT, 4, eventsOk ? 1 : 0);
             rt.progress.poll();

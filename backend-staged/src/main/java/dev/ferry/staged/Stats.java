@@ -23,6 +23,8 @@ final class Stats {
     final LongAdder ipcEventWaits = new LongAdder();
     /** Record rounds of IPC collectives on the node's shared-memory board (the others: an MPI allGather). */
     final LongAdder boardRounds = new LongAdder();
+    /** Agreement rounds of IPC collectives (calls that mapped a pair of ranks not proven before). */
+    final LongAdder ipcAgreements = new LongAdder();
     final LongAdder gpuReductions = new LongAdder();
     final LongAdder chainReductions = new LongAdder();
     /** Reductions across nodes run node by node ({@link HierarchicalReductions}). */
@@ -46,6 +48,7 @@ final class Stats {
         m.put("ipcCollectives", ipcCollectives.sum());
         m.put("ipcEventWaits", ipcEventWaits.sum());
         m.put("boardRounds", boardRounds.sum());
+        m.put("ipcAgreements", ipcAgreements.sum());
         m.put("gpuReductions", gpuReductions.sum());
         m.put("chainReductions", chainReductions.sum());
         m.put("hierarchicalReductions", hierarchicalReductions.sum());

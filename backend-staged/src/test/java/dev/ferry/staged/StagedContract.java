@@ -2,6 +2,7 @@ package dev.ferry.staged;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -550,6 +551,35 @@ public class StagedContract extends CommunicatorContract {
                 assertEquals(calls + cases.length, st.ipcCollectives.sum() - ipc0, "the node-local steps went over CUDA IPC: " + st);
             }
         }
+    }
+
+    /**
+     * On a fresh communicator, broadcasts alone agree once on the pairs they map (root 0 and every
+     * other rank); an allReduce then proves the remaining pairs once; after that no call agrees.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Mem.class, names = "DEVICE")
+    void staged_ipcCollectivesAgreeOncePerPairOfRanks(Mem m) {
+        m.assume(comm);
+        StagedRuntime rt = StagedRuntime.currentOrNull();
+        assertNotNull(rt);
+        try (dev.ferry.Communicator d = comm.duplicate()) {
+            IpcCollectives ipc = staged(d).collectivesForTests().ipc();
+            Assumptions.assumeTrue(ipc.applicable(), "the IPC path does not apply here (one rank, IPC off, several nodes, or deviceCollectives=host)");
+            Buffer b = alloc(m, 64), out = alloc(m, 64);
+            long before = rt.stats.ipcAgreements.sum(), calls = rt.stats.ipcCollectives.sum();
+            for (int i = 0; i < 3; i++) d.broadcast(b, 8, DataType.LONG, 0);
+            assertEquals(3, rt.stats.ipcCollectives.sum() - calls, "the broadcasts took the IPC path");
+            assertEquals(1, rt.stats.ipcAgreements.sum() - before, "one agreement for three broadcasts from rank 0");
+            assertNull(ipc.verified(), "broadcasts from rank 0 leave pairs of other ranks unproven");
+            d.allReduce(b, out, 8, DataType.LONG, ReduceOp.SUM);
+            assertEquals(2, rt.stats.ipcAgreements.sum() - before, "the allReduce proves the other pairs");
+            assertEquals(Boolean.TRUE, ipc.verified());
+            d.broadcast(b, 8, DataType.LONG, size - 1);
+            d.allReduce(b, out, 8, DataType.LONG, ReduceOp.SUM);
+            assertEquals(2, rt.stats.ipcAgreements.sum() - before, "no agreement once every pair is proven");
+        }
+        assertUsable();
     }
 
     /**
