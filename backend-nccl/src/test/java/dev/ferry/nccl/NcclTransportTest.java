@@ -67,6 +67,14 @@ class NcclTransportTest {
     }
 
     @Test
+    void inactiveReasonOfAnotherBackendsCommunicatorIsASpecificException() {
+        try (Communicator other = new CheckedCommunicator(new OneRankHostTransport(new ArrayList<>()))) {
+            dev.ferry.InvalidArgumentException e = assertThrows(dev.ferry.InvalidArgumentException.class, () -> Nccl.inactiveReason(other));
+            assertTrue(e.getMessage().contains("is not a communicator of backend nccl"), e.getMessage());
+        }
+    }
+
+    @Test
     void splitAndDuplicateCheckTheirOwnRanksAgainAndNoColorGivesNull() {
         List<String> calls = new ArrayList<>();
         try (Communicator c = new CheckedCommunicator(NcclTransport.world(new OneRankHostTransport(calls)))) {
