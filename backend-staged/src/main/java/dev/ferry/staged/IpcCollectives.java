@@ -193,13 +193,19 @@ final class IpcCollectives {
 
     /** Opens (once per handle) rank {@code r}'s event from its record at {@code at}. */
     private void openPeerEvent(MemorySegment s, long at, int r, int device) {
-        byte[] h = new byte[64];
-        MemorySegment.copy(s, at, MemorySegment.ofArray(h), 0, 64);
+        byte[] h = handleAt(s, at);
         if (peerEvents[r] != null && java.util.Arrays.equals(h, peerHandles[r])) return;
         if (peerEvents[r] != null) peerEvents[r].close();
         peerEvents[r] = null;
         peerEvents[r] = CudaIpc.openEvent(h, device);
         peerHandles[r] = h;
+    }
+
+    /** The 64-byte IPC handle (of memory or of an event) at {@code at} of the records. */
+    private static byte[] handleAt(MemorySegment s, long at) {
+        byte[] h = new byte[64];
+        MemorySegment.copy(s, at, MemorySegment.ofArray(h), 0, 64);
+        return h;
     }
 
     private static boolean zero(MemorySegment s, long at, int bytes) {
@@ -371,6 +377,8 @@ final class IpcCollectives {
         NOTHING, A, ROOT_A, A_AND_B, A_AND_ROOT_B
     }
 
+    private static final Need[] NEEDS = Need.values();
+
     /** A call on the IPC path: every rank's A and B buffer addresses in this process (own or mapped), and what to release. */
     private final class Call {
         final long[] a, b;
@@ -495,7 +503,8 @@ final class IpcCollectives {
         boolean agree = verified == null && !proven(s, n);
         // map what this rank reads or writes
         Call c = new Call(n, rt.collectiveStream(device));
-        boolean ok = true, eventsOk = events;
+        boolean ok = true, eventsOk = events && offerEvents; // without this rank's offer its record holds no event
+        boolean eventFailed = false;
         String failure = null;
         for (int r = 0; r < n && eventsOk; r++) {
             eventsOk = !zero(s, (long) r * RECORD + EVENT, 64);
@@ -511,6 +520,7 @@ final class IpcCollectives {
                     throw new CudaException(what + ": cannot open a peer's interprocess CUDA event: " + e.getMessage(), 0);
                 }
                 eventsOk = false;
+                eventFailed = true;
                 System.err.println("ferry staged: rank " + me + ": cannot open a peer's interprocess CUDA event (" + e.getMessage()
                         + "); IPC collectives of this communicator end with a stream synchronize and a barrier instead");
             }
@@ -537,15 +547,15 @@ final class IpcCollectives {
             // agree that every rank could map what it needed (after that, a failure is an error, not a fallback)
             rt.stats.ipcAgreements.increment();
             flagIn.segment().set(ValueLayout.JAVA_INT, 0, ok ? 1 : 0);
-            flagIn.segment().set(ValueLayout.JAVA_INT, 4, eventsOk ? 1 : 0);
+            flagIn.segment().set(ValueLayout.JAVA_INT, 4, eventFailed ? 0 : 1);
             rt.progress.poll();
             comm.user().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MIN);
             boolean everyoneMapped = flagOut.segment().get(ValueLayout.JAVA_INT, 0) == 1;
-            if (flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0 && eventsOk) {
-                eventsOk = false; // another rank could not open an event: all end without them
-            }
-            if (!eventsOk) {
-                events = false; // from the next call on, no rank offers an event
+            if (flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0) {
+                // a rank could not open a peer's event: all end this call without them, and no rank offers one again
+                // (events merely not offered, the default, change nothing: a later measurement may still offer them)
+                eventsOk = false;
+                events = false;
             }
             if (everyoneMapped && prove(s, n)) {
                 verified = Boolean.TRUE; // every pair proven: later calls skip this round
@@ -569,7 +579,7 @@ final class IpcCollectives {
     /** Whether rank {@code r} maps rank {@code p}'s memory in this call, from {@code r}'s record (its need and root). */
     private static boolean maps(MemorySegment s, int r, int p) {
         if (p == r) return false;
-        Need need = Need.values()[s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 8)];
+        Need need = NEEDS[s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 8)];
         int root = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 12);
         return switch (need) {
             case NOTHING -> false;
@@ -603,8 +613,7 @@ final class IpcCollectives {
 
     /** Maps the buffer of the offer at {@code at} of rank {@code r}'s record on {@code device}; its address here. */
     private long map(Call c, MemorySegment s, long at, int r, int device, boolean checkReach) {
-        byte[] handle = new byte[64];
-        MemorySegment.copy(s, at, MemorySegment.ofArray(handle), 0, 64);
+        byte[] handle = handleAt(s, at);
         long base = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 64);
         long size = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 72);
         long offset = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 80);
