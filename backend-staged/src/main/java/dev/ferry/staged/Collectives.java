@@ -58,7 +58,7 @@ final class Collectives {
         this.rt = comm.runtime();
         this.ipc = new IpcCollectives(comm);
         this.chain = new ChainReductions(comm, this);
-        this.hierarchical = new HierarchicalReductions(comm, chain);
+        this.hierarchical = new HierarchicalReductions(comm, this, chain);
     }
 
     /** Frees the agreement buffers. */
@@ -87,8 +87,8 @@ final class Collectives {
         return comm.user();
     }
 
-    /** True on every rank when any rank stages a buffer of this operation (collective). */
-    private boolean anyStaged(boolean mine) {
+    /** True on every rank when {@code mine} is true on any rank, e.g. any rank stages a buffer of this operation (collective). */
+    boolean anyRank(boolean mine) {
         return agree(mine, true)[0];
     }
 
@@ -105,7 +105,7 @@ final class Collectives {
 
     /** Elements per inner call: all at once, or chunks of the chunk size. */
     private long chunkElements(long largestBytes, long count, DataType type, boolean mine) {
-        if (largestBytes <= rt.settings.threshold() || !anyStaged(mine)) {
+        if (largestBytes <= rt.settings.threshold() || !anyRank(mine)) {
             return Math.max(count, 1);
         }
         return Tuning.of(rt.settings).chunkFor(largestBytes) / type.size();
@@ -296,7 +296,7 @@ final class Collectives {
 
     /** True when the block collective runs as one inner call (small, or nobody stages). */
     private boolean single(long largestBytes, Buffer a, Buffer b) {
-        return largestBytes <= rt.settings.threshold() || !anyStaged(comm.staged(a) || comm.staged(b));
+        return largestBytes <= rt.settings.threshold() || !anyRank(comm.staged(a) || comm.staged(b));
     }
 
     void scatter(Buffer send, Buffer recv, long count, DataType type, int root) {

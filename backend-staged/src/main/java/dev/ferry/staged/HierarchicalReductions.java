@@ -7,7 +7,6 @@ import dev.ferry.FerryException;
 import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
 import dev.ferry.cuda.Cuda;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -49,6 +48,7 @@ import java.util.List;
 final class HierarchicalReductions {
     private final StagedTransport comm;
     private final StagedRuntime rt;
+    private final Collectives collectives;
     private final ChainReductions chain;
     /** Node index of every rank; nodes numbered in the order of their lowest ranks. */
     private final int[] nodeOf;
@@ -63,10 +63,10 @@ final class HierarchicalReductions {
     private boolean made;
     /** A non-root leader's fold of its node for reduce, kept for the next call. */
     private Buffer partial;
-    private HostBuffer flagIn, flagOut;
 
-    HierarchicalReductions(StagedTransport comm, ChainReductions chain) {
+    HierarchicalReductions(StagedTransport comm, Collectives collectives, ChainReductions chain) {
         this.comm = comm;
+        this.collectives = collectives;
         this.rt = comm.runtime();
         this.chain = chain;
         Peers peers = comm.peers();
@@ -105,7 +105,7 @@ final class HierarchicalReductions {
 
     void close() {
         List<RuntimeException> errors = new ArrayList<>();
-        for (AutoCloseable c : new AutoCloseable[] {local, leaders, flagIn, flagOut}) {
+        for (AutoCloseable c : new AutoCloseable[] {local, leaders}) {
             if (c == null) continue;
             try {
                 c.close();
@@ -177,17 +177,11 @@ final class HierarchicalReductions {
         } catch (dev.ferry.UnsupportedBufferException e) {
             failed = e;
         }
-        if (flagIn == null) {
-            flagIn = HostBuffer.allocate(4);
-            flagOut = HostBuffer.allocate(4);
-        }
-        flagIn.segment().set(ValueLayout.JAVA_INT, 0, failed != null ? 1 : 0);
-        rt.progress.poll();
-        comm.user().allReduce(flagIn, flagOut, 1, DataType.INT, ReduceOp.MAX);
+        boolean anyFailed = collectives.anyRank(failed != null);
         if (failed != null) {
             throw failed;
         }
-        if (flagOut.segment().get(ValueLayout.JAVA_INT, 0) != 0) {
+        if (anyFailed) {
             throw new dev.ferry.UnsupportedBufferException("reduction across nodes: ferry.staged.deviceCollectives=ipc, but the ranks of another"
                     + " node cannot take the CUDA IPC path (the exception on those ranks says why); use auto to stage such calls");
         }
