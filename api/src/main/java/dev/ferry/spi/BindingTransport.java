@@ -293,21 +293,13 @@ public abstract class BindingTransport implements Transport {
         return !anyRank(!mine);
     }
 
-    /** allReduce ({@code root} -1) or reduce: slices through allToAllV, folded on the GPU, results through allGatherV or gatherV. */
+    /** allReduce ({@code root} -1) or reduce: slices folded on the GPU ({@link #foldOwnBlock}), results through allGatherV or gatherV. */
     private void reduceOnDevice(Buffer send, Buffer result, long count, DataType type, ReduceOp op, int root) {
-        int n = size(), me = rank();
-        Blocks slices = Blocks.sliced(count, type, n);
+        int me = rank();
+        Blocks slices = Blocks.sliced(count, type, size());
         long mine = slices.count(me);
-        long[] fromEach = new long[n];
-        java.util.Arrays.fill(fromEach, mine);
-        Blocks received = Blocks.contiguous(fromEach); // every rank's copy of slice `me`, in rank order
-        try (Scratch in = Scratch.like(send, Math.max(1, type.bytes(mine * n))); Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
-            allToAllV(send, slices, in.buffer(), received, type);
-            if (mine > 0) {
-                long[] sources = new long[n];
-                for (int r = 0; r < n; r++) sources[r] = in.buffer().address() + type.bytes(received.displacement(r));
-                DeviceSupport.get().reduce(send.device(), type, op, part.buffer().address(), sources, mine);
-            }
+        try (Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
+            foldOwnBlock(send, slices, part.buffer(), type, op);
             if (root < 0) {
                 allGatherV(part.buffer(), mine, result, slices, type);
             } else {
@@ -316,21 +308,33 @@ public abstract class BindingTransport implements Transport {
         }
     }
 
-    /** Reduce-scatter on the GPU: block r of every rank's input to rank r through allToAllV, folded there in rank order. */
+    /** Reduce-scatter on the GPU: the own block folded ({@link #foldOwnBlock}) into scratch (aligned for the kernels whatever the caller's buffer), then copied. */
     private void reduceScatterOnDevice(Buffer send, Buffer result, Blocks blocks, DataType type, ReduceOp op) {
-        int n = size(), me = rank();
-        long mine = blocks.count(me);
+        long mine = blocks.count(rank());
+        try (Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
+            foldOwnBlock(send, blocks, part.buffer(), type, op);
+            if (mine > 0) {
+                DeviceSupport.get().copy(result, part.buffer(), type.bytes(mine));
+            }
+        }
+    }
+
+    /**
+     * Block r of every rank's {@code send} ({@code blocks}) to rank r through allToAllV, where this
+     * rank folds its block of every rank's input on the GPU in rank order into {@code into}.
+     */
+    private void foldOwnBlock(Buffer send, Blocks blocks, Buffer into, DataType type, ReduceOp op) {
+        int n = size();
+        long mine = blocks.count(rank());
         long[] fromEach = new long[n];
         java.util.Arrays.fill(fromEach, mine);
         Blocks received = Blocks.contiguous(fromEach); // every rank's block `me`, in rank order
-        try (Scratch in = Scratch.like(send, Math.max(1, type.bytes(mine * n))); Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
+        try (Scratch in = Scratch.like(send, Math.max(1, type.bytes(mine * n)))) {
             allToAllV(send, blocks, in.buffer(), received, type);
             if (mine > 0) {
                 long[] sources = new long[n];
                 for (int r = 0; r < n; r++) sources[r] = in.buffer().address() + type.bytes(received.displacement(r));
-                // folded into scratch (aligned for the kernels whatever the caller's buffer), then copied
-                DeviceSupport.get().reduce(send.device(), type, op, part.buffer().address(), sources, mine);
-                DeviceSupport.get().copy(result, part.buffer(), type.bytes(mine));
+                DeviceSupport.get().reduce(send.device(), type, op, into.address(), sources, mine);
             }
         }
     }
