@@ -68,7 +68,7 @@ public final class DeviceCollectivesVsCopy {
                     StringBuilder row = new StringBuilder(rank == 0 ? String.format("%12d %22s", bytes, cell(copy)) : "");
                     for (Column c : columns) {
                         Runnable call = c.call().apply(bytes);
-                        Stats st = call == null ? null : collectiveMicros(comm, reps, t, tMax, call);
+                        Stats st = call == null ? null : collectiveMicros(comm, BATCHES, reps, t, tMax, call);
                         if (rank == 0) {
                             row.append(st == null ? String.format(" %28s %7s", "-", "-") : String.format(" %28s %7.2f", cell(st), st.median() / copy.median()));
                         }
@@ -83,10 +83,13 @@ public final class DeviceCollectivesVsCopy {
         return String.format(java.util.Locale.ROOT, "%.2f (%.2f-%.2f)", s.median(), s.min(), s.max());
     }
 
-    /** The slowest rank's mean time per call over a batch of {@code reps}, median of {@link #BATCHES} batches, after a warm-up batch. */
-    private static Stats collectiveMicros(Communicator comm, int reps, HostBuffer t, HostBuffer tMax, Runnable call) {
-        double[] us = new double[BATCHES];
-        for (int k = -1; k < BATCHES; k++) {
+    /**
+     * The slowest rank's mean time per call over a batch of {@code reps}, over {@code batches} batches
+     * after a warm-up batch (collective: every rank runs its {@code call} in each batch).
+     */
+    static Stats collectiveMicros(Communicator comm, int batches, int reps, HostBuffer t, HostBuffer tMax, Runnable call) {
+        double[] us = new double[batches];
+        for (int k = -1; k < batches; k++) {
             comm.barrier();
             long t0 = System.nanoTime();
             for (int i = 0; i < reps; i++) call.run();

@@ -9,7 +9,6 @@ import dev.ferry.ReduceOp;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.cuda.CudaStream;
 import dev.ferry.cuda.DeviceReduction;
-import java.lang.foreign.ValueLayout;
 
 /**
  * Where the time of an 8-byte device collective goes: the parts of one call measured alone, in the
@@ -86,17 +85,7 @@ public final class SmallCollectiveFloor {
     }
 
     private static void row(Communicator comm, HostBuffer t, HostBuffer tMax, String what, Runnable call) {
-        double[] us = new double[BATCHES];
-        for (int k = -1; k < BATCHES; k++) {
-            comm.barrier();
-            long t0 = System.nanoTime();
-            for (int i = 0; i < REPS; i++) call.run();
-            double mine = (System.nanoTime() - t0) / 1e3 / REPS;
-            t.segment().set(ValueLayout.JAVA_DOUBLE, 0, mine);
-            comm.allReduce(t, tMax, 1, DataType.DOUBLE, ReduceOp.MAX);
-            if (k >= 0) us[k] = tMax.segment().get(ValueLayout.JAVA_DOUBLE, 0);
-        }
-        Stats s = Stats.of(us);
+        Stats s = DeviceCollectivesVsCopy.collectiveMicros(comm, BATCHES, REPS, t, tMax, call);
         if (comm.rank() == 0) {
             System.out.printf(java.util.Locale.ROOT, "%-50s %8.2f (%.2f-%.2f)%n", what, s.median(), s.min(), s.max());
         }
