@@ -88,9 +88,9 @@ final class IpcCollectives {
     /** False once a rank could not make or open an interprocess event: every call then ends with a stream synchronize and a barrier. */
     private boolean events = true;
     /**
-     * Whether this rank offers its event: off by default, since ending on events measured slower than a
-     * stream synchronize and the board's barrier (ranks sharing an H100 under MPS, 2 and 4 ranks, 8 B
-     * and 1 MiB: bench/results/2026-11-24-h100x1-mps-transport-spi.md); the bench compares both
+     * Whether this rank offers its event: off by default, since ending on events was no faster than a
+     * stream synchronize and the board's barrier at 8 B and slower at 1 MiB (ranks sharing an H100
+     * under MPS, 2 and 4 ranks: bench/results/2026-11-24-h100x1-mps-transport-spi.md); the bench compares both
      * endings through {@link StagedDiagnostics#endOnEvents}.
      */
     private volatile boolean offerEvents;
