@@ -498,7 +498,7 @@ device_reduction_rows() {
 # (ipc: the path is forced, a call that cannot take it fails), as auto chooses, staged through host
 # memory (host), and with IPC off (the reduction chain that multi-node jobs take)
 device_collective_rows() {
-    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|staged_deviceCollectives' t=-Dferry.test.perTestTimeout=200
+    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces' t=-Dferry.test.perTestTimeout=200
     for np in ${DEVCOLL_NP:-2 3 4}; do
         for mode in ${DEVCOLL_MODES:-ipc auto host}; do
             suite devcoll-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 \
@@ -520,7 +520,7 @@ step_device-collectives() { conformance_table "Node-local device collectives of 
 # staged_reductionsAcrossNodesRunNodeByNode asserts from the counters that they did.
 # DEVCOLL_NODES_NP="3 4" and DEVCOLL_NODES_MODES="auto ipc" pick rows (ranks below 3 make one node).
 across_nodes_rows() {
-    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|staged_deviceCollectives|staged_largeCollectives|staged_reductionsAcrossNodes' t=-Dferry.test.perTestTimeout=200
+    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces|staged_largeCollectives|staged_reductionsAcrossNodes' t=-Dferry.test.perTestTimeout=200
     for np in ${DEVCOLL_NODES_NP:-3 4}; do
         for mode in ${DEVCOLL_NODES_MODES:-auto ipc}; do
             suite devcoll-nodes-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 \

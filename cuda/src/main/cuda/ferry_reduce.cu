@@ -205,11 +205,136 @@ __device__ __forceinline__ void reduce(void* out, const Sources& src, int count,
     }
 }
 
+// ---- the short allReduce of the ranks of a node (DeviceReduction.allReduceShort) -------------
+//
+//   ferry_allreduce_short_<type>_<op>(void* out, const void* in, Scratches s, int me, int ranks,
+//                                     long long n, long long slotBytes, unsigned long long seq,
+//                                     int resume, unsigned int* status, long long patience)
+//
+// One block per rank, every rank of the node running it at once: rank `me` copies its n elements
+// from `in` into slot (seq & 1) of its scratch, publishes `seq` in its scratch's arrival flag, waits
+// for every rank's arrival flag to reach `seq`, folds slot (seq & 1) of every rank's scratch in rank
+// order into `out`, and acknowledges `seq` to every other rank r in r's scratch (r's memory is then
+// free of reads of this round: r waits for those before it frees its scratch). Scratch layout:
+// arrival flag (u64) at 0, rank q's acknowledgement (u64) at 64 + 8 q, slot k at 128 + k * slotBytes. Two slots make a second round unnecessary: a
+// rank writes slot k again in round seq + 2, which it starts only after every rank's arrival at
+// seq + 1, which each rank's stream runs after its fold of round seq. `out` may be `in`.
+// A rank that waits longer than `patience` ns returns with *status = 1 (having published its
+// arrival); the host relaunches with `resume` set, which only waits and folds. Otherwise *status = 0.
+// Not in the host build: it needs the GPU's block barrier, memory model and clock.
+#if !defined(FERRY_HOST_EMULATION)
+#define FERRY_SHORT_HEADER 128
+
+struct Scratches {
+    char* p[FERRY_MAX_SOURCES];
+};
+
+__device__ __forceinline__ unsigned long long load_acquire_sys(const unsigned long long* p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store_release_sys(unsigned long long* p, unsigned long long v)
+{
+    asm volatile("st.release.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long global_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// A load that skips the SM's L1 (another process writes these slots): the element's bits as one
+// unsigned word of its size (every element type is 1, 2, 4, 8 or 16 bytes).
+template <int B> struct Word;
+template <> struct Word<1> { typedef unsigned char W; };
+template <> struct Word<2> { typedef unsigned short W; };
+template <> struct Word<4> { typedef unsigned int W; };
+template <> struct Word<8> { typedef unsigned long long W; };
+template <> struct Word<16> { typedef uint4 W; };
+
+template <typename T> __device__ __forceinline__ T load_cg(const T* p)
+{
+    typedef typename Word<sizeof(T)>::W W;
+    union {
+        W w;
+        T t;
+    } u;
+    u.w = __ldcg((const W*) p);
+    return u.t;
+}
+
+template <typename T, T (*OP)(T, T)>
+__device__ __forceinline__ void allreduce_short(void* out, const void* in, const Scratches& s, int me, int ranks, long long n,
+                                                long long slotBytes, unsigned long long seq, int resume, unsigned int* status,
+                                                long long patience)
+{
+    __shared__ int late;
+    const long long at = FERRY_SHORT_HEADER + (long long) (seq & 1) * slotBytes;
+    if (!resume) {
+        T* mine = (T*) (s.p[me] + at);
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) mine[i] = ((const T*) in)[i];
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence_system();
+            store_release_sys((unsigned long long*) s.p[me], seq);
+        }
+    }
+    if (threadIdx.x == 0) late = 0;
+    __syncthreads();
+    if ((int) threadIdx.x < ranks && (int) threadIdx.x != me) {
+        const unsigned long long* arrived = (const unsigned long long*) s.p[threadIdx.x];
+        const unsigned long long start = global_ns();
+        while (load_acquire_sys(arrived) < seq) {
+            if ((long long) (global_ns() - start) > patience) {
+                late = 1;
+                break;
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+    if (late) {
+        if (threadIdx.x == 0) *(volatile unsigned int*) status = 1;
+        return;
+    }
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+        T acc = load_cg(((const T*) (s.p[0] + at)) + i);
+#pragma unroll
+        for (int r = 1; r < FERRY_MAX_SOURCES; r++) {
+            if (r < ranks) acc = OP(acc, load_cg(((const T*) (s.p[r] + at)) + i));
+        }
+        ((T*) out)[i] = acc;
+    }
+    __syncthreads();
+    if ((int) threadIdx.x < ranks && (int) threadIdx.x != me) {
+        __threadfence_system();
+        store_release_sys((unsigned long long*) (s.p[threadIdx.x] + 64 + 8 * me), seq);
+    }
+    if (threadIdx.x == 0) *(volatile unsigned int*) status = 0;
+}
+
+#define FERRY_SHORT_KERNEL(NAME, T, FN) \
+    extern "C" __global__ void ferry_allreduce_short_##NAME(void* out, const void* in, Scratches s, int me, int ranks, long long n, \
+                                                             long long slotBytes, unsigned long long seq, int resume, \
+                                                             unsigned int* status, long long patience) \
+    { \
+        allreduce_short<T, FN>(out, in, s, me, ranks, n, slotBytes, seq, resume, status, patience); \
+    }
+#else
+#define FERRY_SHORT_KERNEL(NAME, T, FN)
+#endif
+
 #define FERRY_KERNEL(NAME, T, FN) \
     extern "C" __global__ void ferry_reduce_##NAME(void* out, Sources src, int count, long long n, int vector) \
     { \
         reduce<T, FN>(out, src, count, n, vector); \
-    }
+    } \
+    FERRY_SHORT_KERNEL(NAME, T, FN)
 
 #define FERRY_INTEGER(NAME, T, U) \
     FERRY_KERNEL(NAME##_sum, T, (Int<T, U>::sum)) \

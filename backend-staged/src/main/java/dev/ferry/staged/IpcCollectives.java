@@ -46,7 +46,11 @@ import java.util.List;
  * ends the first way.
  *
  * <ul>
- * <li>allReduce: up to {@link #SHORT_BYTES} bytes, every rank folds all ranks' inputs into its own
+ * <li>allReduce: up to {@link ShortAllReduce#SLOT_BYTES} bytes per rank (at most 8 ranks), after the
+ *     records, one kernel per rank: each copies its input into a scratch slot that the others have
+ *     mapped since the first such call, the ranks meet on the GPU, and each folds every slot into its
+ *     result ({@link ShortAllReduce}: no buffer of the call is mapped, and no closing barrier). Up
+ *     to {@link #SHORT_BYTES} bytes, every rank folds all ranks' inputs into its own
  *     result (one kernel). Larger: reduce-scatter then all-gather, fused: rank r folds slice r of every
  *     input into slice r of its result, then copies that slice into the other ranks' results.</li>
  * <li>reduce: up to {@link #SHORT_BYTES}, the root folds everything; larger, rank r folds slice r
@@ -64,8 +68,11 @@ final class IpcCollectives {
     static final long SHORT_BYTES = 256 * 1024;
 
     private static final int OFFER = 64 + 4 * 8;
-    /** A record: state and device, the offers of buffers A and B, the handle of the rank's interprocess event (zeros: none). */
-    private static final int A = 16, B = A + OFFER, EVENT = B + OFFER, RECORD = EVENT + 64;
+    /**
+     * A record: state, device, need and root, whether the rank can take the short allReduce, the
+     * offers of buffers A and B, the handle of the rank's interprocess event (zeros: none).
+     */
+    private static final int SHORT = 16, A = 24, B = A + OFFER, EVENT = B + OFFER, RECORD = EVENT + 64;
     /** Record states: some buffer in host memory (not a device collective), eligible, device memory that cannot take the path. */
     private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
 
@@ -94,6 +101,12 @@ final class IpcCollectives {
      * endings through {@link StagedDiagnostics#endOnEvents}.
      */
     private volatile boolean offerEvents;
+    /** The short allReduce met on the GPU: made at its first call; null before, or for good once {@link #shortOff}. */
+    private ShortAllReduce shortPath;
+    /** True once the ranks agreed that the short allReduce cannot run (a rank could not make or map a scratch). */
+    private boolean shortOff;
+    /** Whether this rank offers the short allReduce (on unless a measurement turns it off; a call takes it only when every rank offers it). */
+    private volatile boolean offerShort = true;
     /** Shared host memory of the node's ranks for the records and the closing barrier (made at the first call); null: through MPI. */
     private NodeBoard board;
     private boolean boardTried;
@@ -123,6 +136,8 @@ final class IpcCollectives {
         for (HostBuffer h : new HostBuffer[] {mine, all, flagIn, flagOut}) {
             if (h != null) h.close();
         }
+        if (shortPath != null) shortPath.close();
+        shortPath = null;
         closeEvents();
         if (board != null) board.close();
         board = null;
@@ -219,6 +234,10 @@ final class IpcCollectives {
 
     boolean allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
         long bytes = type.bytes(count);
+        if (applicable && ShortAllReduce.fits(bytes, comm.size())) {
+            Boolean done = shortAllReduce(send, recv, count, type, op);
+            if (done != null) return done;
+        }
         boolean sliced = bytes > SHORT_BYTES;
         Call c = begin("allReduce", send, recv, type, count, true, sliced ? Need.A_AND_B : Need.A, -1);
         if (c == null) return false;
@@ -248,6 +267,53 @@ final class IpcCollectives {
         } finally {
             c.release();
         }
+        return true;
+    }
+
+    /**
+     * The short allReduce, the ranks meeting on the GPU ({@link ShortAllReduce}) after one exchange of
+     * records: true when carried, false when every rank stages the call, null when the regular path
+     * decides (some rank does not offer the short one, or it could not be set up).
+     */
+    private Boolean shortAllReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+        int n = comm.size();
+        Eligibility e = eligibility(send, recv, type, true);
+        boolean offer = e.state == ELIGIBLE && offerShort && !shortOff && (shortPath == null || shortPath.device() == e.device);
+        MemorySegment m = mine.segment();
+        m.fill((byte) 0);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 0, e.state);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 4, e.device);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 8, Need.NOTHING.ordinal());
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 12, -1);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, SHORT, offer ? 1 : 0);
+        exchangeRecords();
+        MemorySegment s = all.segment();
+        int host = 0, refused = 0, offers = 0;
+        for (int r = 0; r < n; r++) {
+            int st = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD);
+            if (st == HOST) host++;
+            if (st == REFUSED) refused++;
+            offers += s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + SHORT);
+        }
+        if (host > 0) {
+            return false;
+        }
+        if (refused > 0) {
+            refuse("allReduce", refused + " rank(s) cannot take it" + (e.why != null ? " (here: " + e.why + ")" : ""));
+            return false;
+        }
+        if (offers < n) {
+            return null;
+        }
+        if (shortPath == null) {
+            shortPath = ShortAllReduce.open(comm, e.device);
+            if (shortPath == null) {
+                shortOff = true;
+                return null;
+            }
+        }
+        shortPath.allReduce(send.address(), recv.address(), count, type, op, rt.collectiveStream(e.device));
+        rt.stats.ipcCollectives.increment();
         return true;
     }
 
@@ -437,33 +503,10 @@ final class IpcCollectives {
         // this rank's record
         MemorySegment m = mine.segment();
         m.fill((byte) 0);
-        String why = null;
-        int device = -1;
-        int state = ELIGIBLE;
-        for (Buffer x : new Buffer[] {a, b}) {
-            if (x == null) continue;
-            if (!StagedRuntime.ipcExportable(x)) {
-                state = x.kind().needsCuda() ? REFUSED : HOST;
-                why = x.kind() + " memory";
-                break;
-            }
-            if (device >= 0 && x.device() != device) {
-                state = REFUSED;
-                why = "send and receive buffers on different GPUs";
-                break;
-            }
-            device = x.device();
-            if (!Cuda.inPrimaryContext(x)) {
-                state = REFUSED;
-                why = "memory of a context of the application's own, which Ferry's kernels cannot reach";
-                break;
-            }
-            if (reduces && x.address() % DeviceReduction.alignment(type) != 0) {
-                state = REFUSED;
-                why = "a buffer not aligned to " + DeviceReduction.alignment(type) + " bytes for " + type;
-                break;
-            }
-        }
+        Eligibility mineNow = eligibility(a, b, type, reduces);
+        String why = mineNow.why;
+        int device = mineNow.device;
+        int state = mineNow.state;
         if (state == ELIGIBLE) {
             Wire.IpcOffer oa = comm.ipcOffer(a);
             Wire.IpcOffer ob = b != null && exportB ? comm.ipcOffer(b) : null;
@@ -576,6 +619,31 @@ final class IpcCollectives {
         return c;
     }
 
+    /** Whether a rank's buffers can take this path: ELIGIBLE, HOST or REFUSED (and why), and their GPU (-1: none). */
+    private record Eligibility(int state, int device, String why) {
+    }
+
+    private static Eligibility eligibility(Buffer a, Buffer b, DataType type, boolean reduces) {
+        int device = -1;
+        for (Buffer x : new Buffer[] {a, b}) {
+            if (x == null) continue;
+            if (!StagedRuntime.ipcExportable(x)) {
+                return new Eligibility(x.kind().needsCuda() ? REFUSED : HOST, device, x.kind() + " memory");
+            }
+            if (device >= 0 && x.device() != device) {
+                return new Eligibility(REFUSED, device, "send and receive buffers on different GPUs");
+            }
+            device = x.device();
+            if (!Cuda.inPrimaryContext(x)) {
+                return new Eligibility(REFUSED, device, "memory of a context of the application's own, which Ferry's kernels cannot reach");
+            }
+            if (reduces && x.address() % DeviceReduction.alignment(type) != 0) {
+                return new Eligibility(REFUSED, device, "a buffer not aligned to " + DeviceReduction.alignment(type) + " bytes for " + type);
+            }
+        }
+        return new Eligibility(ELIGIBLE, device, null);
+    }
+
     /** Whether rank {@code r} maps rank {@code p}'s memory in this call, from {@code r}'s record (its need and root). */
     private static boolean maps(MemorySegment s, int r, int p) {
         if (p == r) return false;
@@ -650,6 +718,11 @@ final class IpcCollectives {
                     + "; use auto to stage such calls through host memory");
         }
         return null;
+    }
+
+    /** Offers the short allReduce from the next call on, or not (a call takes it only when every rank offers it). */
+    void offerShort(boolean on) {
+        offerShort = on;
     }
 
     /** Offers this rank's event from the next call on, or not (a call ends on events only when every rank offers one). */

@@ -60,11 +60,20 @@ public final class StagedDiagnostics {
     }
 
     /**
-     * How the node-local device collectives of {@code c} end: on the ranks' interprocess events (the
-     * default) or with a stream synchronize and a barrier. Call it on every rank alike.
+     * How the node-local device collectives of {@code c} end: on the ranks' interprocess events, or
+     * with a stream synchronize and a barrier (the default). Call it on every rank alike.
      */
     public static void endOnEvents(Communicator c, boolean on) {
         staged(c).collectivesForTests().ipc().offerEvents(on);
+    }
+
+    /**
+     * Whether the short node-local allReduces of device buffers of {@code c} (up to 16 KiB per rank)
+     * meet on the GPU in one kernel per rank (the default), or take the host-driven path of larger
+     * ones. Call it on every rank alike (a call meets on the GPU only when every rank allows it).
+     */
+    public static void shortAllReduceOnGpu(Communicator c, boolean on) {
+        staged(c).collectivesForTests().ipc().offerShort(on);
     }
 
     /** True when device buffers between this rank and {@code peer} of {@code c} may move by CUDA IPC. */

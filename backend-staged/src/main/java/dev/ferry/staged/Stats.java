@@ -26,6 +26,9 @@ final class Stats {
     /** Agreement rounds of IPC collectives (calls that mapped a pair of ranks not proven before). */
     final LongAdder ipcAgreements = new LongAdder();
     final LongAdder gpuReductions = new LongAdder();
+    /** Short allReduces whose ranks met on the GPU ({@link ShortAllReduce}), and their launches that came back to wait again. */
+    final LongAdder shortAllReduces = new LongAdder();
+    final LongAdder shortAllReduceWaits = new LongAdder();
     final LongAdder chainReductions = new LongAdder();
     /** Reductions across nodes run node by node ({@link HierarchicalReductions}). */
     final LongAdder hierarchicalReductions = new LongAdder();
@@ -50,6 +53,8 @@ final class Stats {
         m.put("boardRounds", boardRounds.sum());
         m.put("ipcAgreements", ipcAgreements.sum());
         m.put("gpuReductions", gpuReductions.sum());
+        m.put("shortAllReduces", shortAllReduces.sum());
+        m.put("shortAllReduceWaits", shortAllReduceWaits.sum());
         m.put("chainReductions", chainReductions.sum());
         m.put("hierarchicalReductions", hierarchicalReductions.sum());
         return m;

@@ -457,8 +457,9 @@ public class StagedContract extends CommunicatorContract {
         assertEquals(expectIpc, ipc.applicable(), "the IPC path applies exactly when the setting allows, IPC is on and every rank is on this node");
         long before = rt.stats.ipcCollectives.sum(), gpu = rt.stats.gpuReductions.sum(), onEvents = rt.stats.ipcEventWaits.sum();
         long across = rt.stats.hierarchicalReductions.sum(), onBoard = rt.stats.boardRounds.sum();
+        long onGpu = rt.stats.shortAllReduces.sum();
         ipc.offerEvents(true); // the second ending (off by default) is checked here too
-        for (int count : new int[] {2, 100_003}) { // the short path and the sliced one
+        for (int count : new int[] {2, 3000, 100_003}) { // met on the GPU, one rank folds all, sliced
             Buffer in = alloc(m, 8L * count), out = alloc(m, 8L * count);
             try (dev.ferry.HostBuffer h = dev.ferry.HostBuffer.allocate(8L * count)) {
                 for (int i = 0; i < count; i++) Data.put(h.segment(), DataType.LONG, i, rank + i);
@@ -473,11 +474,12 @@ public class StagedContract extends CommunicatorContract {
         ipc.offerEvents(false);
         long took = rt.stats.ipcCollectives.sum() - before;
         if (expectIpc) {
-            assertEquals(2, took, "both allReduces went over CUDA IPC (" + rt.settings.deviceCollectives() + ")");
-            assertEquals(2, rt.stats.gpuReductions.sum() - gpu, "and reduced on the GPU");
+            assertEquals(3, took, "the three allReduces went over CUDA IPC (" + rt.settings.deviceCollectives() + ")");
+            assertEquals(3, rt.stats.gpuReductions.sum() - gpu, "and reduced on the GPU");
+            assertEquals(1, rt.stats.shortAllReduces.sum() - onGpu, "the 16-byte one met on the GPU: " + rt.stats);
             assertEquals(Boolean.TRUE, ipc.verified(), "every rank mapped every peer");
-            assertEquals(2, rt.stats.ipcEventWaits.sum() - onEvents, "both ended on the ranks' interprocess events (turned on above)");
-            assertEquals(2, rt.stats.boardRounds.sum() - onBoard, "both exchanged their records on the node's shared-memory board");
+            assertEquals(2, rt.stats.ipcEventWaits.sum() - onEvents, "the two larger ended on the ranks' interprocess events (turned on above)");
+            assertEquals(3, rt.stats.boardRounds.sum() - onBoard, "each exchanged its records on the node's shared-memory board once");
         } else if (rt.stats.hierarchicalReductions.sum() == across) { // node by node, the node-local steps take IPC
             assertEquals(0, took, "staged through host memory (" + rt.settings.deviceCollectives() + ", applicable " + ipc.applicable() + ")");
         }
@@ -554,6 +556,84 @@ public class StagedContract extends CommunicatorContract {
     }
 
     /**
+     * Short allReduces of device buffers meet on the GPU, one kernel per rank: many rounds with inputs
+     * that change every round (a slot reused too early shows as a wrong sum), in several types, with
+     * one rank late by far more than a kernel waits (the early ranks' kernels come back to the host and
+     * wait again), with one rank not offering the path (every rank takes the host-driven one), and a
+     * close that waits for the peers' acknowledgements, not for its time limit.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Mem.class, names = "DEVICE")
+    void staged_shortAllReducesMeetOnTheGpu(Mem m) {
+        m.assume(comm);
+        StagedRuntime rt = StagedRuntime.currentOrNull();
+        assertNotNull(rt);
+        dev.ferry.Communicator d = comm.duplicate();
+        IpcCollectives ipc = staged(d).collectivesForTests().ipc();
+        Assumptions.assumeTrue(ipc.applicable(), "the IPC path does not apply here (one rank, IPC off, several nodes, or deviceCollectives=host)");
+        Assumptions.assumeTrue(size <= 8, "the GPU meeting takes at most 8 ranks");
+        int count = (int) (ShortAllReduce.SLOT_BYTES / 8);
+        Buffer in = alloc(m, 8L * count), out = alloc(m, 8L * count);
+        dev.ferry.HostBuffer h = closeAfter(dev.ferry.HostBuffer.allocate(8L * count));
+        Stats st = rt.stats;
+        long met0 = st.shortAllReduces.sum(), waits0 = st.shortAllReduceWaits.sum();
+        List<String> wrong = new ArrayList<>();
+        int rounds = 300, late = 0;
+        for (int round = 0; round < rounds; round++) {
+            int n = 1 + (round * 37) % count; // 1 to 2048 elements
+            DataType t = round % 2 == 0 ? DataType.LONG : DataType.DOUBLE;
+            for (int i = 0; i < n; i++) {
+                long v = rank * 1000L + round * 7L + i;
+                if (t == DataType.LONG) Data.put(h.segment(), t, i, v); else Data.put(h.segment(), t, i, (double) v);
+            }
+            Cuda.copy(in, h, 8L * n);
+            if (round % 50 == 25 && rank == (round / 50) % size) {
+                late++;
+                try {
+                    Thread.sleep(20); // ten times one kernel's patience
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            d.allReduce(in, out, n, t, ReduceOp.SUM);
+            Cuda.copy(h, out, 8L * n);
+            for (int i = 0; i < n; i++) {
+                long want = 1000L * size * (size - 1) / 2 + (long) size * (round * 7L + i);
+                long got = t == DataType.LONG ? (long) Data.get(h.segment(), t, i) : (long) (double) Data.get(h.segment(), t, i);
+                if (got != want) {
+                    wrong.add("round " + round + " (" + n + " " + t + ") element " + i + ": " + got + " instead of " + want);
+                    break;
+                }
+            }
+        }
+        assertTrue(wrong.isEmpty(), "wrong sums on rank " + rank + ": " + wrong);
+        assertEquals(rounds, st.shortAllReduces.sum() - met0, "every round met on the GPU: " + st);
+        // the late rounds made the early ranks' kernels come back at least once (summed over ranks)
+        dev.ferry.HostBuffer mine = closeAfter(dev.ferry.HostBuffer.allocate(8)), all = closeAfter(dev.ferry.HostBuffer.allocate(8));
+        Data.put(mine.segment(), DataType.LONG, 0, st.shortAllReduceWaits.sum() - waits0);
+        comm.allReduce(mine, all, 1, DataType.LONG, ReduceOp.SUM);
+        assertTrue((long) Data.get(all.segment(), DataType.LONG, 0) >= 1, "a kernel that waited 2 ms for a late rank came back to the host");
+        // one rank not offering: every rank takes the host-driven path, with the right result
+        if (rank == size - 1) ipc.offerShort(false);
+        long met1 = st.shortAllReduces.sum(), ipc1 = st.ipcCollectives.sum();
+        for (int i = 0; i < 8; i++) Data.put(h.segment(), DataType.LONG, i, rank + i);
+        Cuda.copy(in, h, 64);
+        d.allReduce(in, out, 8, DataType.LONG, ReduceOp.SUM);
+        Cuda.copy(h, out, 64);
+        for (int i = 0; i < 8; i++) {
+            assertEquals(size * (size - 1) / 2 + (long) size * i, (long) Data.get(h.segment(), DataType.LONG, i), "element " + i + " host-driven");
+        }
+        assertEquals(0, st.shortAllReduces.sum() - met1, "no rank met on the GPU while one did not offer it");
+        assertEquals(1, st.ipcCollectives.sum() - ipc1, "the call took the host-driven IPC path");
+        ipc.offerShort(true);
+        long t0 = System.nanoTime();
+        d.close();
+        long closeMillis = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(closeMillis < 2000, "closing waited " + closeMillis + " ms: the peers' acknowledgements did not arrive");
+        assertUsable();
+    }
+
+    /**
      * On a fresh communicator, broadcasts alone agree once on the pairs they map (root 0 and every
      * other rank); an allReduce then proves the remaining pairs once; after that no call agrees.
      */
@@ -566,6 +646,7 @@ public class StagedContract extends CommunicatorContract {
         try (dev.ferry.Communicator d = comm.duplicate()) {
             IpcCollectives ipc = staged(d).collectivesForTests().ipc();
             Assumptions.assumeTrue(ipc.applicable(), "the IPC path does not apply here (one rank, IPC off, several nodes, or deviceCollectives=host)");
+            ipc.offerShort(false); // short allReduces met on the GPU map no buffer of the call: this is about those that do
             Buffer b = alloc(m, 64), out = alloc(m, 64);
             long before = rt.stats.ipcAgreements.sum(), calls = rt.stats.ipcCollectives.sum();
             for (int i = 0; i < 3; i++) d.broadcast(b, 8, DataType.LONG, 0);

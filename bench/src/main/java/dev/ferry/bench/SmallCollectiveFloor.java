@@ -21,7 +21,9 @@ import dev.ferry.cuda.DeviceReduction;
  *     and on rank 0 alone;</li>
  * <li>{@code kernel + sync}: Ferry's reduction kernel folding two 8-byte inputs, then its stream synchronize;</li>
  * <li>{@code host allGather 208 B} and {@code host barrier}: the host messages of one IPC collective;</li>
- * <li>the collectives: allReduce (one double, SUM) and broadcast (8 bytes) on device buffers.</li>
+ * <li>the collectives: allReduce (one double, SUM) and broadcast (8 bytes) on device buffers; on
+ *     {@code staged} also allReduce of 16 KiB, and both sizes with the short allReduce met on the GPU
+ *     (the default) and host-driven, and 1 MiB with either ending of the IPC path.</li>
  * </ul>
  *
  * <p>Run under the launcher: {@code mpirun -np N java -cp ... dev.ferry.bench.SmallCollectiveFloor}.
@@ -67,19 +69,23 @@ public final class SmallCollectiveFloor {
             row(comm, t, tMax, "allReduce 8 B (device)", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
             row(comm, t, tMax, "broadcast 8 B (device)", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
             if (comm.backend().equals("staged")) {
-                // the node-local path's other ending: a stream synchronize, then the barrier (no interprocess events)
-                dev.ferry.staged.StagedDiagnostics.endOnEvents(comm, false);
-                row(comm, t, tMax, "allReduce 8 B (device), ending on a stream sync", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
-                row(comm, t, tMax, "broadcast 8 B (device), ending on a stream sync", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
+                // the short allReduce met on the GPU (the default) against the host-driven IPC path, and the two endings of the latter
+                row(comm, t, tMax, "allReduce 16 KiB (device)", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
+                dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, false);
+                row(comm, t, tMax, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                row(comm, t, tMax, "allReduce 16 KiB (device), host-driven", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
+                dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, true);
                 row(comm, t, tMax, "allReduce 1 MiB (device), ending on a stream sync", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
                 dev.ferry.staged.StagedDiagnostics.endOnEvents(comm, true);
                 row(comm, t, tMax, "allReduce 1 MiB (device), ending on events", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
+                dev.ferry.staged.StagedDiagnostics.endOnEvents(comm, false);
             }
             row(comm, t, tMax, "allReduce 8 B (host)", () -> comm.allReduce(record, t, 1, DataType.DOUBLE, ReduceOp.SUM));
             if (zero && comm.backend().equals("staged")) {
                 java.util.Map<String, Long> k = dev.ferry.staged.StagedDiagnostics.counters(comm);
-                System.out.println("staged counters on rank 0: ipcCollectives " + k.get("ipcCollectives") + ", ipcEventWaits " + k.get("ipcEventWaits")
-                        + ", boardRounds " + k.get("boardRounds"));
+                System.out.println("staged counters on rank 0: ipcCollectives " + k.get("ipcCollectives") + ", shortAllReduces " + k.get("shortAllReduces")
+                        + ", shortAllReduceWaits " + k.get("shortAllReduceWaits") + ", ipcEventWaits " + k.get("ipcEventWaits") + ", boardRounds "
+                        + k.get("boardRounds"));
             }
         }
     }

@@ -108,7 +108,7 @@ public final class DeviceReduction {
         Cuda.ensureAvailability();
         boolean vector = (out & 15) == 0;
         for (long s : sources) vector &= (s & 15) == 0;
-        long function = Loaded.function(stream.device(), type, op);
+        long function = Loaded.function(stream.device(), type, op, Kernel.REDUCE);
         int sms = Loaded.multiprocessors(stream.device());
         long work = vector ? Math.max(1, count / Math.max(1, 16 / type.size())) : count;
         int blocks = (int) Math.max(1, Math.min((work + THREADS - 1) / THREADS, 8L * sms));
@@ -124,6 +124,61 @@ public final class DeviceReduction {
             Loaded.launch(function, blocks, streamHandle, out, next, 0, n + 1, count, vector, type, op);
             at += n;
         }
+    }
+
+    /**
+     * Bytes at the start of a {@link #allReduceShort} scratch before its two slots: the rank's arrival
+     * flag at 0, then at {@code 64 + 8 q} rank q's acknowledgement of the last round it folded.
+     */
+    public static final long SHORT_HEADER = 128;
+    /** Threads of the one block of an {@link #allReduceShort} launch. */
+    private static final int SHORT_THREADS = 1024;
+
+    /**
+     * One rank's part of a short allReduce among up to {@link #MAX_SOURCES} ranks of a node, in one
+     * kernel on {@code stream}, without the host between the ranks: the rank copies {@code count}
+     * elements of {@code in} into slot {@code seq & 1} of its scratch, publishes {@code seq} in its
+     * arrival flag, waits on the GPU for every rank's arrival flag to reach {@code seq}, folds that
+     * slot of every rank's scratch in rank order into {@code out} (which may be {@code in}), and
+     * writes {@code seq} as its acknowledgement into every other rank's scratch: a rank whose
+     * acknowledgements from every peer reached its last round may free its scratch. Every rank
+     * launches it with the same {@code seq}, and {@code seq} grows by one per round from 1 (the
+     * flags start at zero).
+     *
+     * <p>A scratch is device memory of {@link #SHORT_HEADER} plus two slots of {@code slotBytes},
+     * zeroed before the first round; {@code scratches[r]} is rank r's as mapped in this process.
+     * {@code status} is host memory the GPU can write (pinned): the kernel sets it to 0 when it
+     * folded, or to 1 when it waited {@code patienceNanos} for a rank without seeing it arrive (it
+     * has published its own arrival); then launch again with {@code resume} (wait and fold only).
+     * The caller synchronizes the stream before it reads the status.
+     *
+     * @throws dev.ferry.InvalidReduceOpException when MPI does not define {@code op} for {@code type}
+     * @throws InvalidArgumentException           for more ranks than {@link #MAX_SOURCES}, a count that
+     *                                            does not fit a slot, or a misaligned address
+     */
+    public static void allReduceShort(DataType type, ReduceOp op, long out, long in, long[] scratches, int me, long count, long slotBytes,
+                                      long seq, boolean resume, long status, long patienceNanos, CudaStream stream) {
+        op.check("device reduction", type);
+        if (scratches.length < 1 || scratches.length > MAX_SOURCES || me < 0 || me >= scratches.length) {
+            throw new InvalidArgumentException("short allReduce: rank " + me + " of " + scratches.length + " (1 to " + MAX_SOURCES + " ranks)");
+        }
+        if (count <= 0 || type.bytes(count) > slotBytes || slotBytes % 16 != 0) {
+            throw new InvalidArgumentException("short allReduce: " + count + " " + type + " elements in slots of " + slotBytes
+                    + " bytes (a positive count that fits; slots a multiple of 16 bytes)");
+        }
+        int align = alignment(type);
+        checkAligned(type, align, out, "the result");
+        checkAligned(type, align, in, "the input");
+        for (int r = 0; r < scratches.length; r++) {
+            checkAligned(type, 16, scratches[r], "rank " + r + "'s scratch");
+        }
+        if (status == 0 || status % 4 != 0) {
+            throw new InvalidArgumentException("short allReduce: the status word at 0x" + Long.toHexString(status) + " is null or misaligned");
+        }
+        Cuda.ensureAvailability();
+        long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_SHORT);
+        Loaded.launchShort(function, JCudaPointers.handle(stream.handle()), out, in, scratches, me, count, slotBytes, seq, resume, status,
+                patienceNanos, type, op);
     }
 
     /** The alignment in bytes the kernels need for {@code type}: its size, and for a pair type that of its value's C struct. */
@@ -144,9 +199,28 @@ public final class DeviceReduction {
         }
     }
 
-    /** The kernel's entry name: {@code ferry_reduce_<type>_<op>}, lower case. */
+    /** The kernels of a type's module: each has one entry per operator. */
+    enum Kernel {
+        /** {@link #reduce}: {@code ferry_reduce_<type>_<op>}. */
+        REDUCE("ferry_reduce_"),
+        /** {@link #allReduceShort}: {@code ferry_allreduce_short_<type>_<op>}. */
+        ALLREDUCE_SHORT("ferry_allreduce_short_");
+
+        final String prefix;
+
+        Kernel(String prefix) {
+            this.prefix = prefix;
+        }
+    }
+
+    /** The reduction kernel's entry name: {@code ferry_reduce_<type>_<op>}, lower case. */
     static String entry(DataType type, ReduceOp op) {
-        return "ferry_reduce_" + type.name().toLowerCase(Locale.ROOT) + "_" + op.name().toLowerCase(Locale.ROOT);
+        return entry(Kernel.REDUCE, type, op);
+    }
+
+    /** A kernel's entry name for (type, op), lower case. */
+    static String entry(Kernel kernel, DataType type, ReduceOp op) {
+        return kernel.prefix + type.name().toLowerCase(Locale.ROOT) + "_" + op.name().toLowerCase(Locale.ROOT);
     }
 
     /** The module resource of a type: {@code ferry_reduce_<type>.ptx} next to this class. */
@@ -170,8 +244,8 @@ public final class DeviceReduction {
                     JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS));
         }
 
-        /** Per (primary context of a device, type): the module's functions by operator. */
-        private static final Map<String, Map<ReduceOp, Long>> FUNCTIONS = new HashMap<>();
+        /** Per (primary context of a device, type): the module's functions by kernel and operator. */
+        private static final Map<String, Map<Kernel, Map<ReduceOp, Long>>> FUNCTIONS = new HashMap<>();
         private static final Map<Integer, Integer> SMS = new HashMap<>();
 
         /**
@@ -216,6 +290,55 @@ public final class DeviceReduction {
             CudaCalls.check(r, "cuLaunchKernel(" + entry(type, op) + ", " + count + " elements)");
         }
 
+        /** Parameter block of a short allReduce launch, reused per thread: its eleven parameters and the array of pointers to them. */
+        private static final class ShortArgs {
+            final MemorySegment out, in, scratches, me, ranks, n, slotBytes, seq, resume, status, patience, params;
+
+            ShortArgs(Arena a) {
+                out = a.allocate(JAVA_LONG);
+                in = a.allocate(JAVA_LONG);
+                scratches = a.allocate(8L * MAX_SOURCES, 8);
+                me = a.allocate(JAVA_INT);
+                ranks = a.allocate(JAVA_INT);
+                n = a.allocate(JAVA_LONG);
+                slotBytes = a.allocate(JAVA_LONG);
+                seq = a.allocate(JAVA_LONG);
+                resume = a.allocate(JAVA_INT);
+                status = a.allocate(JAVA_LONG);
+                patience = a.allocate(JAVA_LONG);
+                MemorySegment[] all = {out, in, scratches, me, ranks, n, slotBytes, seq, resume, status, patience};
+                params = a.allocate(ADDRESS, all.length);
+                for (int i = 0; i < all.length; i++) params.setAtIndex(ADDRESS, i, all[i]);
+            }
+        }
+
+        private static final ThreadLocal<ShortArgs> SHORT_ARGS = ThreadLocal.withInitial(() -> new ShortArgs(Arena.ofAuto()));
+
+        static void launchShort(long function, long stream, long out, long in, long[] scratches, int me, long count, long slotBytes, long seq,
+                                boolean resume, long status, long patience, DataType type, ReduceOp op) {
+            ShortArgs a = SHORT_ARGS.get();
+            a.out.set(JAVA_LONG, 0, out);
+            a.in.set(JAVA_LONG, 0, in);
+            a.scratches.fill((byte) 0);
+            for (int i = 0; i < scratches.length; i++) a.scratches.setAtIndex(JAVA_LONG, i, scratches[i]);
+            a.me.set(JAVA_INT, 0, me);
+            a.ranks.set(JAVA_INT, 0, scratches.length);
+            a.n.set(JAVA_LONG, 0, count);
+            a.slotBytes.set(JAVA_LONG, 0, slotBytes);
+            a.seq.set(JAVA_LONG, 0, seq);
+            a.resume.set(JAVA_INT, 0, resume ? 1 : 0);
+            a.status.set(JAVA_LONG, 0, status);
+            a.patience.set(JAVA_LONG, 0, patience);
+            String what = entry(Kernel.ALLREDUCE_SHORT, type, op);
+            int r;
+            try {
+                r = (int) LAUNCH.invokeExact(function, 1, 1, 1, SHORT_THREADS, 1, 1, 0, stream, a.params, MemorySegment.NULL);
+            } catch (Throwable t) {
+                throw new CudaException("cuLaunchKernel(" + what + ") failed: " + t, t);
+            }
+            CudaCalls.check(r, "cuLaunchKernel(" + what + ", " + count + " elements)");
+        }
+
         static synchronized int multiprocessors(CudaDevice device) {
             return SMS.computeIfAbsent(device.ordinal(), o -> {
                 int[] v = new int[1];
@@ -226,18 +349,18 @@ public final class DeviceReduction {
         }
 
         /** The kernel for (type, op) in {@code device}'s primary context, its type's module loaded on first use. */
-        static long function(CudaDevice device, DataType type, ReduceOp op) {
+        static long function(CudaDevice device, DataType type, ReduceOp op, Kernel kernel) {
             device.makeCurrent();
             String key = device.contextHandle() + "/" + type;
             synchronized (FUNCTIONS) {
-                Map<ReduceOp, Long> fs = FUNCTIONS.get(key);
+                Map<Kernel, Map<ReduceOp, Long>> fs = FUNCTIONS.get(key);
                 if (fs == null) {
                     fs = load(type);
                     FUNCTIONS.put(key, fs);
                 }
-                Long f = fs.get(op);
+                Long f = fs.get(kernel).get(op);
                 if (f == null) {
-                    throw new CudaException("the reduction kernel " + entry(type, op) + " is missing from " + resource(type)
+                    throw new CudaException("the reduction kernel " + entry(kernel, type, op) + " is missing from " + resource(type)
                             + " (rebuild it with cuda/src/main/cuda/build-ptx.sh)", 500);
                 }
                 return f;
@@ -245,21 +368,25 @@ public final class DeviceReduction {
         }
 
         /** Loads a type's module into the current context (cuModuleLoadData JIT-compiles it for the device). */
-        private static Map<ReduceOp, Long> load(DataType type) {
+        private static Map<Kernel, Map<ReduceOp, Long>> load(DataType type) {
             byte[] ptx = ptx(type);
-            Map<ReduceOp, Long> fs = new HashMap<>();
+            Map<Kernel, Map<ReduceOp, Long>> fs = new java.util.EnumMap<>(Kernel.class);
             try (Arena a = Arena.ofConfined()) {
                 MemorySegment image = a.allocate(ptx.length + 1L);
                 MemorySegment.copy(MemorySegment.ofArray(ptx), 0, image, 0, ptx.length);
                 MemorySegment module = a.allocate(JAVA_LONG);
                 CudaCalls.check((int) MODULE_LOAD.invokeExact(module, image), "cuModuleLoadData(" + resource(type) + ")");
                 long m = module.get(JAVA_LONG, 0);
-                for (ReduceOp op : ReduceOp.values()) {
-                    if (!op.appliesTo(type)) continue;
-                    MemorySegment name = a.allocateFrom(entry(type, op));
-                    MemorySegment f = a.allocate(JAVA_LONG);
-                    CudaCalls.check((int) MODULE_FUNCTION.invokeExact(f, m, name), "cuModuleGetFunction(" + entry(type, op) + ")");
-                    fs.put(op, f.get(JAVA_LONG, 0));
+                for (Kernel k : Kernel.values()) {
+                    Map<ReduceOp, Long> byOp = new java.util.EnumMap<>(ReduceOp.class);
+                    for (ReduceOp op : ReduceOp.values()) {
+                        if (!op.appliesTo(type)) continue;
+                        MemorySegment name = a.allocateFrom(entry(k, type, op));
+                        MemorySegment f = a.allocate(JAVA_LONG);
+                        CudaCalls.check((int) MODULE_FUNCTION.invokeExact(f, m, name), "cuModuleGetFunction(" + entry(k, type, op) + ")");
+                        byOp.put(op, f.get(JAVA_LONG, 0));
+                    }
+                    fs.put(k, byOp);
                 }
             } catch (CudaException e) {
                 throw e;
