@@ -209,7 +209,7 @@ __device__ __forceinline__ void reduce(void* out, const Sources& src, int count,
 //
 //   ferry_allreduce_short_<type>_<op>(void* out, const void* in, Scratches s, int me, int ranks,
 //                                     long long n, long long slotBytes, unsigned long long seq,
-//                                     int resume, unsigned int* status, long long patience)
+//                                     int resume, int system, unsigned int* status, long long patience)
 //
 // One block per rank, every rank of the node running it at once: rank `me` copies its n elements
 // from `in` into slot (seq & 1) of its scratch, publishes `seq` in its scratch's arrival flag, waits
@@ -221,6 +221,7 @@ __device__ __forceinline__ void reduce(void* out, const Sources& src, int count,
 // seq + 1, which each rank's stream runs after its fold of round seq. `out` may be `in`.
 // A rank that waits longer than `patience` ns returns with *status = 1 (having published its
 // arrival); the host relaunches with `resume` set, which only waits and folds. Otherwise *status = 0.
+// `system` != 0 when some rank's scratch is on another GPU: the flags' fences then have system scope.
 // Not in the host build: it needs the GPU's block barrier, memory model and clock.
 #if !defined(FERRY_HOST_EMULATION)
 #define FERRY_SHORT_HEADER 128
@@ -229,16 +230,27 @@ struct Scratches {
     char* p[FERRY_MAX_SOURCES];
 };
 
-__device__ __forceinline__ unsigned long long load_acquire_sys(const unsigned long long* p)
+// Flags between the ranks' kernels: relaxed loads and stores with fences of the scope the ranks
+// share: the GPU when every rank's scratch is on this GPU (ranks sharing it under MPS), else the
+// system (peers' GPUs). A system-scope fence costs microseconds on an H100; a GPU-scope one does not.
+__device__ __forceinline__ unsigned long long load_relaxed(const unsigned long long* p, int system)
 {
     unsigned long long v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    if (system) asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    else asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
 
-__device__ __forceinline__ void store_release_sys(unsigned long long* p, unsigned long long v)
+__device__ __forceinline__ void store_relaxed(unsigned long long* p, unsigned long long v, int system)
 {
-    asm volatile("st.release.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+    if (system) asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+    else asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ void fence(int system)
+{
+    if (system) asm volatile("fence.acq_rel.sys;" : : : "memory");
+    else asm volatile("fence.acq_rel.gpu;" : : : "memory");
 }
 
 __device__ __forceinline__ unsigned long long global_ns()
@@ -270,8 +282,8 @@ template <typename T> __device__ __forceinline__ T load_cg(const T* p)
 
 template <typename T, T (*OP)(T, T)>
 __device__ __forceinline__ void allreduce_short(void* out, const void* in, const Scratches& s, int me, int ranks, long long n,
-                                                long long slotBytes, unsigned long long seq, int resume, unsigned int* status,
-                                                long long patience)
+                                                long long slotBytes, unsigned long long seq, int resume, int system,
+                                                unsigned int* status, long long patience)
 {
     __shared__ int late;
     const long long at = FERRY_SHORT_HEADER + (long long) (seq & 1) * slotBytes;
@@ -280,8 +292,8 @@ __device__ __forceinline__ void allreduce_short(void* out, const void* in, const
         for (long long i = threadIdx.x; i < n; i += blockDim.x) mine[i] = ((const T*) in)[i];
         __syncthreads();
         if (threadIdx.x == 0) {
-            __threadfence_system();
-            store_release_sys((unsigned long long*) s.p[me], seq);
+            fence(system); // release: the block's slot writes before the flag
+            store_relaxed((unsigned long long*) s.p[me], seq, system);
         }
     }
     if (threadIdx.x == 0) late = 0;
@@ -289,13 +301,13 @@ __device__ __forceinline__ void allreduce_short(void* out, const void* in, const
     if ((int) threadIdx.x < ranks && (int) threadIdx.x != me) {
         const unsigned long long* arrived = (const unsigned long long*) s.p[threadIdx.x];
         const unsigned long long start = global_ns();
-        while (load_acquire_sys(arrived) < seq) {
+        while (load_relaxed(arrived, system) < seq) {
             if ((long long) (global_ns() - start) > patience) {
                 late = 1;
                 break;
             }
         }
-        __threadfence();
+        fence(system); // acquire: the peer's slot after its flag
     }
     __syncthreads();
     if (late) {
@@ -312,18 +324,18 @@ __device__ __forceinline__ void allreduce_short(void* out, const void* in, const
     }
     __syncthreads();
     if ((int) threadIdx.x < ranks && (int) threadIdx.x != me) {
-        __threadfence_system();
-        store_release_sys((unsigned long long*) (s.p[threadIdx.x] + 64 + 8 * me), seq);
+        fence(system); // release: the block's reads of the slots before the acknowledgement
+        store_relaxed((unsigned long long*) (s.p[threadIdx.x] + 64 + 8 * me), seq, system);
     }
     if (threadIdx.x == 0) *(volatile unsigned int*) status = 0;
 }
 
 #define FERRY_SHORT_KERNEL(NAME, T, FN) \
     extern "C" __global__ void ferry_allreduce_short_##NAME(void* out, const void* in, Scratches s, int me, int ranks, long long n, \
-                                                             long long slotBytes, unsigned long long seq, int resume, \
+                                                             long long slotBytes, unsigned long long seq, int resume, int system, \
                                                              unsigned int* status, long long patience) \
     { \
-        allreduce_short<T, FN>(out, in, s, me, ranks, n, slotBytes, seq, resume, status, patience); \
+        allreduce_short<T, FN>(out, in, s, me, ranks, n, slotBytes, seq, resume, system, status, patience); \
     }
 #else
 #define FERRY_SHORT_KERNEL(NAME, T, FN)

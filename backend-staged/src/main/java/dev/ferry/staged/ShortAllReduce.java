@@ -51,12 +51,14 @@ final class ShortAllReduce {
     private final long[] mapped;
     /** Pinned: the kernel's status word at 0; the acknowledgements read back at close from 64. */
     private final HostBuffer status;
+    /** Some rank's scratch is on another GPU: the kernel's flags need system-scope fences. */
+    private final boolean system;
     private long round;
     private boolean closed;
 
     private static final java.lang.invoke.VarHandle INT = ValueLayout.JAVA_INT.varHandle();
 
-    private ShortAllReduce(StagedTransport comm, int device, DeviceBuffer scratch, long[] scratches, long[] mapped, HostBuffer status) {
+    private ShortAllReduce(StagedTransport comm, int device, DeviceBuffer scratch, long[] scratches, long[] mapped, HostBuffer status, boolean system) {
         this.comm = comm;
         this.rt = comm.runtime();
         this.device = device;
@@ -64,6 +66,7 @@ final class ShortAllReduce {
         this.scratches = scratches;
         this.mapped = mapped;
         this.status = status;
+        this.system = system;
     }
 
     /** Whether an allReduce of {@code bytes} per rank among {@code ranks} ranks fits this path. */
@@ -91,7 +94,8 @@ final class ShortAllReduce {
         long[] mapped = new long[n];
         String failure = null;
         try (HostBuffer mine = HostBuffer.allocate(record); HostBuffer all = HostBuffer.allocate((long) record * n);
-             HostBuffer flagIn = HostBuffer.allocate(4); HostBuffer flagOut = HostBuffer.allocate(4)) {
+             HostBuffer flagIn = HostBuffer.allocate(8); HostBuffer flagOut = HostBuffer.allocate(8)) {
+            boolean oneGpu = true;
             try {
                 scratch = Cuda.allocate(device, DeviceReduction.SHORT_HEADER + 2 * SLOT_BYTES);
                 Cuda.fill(scratch, (byte) 0);
@@ -122,6 +126,7 @@ final class ShortAllReduce {
                     mapped[r] = CudaIpc.open(handle, device);
                     scratches[r] = mapped[r] + s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + CudaIpc.HANDLE_BYTES);
                     int theirs = Cuda.deviceOf(scratches[r]);
+                    oneGpu &= theirs == device;
                     if (!Cuda.canAccessPeer(device, theirs) || !Cuda.enablePeerAccess(device, theirs)) {
                         failure = "GPU " + device + " cannot access GPU " + theirs + " (rank " + r + "'s scratch) directly";
                     }
@@ -130,10 +135,12 @@ final class ShortAllReduce {
                 }
             }
             flagIn.segment().set(ValueLayout.JAVA_INT, 0, failure == null ? 1 : 0);
+            flagIn.segment().set(ValueLayout.JAVA_INT, 4, oneGpu ? 1 : 0);
             rt.progress.poll();
-            comm.user().allReduce(flagIn, flagOut, 1, DataType.INT, ReduceOp.MIN);
+            comm.user().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MIN);
             if (flagOut.segment().get(ValueLayout.JAVA_INT, 0) == 1) {
-                return new ShortAllReduce(comm, device, scratch, scratches, mapped, status);
+                boolean system = flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0;
+                return new ShortAllReduce(comm, device, scratch, scratches, mapped, status, system);
             }
         }
         if (failure != null) {
@@ -161,8 +168,8 @@ final class ShortAllReduce {
         boolean resume = false;
         while (true) {
             st.set(ValueLayout.JAVA_INT, 0, 2);
-            DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, seq, resume, status.address(),
-                    PATIENCE_NANOS, stream);
+            DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, seq, resume, system,
+                    status.address(), PATIENCE_NANOS, stream);
             stream.synchronize();
             int s = (int) INT.getAcquire(st, 0L);
             if (s == 0) {

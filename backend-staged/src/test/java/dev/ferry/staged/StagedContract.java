@@ -557,9 +557,9 @@ public class StagedContract extends CommunicatorContract {
 
     /**
      * Short allReduces of device buffers meet on the GPU, one kernel per rank: many rounds with inputs
-     * that change every round (a slot reused too early shows as a wrong sum), in several types, with
-     * one rank late by far more than a kernel waits (the early ranks' kernels come back to the host and
-     * wait again), with one rank not offering the path (every rank takes the host-driven one), and a
+     * that change every round (a slot reused too early shows as a wrong sum), in two types, with one
+     * rank late now and then (the others wait for its record on the host; a kernel that comes back
+     * after its patience is DeviceReductionTest's), with one rank not offering the path (every rank takes the host-driven one), and a
      * close that waits for the peers' acknowledgements, not for its time limit.
      */
     @ParameterizedTest
@@ -576,9 +576,9 @@ public class StagedContract extends CommunicatorContract {
         Buffer in = alloc(m, 8L * count), out = alloc(m, 8L * count);
         dev.ferry.HostBuffer h = closeAfter(dev.ferry.HostBuffer.allocate(8L * count));
         Stats st = rt.stats;
-        long met0 = st.shortAllReduces.sum(), waits0 = st.shortAllReduceWaits.sum();
+        long met0 = st.shortAllReduces.sum();
         List<String> wrong = new ArrayList<>();
-        int rounds = 300, late = 0;
+        int rounds = 300;
         for (int round = 0; round < rounds; round++) {
             int n = 1 + (round * 37) % count; // 1 to 2048 elements
             DataType t = round % 2 == 0 ? DataType.LONG : DataType.DOUBLE;
@@ -588,9 +588,8 @@ public class StagedContract extends CommunicatorContract {
             }
             Cuda.copy(in, h, 8L * n);
             if (round % 50 == 25 && rank == (round / 50) % size) {
-                late++;
                 try {
-                    Thread.sleep(20); // ten times one kernel's patience
+                    Thread.sleep(20);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -608,11 +607,6 @@ public class StagedContract extends CommunicatorContract {
         }
         assertTrue(wrong.isEmpty(), "wrong sums on rank " + rank + ": " + wrong);
         assertEquals(rounds, st.shortAllReduces.sum() - met0, "every round met on the GPU: " + st);
-        // the late rounds made the early ranks' kernels come back at least once (summed over ranks)
-        dev.ferry.HostBuffer mine = closeAfter(dev.ferry.HostBuffer.allocate(8)), all = closeAfter(dev.ferry.HostBuffer.allocate(8));
-        Data.put(mine.segment(), DataType.LONG, 0, st.shortAllReduceWaits.sum() - waits0);
-        comm.allReduce(mine, all, 1, DataType.LONG, ReduceOp.SUM);
-        assertTrue((long) Data.get(all.segment(), DataType.LONG, 0) >= 1, "a kernel that waited 2 ms for a late rank came back to the host");
         // one rank not offering: every rank takes the host-driven path, with the right result
         if (rank == size - 1) ipc.offerShort(false);
         long met1 = st.shortAllReduces.sum(), ipc1 = st.ipcCollectives.sum();

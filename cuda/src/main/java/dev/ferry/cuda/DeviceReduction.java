@@ -131,7 +131,7 @@ public final class DeviceReduction {
      * flag at 0, then at {@code 64 + 8 q} rank q's acknowledgement of the last round it folded.
      */
     public static final long SHORT_HEADER = 128;
-    /** Threads of the one block of an {@link #allReduceShort} launch. */
+    /** Threads of the one block of an {@link #allReduceShort} launch, at most (a warp at least; one per element up to this). */
     private static final int SHORT_THREADS = 1024;
 
     /**
@@ -143,7 +143,8 @@ public final class DeviceReduction {
      * writes {@code seq} as its acknowledgement into every other rank's scratch: a rank whose
      * acknowledgements from every peer reached its last round may free its scratch. Every rank
      * launches it with the same {@code seq}, and {@code seq} grows by one per round from 1 (the
-     * flags start at zero).
+     * flags start at zero). {@code system}: some rank's scratch is on another GPU, so the flags'
+     * fences need system scope (slower); false when every rank's scratch is on this GPU.
      *
      * <p>A scratch is device memory of {@link #SHORT_HEADER} plus two slots of {@code slotBytes},
      * zeroed before the first round; {@code scratches[r]} is rank r's as mapped in this process.
@@ -157,7 +158,7 @@ public final class DeviceReduction {
      *                                            does not fit a slot, or a misaligned address
      */
     public static void allReduceShort(DataType type, ReduceOp op, long out, long in, long[] scratches, int me, long count, long slotBytes,
-                                      long seq, boolean resume, long status, long patienceNanos, CudaStream stream) {
+                                      long seq, boolean resume, boolean system, long status, long patienceNanos, CudaStream stream) {
         op.check("device reduction", type);
         if (scratches.length < 1 || scratches.length > MAX_SOURCES || me < 0 || me >= scratches.length) {
             throw new InvalidArgumentException("short allReduce: rank " + me + " of " + scratches.length + " (1 to " + MAX_SOURCES + " ranks)");
@@ -177,8 +178,9 @@ public final class DeviceReduction {
         }
         Cuda.ensureAvailability();
         long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_SHORT);
-        Loaded.launchShort(function, JCudaPointers.handle(stream.handle()), out, in, scratches, me, count, slotBytes, seq, resume, status,
-                patienceNanos, type, op);
+        int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
+        Loaded.launchShort(function, threads, JCudaPointers.handle(stream.handle()), out, in, scratches, me, count, slotBytes, seq, resume, system,
+                status, patienceNanos, type, op);
     }
 
     /** The alignment in bytes the kernels need for {@code type}: its size, and for a pair type that of its value's C struct. */
@@ -290,9 +292,9 @@ public final class DeviceReduction {
             CudaCalls.check(r, "cuLaunchKernel(" + entry(type, op) + ", " + count + " elements)");
         }
 
-        /** Parameter block of a short allReduce launch, reused per thread: its eleven parameters and the array of pointers to them. */
+        /** Parameter block of a short allReduce launch, reused per thread: its twelve parameters and the array of pointers to them. */
         private static final class ShortArgs {
-            final MemorySegment out, in, scratches, me, ranks, n, slotBytes, seq, resume, status, patience, params;
+            final MemorySegment out, in, scratches, me, ranks, n, slotBytes, seq, resume, system, status, patience, params;
 
             ShortArgs(Arena a) {
                 out = a.allocate(JAVA_LONG);
@@ -304,9 +306,10 @@ public final class DeviceReduction {
                 slotBytes = a.allocate(JAVA_LONG);
                 seq = a.allocate(JAVA_LONG);
                 resume = a.allocate(JAVA_INT);
+                system = a.allocate(JAVA_INT);
                 status = a.allocate(JAVA_LONG);
                 patience = a.allocate(JAVA_LONG);
-                MemorySegment[] all = {out, in, scratches, me, ranks, n, slotBytes, seq, resume, status, patience};
+                MemorySegment[] all = {out, in, scratches, me, ranks, n, slotBytes, seq, resume, system, status, patience};
                 params = a.allocate(ADDRESS, all.length);
                 for (int i = 0; i < all.length; i++) params.setAtIndex(ADDRESS, i, all[i]);
             }
@@ -314,8 +317,8 @@ public final class DeviceReduction {
 
         private static final ThreadLocal<ShortArgs> SHORT_ARGS = ThreadLocal.withInitial(() -> new ShortArgs(Arena.ofAuto()));
 
-        static void launchShort(long function, long stream, long out, long in, long[] scratches, int me, long count, long slotBytes, long seq,
-                                boolean resume, long status, long patience, DataType type, ReduceOp op) {
+        static void launchShort(long function, int threads, long stream, long out, long in, long[] scratches, int me, long count, long slotBytes,
+                                long seq, boolean resume, boolean system, long status, long patience, DataType type, ReduceOp op) {
             ShortArgs a = SHORT_ARGS.get();
             a.out.set(JAVA_LONG, 0, out);
             a.in.set(JAVA_LONG, 0, in);
@@ -327,12 +330,13 @@ public final class DeviceReduction {
             a.slotBytes.set(JAVA_LONG, 0, slotBytes);
             a.seq.set(JAVA_LONG, 0, seq);
             a.resume.set(JAVA_INT, 0, resume ? 1 : 0);
+            a.system.set(JAVA_INT, 0, system ? 1 : 0);
             a.status.set(JAVA_LONG, 0, status);
             a.patience.set(JAVA_LONG, 0, patience);
             String what = entry(Kernel.ALLREDUCE_SHORT, type, op);
             int r;
             try {
-                r = (int) LAUNCH.invokeExact(function, 1, 1, 1, SHORT_THREADS, 1, 1, 0, stream, a.params, MemorySegment.NULL);
+                r = (int) LAUNCH.invokeExact(function, 1, 1, 1, threads, 1, 1, 0, stream, a.params, MemorySegment.NULL);
             } catch (Throwable t) {
                 throw new CudaException("cuLaunchKernel(" + what + ") failed: " + t, t);
             }

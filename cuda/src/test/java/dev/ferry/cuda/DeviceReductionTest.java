@@ -49,7 +49,8 @@ class DeviceReductionTest {
             while (m.find()) found.add(m.group(1));
             TreeSet<String> expected = new TreeSet<>();
             for (ReduceOp op : ReduceOp.values()) {
-                if (op.appliesTo(t)) expected.add(DeviceReduction.entry(t, op));
+                if (!op.appliesTo(t)) continue;
+                for (DeviceReduction.Kernel k : DeviceReduction.Kernel.values()) expected.add(DeviceReduction.entry(k, t, op));
             }
             assertEquals(expected, found, "kernels in " + DeviceReduction.resource(t));
             assertTrue(ptx.contains(".target sm_80"), DeviceReduction.resource(t) + " is PTX for compute_80 (JIT-compiled for newer GPUs)");
@@ -204,6 +205,117 @@ class DeviceReductionTest {
             try (HostBuffer h = HostBuffer.allocate(64)) {
                 Cuda.copy(h, a, 64);
                 for (int i = 0; i < 64; i++) assertEquals(i < 32 ? 3 : 1, h.segment().get(ValueLayout.JAVA_BYTE, i), "byte " + i);
+            }
+        }
+    }
+
+    /**
+     * The short allReduce with three "ranks" in this process, each on a stream of its own, its
+     * kernels running at once: every pairing, out of place and in place, against the host's rank-order
+     * fold, over many rounds on the same scratches (so that both slots are reused); then a rank alone
+     * comes back after its patience, its peers arrive, and it resumes; the acknowledgements follow the rounds.
+     */
+    @Test
+    void theShortAllReduceOfRanksSharingTheGpuMatchesTheHost() {
+        assumeCuda();
+        int ranks = 3;
+        long slot = 16 * 1024;
+        List<AutoCloseable> open = new ArrayList<>();
+        try {
+            DeviceBuffer[] scratch = new DeviceBuffer[ranks];
+            CudaStream[] streams = new CudaStream[ranks];
+            long[] scratches = new long[ranks];
+            HostBuffer status = Cuda.allocatePinned(64);
+            open.add(status);
+            for (int r = 0; r < ranks; r++) {
+                scratch[r] = Cuda.allocate(DeviceReduction.SHORT_HEADER + 2 * slot);
+                Cuda.fill(scratch[r], (byte) 0);
+                streams[r] = Cuda.newStream();
+                open.add(scratch[r]);
+                open.add(streams[r]);
+                scratches[r] = scratch[r].address();
+            }
+            long seq = 0;
+            SplittableRandom rnd = new SplittableRandom(17);
+            for (DataType t : DataType.values()) {
+                for (ReduceOp op : ReduceOp.values()) {
+                    if (!op.appliesTo(t)) continue;
+                    for (int count : new int[] {1, 7, (int) (slot / t.size())}) {
+                        boolean inPlace = count == 7;
+                        long bytes = t.bytes(count);
+                        try (HostBuffer expected = HostBuffer.allocate(bytes); HostBuffer in = HostBuffer.allocate(bytes)) {
+                            DeviceBuffer[] ins = new DeviceBuffer[ranks], outs = new DeviceBuffer[ranks];
+                            for (int r = 0; r < ranks; r++) {
+                                fill(in.segment(), t, op, count, rnd);
+                                if (r == 0) MemorySegment.copy(in.segment(), 0, expected.segment(), 0, bytes);
+                                else HostReduction.apply(t, op, expected.segment(), in.segment(), count);
+                                ins[r] = Cuda.allocate(bytes);
+                                Cuda.copy(ins[r], in, bytes);
+                                outs[r] = inPlace ? ins[r] : Cuda.allocate(bytes + 8);
+                            }
+                            seq++;
+                            for (int r = ranks - 1; r >= 0; r--) { // the last rank first: it waits for the others on the GPU
+                                DeviceReduction.allReduceShort(t, op, outs[r].address(), ins[r].address(), scratches, r, count, slot, seq, false, false,
+                                        status.address() + 4L * r, 10_000_000_000L, streams[r]);
+                            }
+                            for (int r = 0; r < ranks; r++) {
+                                streams[r].synchronize();
+                                assertEquals(0, status.segment().get(ValueLayout.JAVA_INT, 4L * r), "status of rank " + r);
+                                try (HostBuffer got = HostBuffer.allocate(bytes)) {
+                                    Cuda.copy(got, outs[r], bytes);
+                                    compare(t, op, expected.segment(), got.segment(), count, "short allReduce, rank " + r + ", round " + seq + ", " + count
+                                            + " elements" + (inPlace ? ", in place" : ""));
+                                }
+                            }
+                            for (int r = 0; r < ranks; r++) {
+                                ins[r].close();
+                                if (!inPlace) outs[r].close();
+                            }
+                        }
+                    }
+                }
+            }
+            // a rank alone: back after its patience with status 1; once the others ran, it resumes and folds
+            try (DeviceBuffer a = Cuda.allocate(8); DeviceBuffer b = Cuda.allocate(8); HostBuffer h = HostBuffer.allocate(8)) {
+                h.segment().set(ValueLayout.JAVA_LONG, 0, 5);
+                Cuda.copy(a, h, 8);
+                seq++;
+                DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, b.address(), a.address(), scratches, 0, 1, slot, seq, false, false,
+                        status.address(), 1_000_000L, streams[0]);
+                streams[0].synchronize();
+                assertEquals(1, status.segment().get(ValueLayout.JAVA_INT, 0), "rank 0 waited 1 ms alone and came back");
+                for (int r = 1; r < ranks; r++) {
+                    DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, b.address(), a.address(), scratches, r, 1, slot, seq, false, false,
+                            status.address() + 4L * r, 10_000_000_000L, streams[r]);
+                }
+                DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, b.address(), a.address(), scratches, 0, 1, slot, seq, true, false,
+                        status.address(), 10_000_000_000L, streams[0]);
+                for (int r = 0; r < ranks; r++) {
+                    streams[r].synchronize();
+                    assertEquals(0, status.segment().get(ValueLayout.JAVA_INT, 4L * r), "status of rank " + r + " after the resume");
+                }
+                Cuda.copy(h, b, 8);
+                assertEquals(15, h.segment().get(ValueLayout.JAVA_LONG, 0), "5 + 5 + 5");
+            }
+            try (HostBuffer acks = HostBuffer.allocate(8L * ranks)) {
+                for (int r = 0; r < ranks; r++) {
+                    Cuda.copy(acks.address(), scratches[r] + 64, 8L * ranks);
+                    for (int q = 0; q < ranks; q++) {
+                        assertEquals(q == r ? 0 : seq, acks.segment().getAtIndex(ValueLayout.JAVA_LONG, q), "rank " + q + "'s acknowledgement in rank " + r + "'s scratch");
+                    }
+                }
+            }
+            assertThrows(InvalidArgumentException.class, () -> DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, 4096, 4096, scratches, 0,
+                    slot / 8 + 1, slot, 1, false, false, status.address(), 1, streams[0]), "a count over the slot");
+            assertThrows(InvalidArgumentException.class, () -> DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, 4096, 4096, new long[9], 0,
+                    1, slot, 1, false, false, status.address(), 1, streams[0]), "more ranks than one launch folds");
+        } finally {
+            for (int i = open.size() - 1; i >= 0; i--) {
+                try {
+                    open.get(i).close();
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
             }
         }
     }
