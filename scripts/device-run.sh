@@ -573,7 +573,7 @@ step_small-floor() {
         for mode in ${DEVCOLL_MODES:-auto}; do
             JOPTS="-Dferry.backend=staged -Dferry.device=0 -Dferry.staged.deviceCollectives=$mode" \
                 run_main small-floor-$mode-np$np sys $np dev.ferry.bench.SmallCollectiveFloor
-            md ""; md '```'; grep -a -E "^backend|^each|^staged counters|\(.*-.*\)$" "$W/logs/small-floor-$mode-np$np.log" | sed "1s/^/[$mode] /" >> "$SUMMARY"; md '```'; md ""
+            md ""; md '```'; grep -a -E "^backend|^each|^staged counters|breakdown|\(.*-.*\)$" "$W/logs/small-floor-$mode-np$np.log" | sed "1s/^/[$mode] /" >> "$SUMMARY"; md '```'; md ""
         done
     done
 }

@@ -27,9 +27,12 @@ final class Calls {
         EVENT_QUERY("cuEventQuery"),
         EVENT_SYNC("cuEventSynchronize"),
         EVENT_CREATE("cuEventCreate"),
+        KERNEL_LAUNCH("cuLaunchKernel"),
+        STREAM_SYNC("cuStreamSynchronize (collectives)"),
         STREAM_CREATE("cuStreamCreate"),
         MPI_POST("MPI isend/irecv"),
         MPI_TEST("MPI test"),
+        BOARD("node board exchange/barrier"),
         POOL("staging pool acquire/release"),
         IDLE("idle polling (no progress)");
 

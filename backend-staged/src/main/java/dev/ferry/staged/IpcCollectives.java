@@ -156,7 +156,9 @@ final class IpcCollectives {
     private void exchangeRecords() {
         NodeBoard b = board();
         if (b != null) {
+            long t = rt.calls.start();
             b.exchange(mine.segment(), all.segment(), RECORD, rt.progress);
+            rt.calls.end(Calls.Kind.BOARD, t);
             rt.stats.boardRounds.increment();
         } else {
             rt.progress.poll();
@@ -167,7 +169,9 @@ final class IpcCollectives {
     /** The closing meeting of a call: on the node's board, or one MPI barrier. */
     private void meet() {
         if (board != null) {
+            long t = rt.calls.start();
             board.barrier(rt.progress);
+            rt.calls.end(Calls.Kind.BOARD, t);
         } else {
             rt.progress.poll();
             comm.user().barrier();
@@ -247,7 +251,9 @@ final class IpcCollectives {
             if (!sliced) {
                 long[] sources = new long[n];
                 for (int r = 0; r < n; r++) sources[r] = c.a[r];
+                long t = rt.calls.start();
                 DeviceReduction.reduce(type, op, recv.address(), sources, count, c.stream);
+                rt.calls.end(Calls.Kind.KERNEL_LAUNCH, t);
                 rt.stats.gpuReductions.increment();
             } else {
                 long[] slice = slice(count, type, me, n);
@@ -475,7 +481,9 @@ final class IpcCollectives {
                 done.synchronize();
                 rt.stats.ipcEventWaits.increment();
             } else {
+                long t = rt.calls.start();
                 stream.synchronize();
+                rt.calls.end(Calls.Kind.STREAM_SYNC, t);
                 meet();
             }
             rt.stats.ipcCollectives.increment();

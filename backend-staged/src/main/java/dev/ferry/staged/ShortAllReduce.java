@@ -168,9 +168,13 @@ final class ShortAllReduce {
         boolean resume = false;
         while (true) {
             st.set(ValueLayout.JAVA_INT, 0, 2);
+            long t = rt.calls.start();
             DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, seq, resume, system,
                     status.address(), PATIENCE_NANOS, stream);
+            rt.calls.end(Calls.Kind.KERNEL_LAUNCH, t);
+            t = rt.calls.start();
             stream.synchronize();
+            rt.calls.end(Calls.Kind.STREAM_SYNC, t);
             int s = (int) INT.getAcquire(st, 0L);
             if (s == 0) {
                 break;

@@ -74,7 +74,9 @@ public final class SmallCollectiveFloor {
                 dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, false);
                 row(comm, t, tMax, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
                 row(comm, t, tMax, "allReduce 16 KiB (device), host-driven", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
+                breakdown(comm, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
                 dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, true);
+                breakdown(comm, "allReduce 8 B (device)", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
                 row(comm, t, tMax, "allReduce 1 MiB (device), ending on a stream sync", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
                 dev.ferry.staged.StagedDiagnostics.endOnEvents(comm, true);
                 row(comm, t, tMax, "allReduce 1 MiB (device), ending on events", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
@@ -86,6 +88,48 @@ public final class SmallCollectiveFloor {
                 System.out.println("staged counters on rank 0: ipcCollectives " + k.get("ipcCollectives") + ", shortAllReduces " + k.get("shortAllReduces")
                         + ", shortAllReduceWaits " + k.get("shortAllReduceWaits") + ", ipcEventWaits " + k.get("ipcEventWaits") + ", boardRounds "
                         + k.get("boardRounds"));
+            }
+        }
+    }
+
+    /** The native calls' kinds that {@link #breakdown} shows, with the column heads. */
+    private static final String[] KINDS = {"CTX_SYNC", "KERNEL_LAUNCH", "STREAM_SYNC", "BOARD"};
+
+    /**
+     * Where one rank's time per call goes ({@link dev.ferry.staged.StagedDiagnostics#timeNativeCalls}
+     * over {@link #REPS} calls): the front's context synchronize, the kernel launch, the collective
+     * stream's synchronize, the node board (record exchange, barrier), and the rest (Java, checks,
+     * other calls); one line per rank, µs per call.
+     */
+    private static void breakdown(Communicator comm, String what, Runnable call) {
+        int cols = KINDS.length + 2;
+        try (HostBuffer mine = HostBuffer.allocate(8L * cols); HostBuffer all = HostBuffer.allocate(8L * cols * comm.size())) {
+            for (int i = 0; i < REPS / 4; i++) call.run(); // warm
+            comm.barrier();
+            long[] wall = new long[1];
+            java.util.Map<String, dev.ferry.staged.StagedDiagnostics.NativeCalls> d = dev.ferry.staged.StagedDiagnostics.timeNativeCalls(comm, () -> {
+                long t0 = System.nanoTime();
+                for (int i = 0; i < REPS; i++) call.run();
+                wall[0] = System.nanoTime() - t0;
+            });
+            double per = wall[0] / 1e3 / REPS, rest = per;
+            mine.segment().setAtIndex(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0, per);
+            for (int k = 0; k < KINDS.length; k++) {
+                double us = d.get(KINDS[k]).nanos() / 1e3 / REPS;
+                rest -= us;
+                mine.segment().setAtIndex(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 1 + k, us);
+            }
+            mine.segment().setAtIndex(java.lang.foreign.ValueLayout.JAVA_DOUBLE, cols - 1, rest);
+            comm.allGather(mine, all, cols, DataType.DOUBLE);
+            if (comm.rank() == 0) {
+                System.out.printf(java.util.Locale.ROOT, "breakdown of %s, us per call: rank, call, ctx sync, kernel launch, stream sync, board, rest%n", what);
+                for (int r = 0; r < comm.size(); r++) {
+                    StringBuilder line = new StringBuilder("  breakdown rank " + r);
+                    for (int c = 0; c < cols; c++) {
+                        line.append(String.format(java.util.Locale.ROOT, " %7.2f", all.segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_DOUBLE, (long) r * cols + c)));
+                    }
+                    System.out.println(line);
+                }
             }
         }
     }
