@@ -327,7 +327,13 @@ __device__ __forceinline__ void allreduce_short(void* out, const void* in, const
         fence(system); // release: the block's reads of the slots before the acknowledgement
         store_relaxed((unsigned long long*) (s.p[threadIdx.x] + 64 + 8 * me), seq, system);
     }
-    if (threadIdx.x == 0) *(volatile unsigned int*) status = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        // the host may return on this word before the kernel ends: the result and the
+        // acknowledgements first, visible to the whole system
+        fence(1);
+        asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(status), "r"(0u) : "memory");
+    }
 }
 
 #define FERRY_SHORT_KERNEL(NAME, T, FN) \

@@ -15,8 +15,8 @@ import java.lang.foreign.ValueLayout;
 /**
  * The short allReduce of device buffers among the ranks of a node: one kernel per rank and call,
  * the ranks meeting on the GPU ({@link DeviceReduction#allReduceShort}), so that a call costs one
- * launch and one stream synchronize, with no host round between the ranks after the call's records
- * and no closing barrier.
+ * launch and one wait for the kernel's status word in pinned memory, with no host round between the
+ * ranks after the call's records and no closing barrier.
  *
  * <p>Each rank owns a scratch in device memory (a header of flags and two slots of
  * {@link #SLOT_BYTES}), made and mapped by every peer once, at the first short call of the
@@ -161,7 +161,11 @@ final class ShortAllReduce {
         return null;
     }
 
-    /** One round: {@code recv = fold of every rank's send}, {@code count} elements, on {@code stream}; returns when done. */
+    /**
+     * One round: {@code recv = fold of every rank's send}, {@code count} elements, on {@code stream};
+     * returns once the result is in {@code recv} (the kernel's last instructions may still run: the
+     * stream orders what follows on it, and the front orders the next call after the context).
+     */
     void allReduce(long send, long recv, long count, DataType type, ReduceOp op, CudaStream stream) {
         long seq = ++round;
         MemorySegment st = status.segment();
@@ -173,9 +177,8 @@ final class ShortAllReduce {
                     status.address(), PATIENCE_NANOS, stream);
             rt.calls.end(Calls.Kind.KERNEL_LAUNCH, t);
             t = rt.calls.start();
-            stream.synchronize();
+            int s = awaitStatus(st, stream);
             rt.calls.end(Calls.Kind.STREAM_SYNC, t);
-            int s = (int) INT.getAcquire(st, 0L);
             if (s == 0) {
                 break;
             }
@@ -188,6 +191,23 @@ final class ShortAllReduce {
         }
         rt.stats.shortAllReduces.increment();
         rt.stats.gpuReductions.increment();
+    }
+
+    /**
+     * Waits for the kernel's status word, which it writes last (after its result and its
+     * acknowledgements, fenced for the whole system): under MPS the word arrives several
+     * microseconds before a stream synchronize returns. The stream is queried now and then, so that a
+     * kernel that failed (and never wrote the word) is an exception, not a hang.
+     */
+    private static int awaitStatus(MemorySegment st, CudaStream stream) {
+        for (int spins = 1; ; spins++) {
+            int s = (int) INT.getAcquire(st, 0L);
+            if (s != 2) return s;
+            if ((spins & 1023) == 0 && stream.isIdle()) { // isIdle throws for a kernel that failed
+                return (int) INT.getAcquire(st, 0L);
+            }
+            Thread.onSpinWait();
+        }
     }
 
     /**

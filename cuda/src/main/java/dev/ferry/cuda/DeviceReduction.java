@@ -353,8 +353,23 @@ public final class DeviceReduction {
         }
 
         /** The kernel for (type, op) in {@code device}'s primary context, its type's module loaded on first use. */
+        /** The functions found so far by context: [kernel][type][op] flattened, 0 where not looked up yet. */
+        private static final Map<Long, long[]> FOUND = new java.util.concurrent.ConcurrentHashMap<>();
+        private static final int TYPES = DataType.values().length, OPS = ReduceOp.values().length;
+
         static long function(CudaDevice device, DataType type, ReduceOp op, Kernel kernel) {
             device.makeCurrent();
+            long[] found = FOUND.computeIfAbsent(device.contextHandle(), c -> new long[Kernel.values().length * TYPES * OPS]);
+            int at = (kernel.ordinal() * TYPES + type.ordinal()) * OPS + op.ordinal();
+            long f = found[at];
+            if (f == 0) {
+                f = lookUp(device, type, op, kernel);
+                found[at] = f; // a benign race: every thread finds the same function
+            }
+            return f;
+        }
+
+        private static long lookUp(CudaDevice device, DataType type, ReduceOp op, Kernel kernel) {
             String key = device.contextHandle() + "/" + type;
             synchronized (FUNCTIONS) {
                 Map<Kernel, Map<ReduceOp, Long>> fs = FUNCTIONS.get(key);
