@@ -68,15 +68,22 @@ public final class SmallCollectiveFloor {
             row(comm, t, tMax, "host barrier", comm::barrier);
             row(comm, t, tMax, "allReduce 8 B (device)", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
             row(comm, t, tMax, "broadcast 8 B (device)", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
+            row(comm, t, tMax, "reduce kernel launches alone (one sync per 2000)", () -> DeviceReduction.reduce(DataType.DOUBLE, ReduceOp.SUM,
+                    c.address(), sources, 1, stream));
+            stream.synchronize();
             if (comm.backend().equals("staged")) {
-                // the short allReduce met on the GPU (the default) against the host-driven IPC path, and the two endings of the latter
-                row(comm, t, tMax, "allReduce 16 KiB (device)", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
-                dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, false);
-                row(comm, t, tMax, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
-                row(comm, t, tMax, "allReduce 16 KiB (device), host-driven", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
+                // the short allReduce met on the GPU (the default) against the host-driven IPC path, rows interleaved three times
+                for (int round = 0; round < 3; round++) {
+                    dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, true);
+                    row(comm, t, tMax, "allReduce 8 B (device), met on the GPU", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                    row(comm, t, tMax, "allReduce 16 KiB (device), met on the GPU", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
+                    dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, false);
+                    row(comm, t, tMax, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                    row(comm, t, tMax, "allReduce 16 KiB (device), host-driven", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
+                }
                 breakdown(comm, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
                 dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, true);
-                breakdown(comm, "allReduce 8 B (device)", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                breakdown(comm, "allReduce 8 B (device), met on the GPU", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
                 row(comm, t, tMax, "allReduce 1 MiB (device), ending on a stream sync", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
                 dev.ferry.staged.StagedDiagnostics.endOnEvents(comm, true);
                 row(comm, t, tMax, "allReduce 1 MiB (device), ending on events", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
