@@ -375,6 +375,20 @@ public final class Cuda {
                 "cuMemcpyPeerAsync(" + bytes + " bytes, device " + srcDevice + " -> " + dstDevice + ")");
     }
 
+    /** {@code CU_DEVICE_ATTRIBUTE_MPS_ENABLED} (CUDA 12.5 and later), which JCuda 12.0 does not name. */
+    private static final int ATTRIBUTE_MPS_ENABLED = 133;
+
+    /**
+     * True when contexts on {@code device} are shared through CUDA MPS, so that kernels of several
+     * processes on it run at once; false without MPS (their contexts take turns on the GPU) and
+     * where the driver is too old to say.
+     */
+    public static boolean mpsEnabled(int device) {
+        int[] v = new int[1];
+        int r = jcuda.driver.JCudaDriver.cuDeviceGetAttribute(v, ATTRIBUTE_MPS_ENABLED, device(device).handle());
+        return r == jcuda.driver.CUresult.CUDA_SUCCESS && v[0] != 0;
+    }
+
     /** True when {@code from} can map memory of {@code to} (NVLink or PCIe peer-to-peer). */
     public static boolean canAccessPeer(int from, int to) {
         if (from == to) {
