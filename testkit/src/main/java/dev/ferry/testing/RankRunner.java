@@ -89,7 +89,10 @@ public final class RankRunner {
                 if (t != null && System.currentTimeMillis() - started.get() > perTestMillis) {
                     System.err.println("rank " + rank + ": test " + t + " ran over " + perTestMillis / 1000 + " s: ending this rank (exit 3). Threads:");
                     for (ThreadInfo ti : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false)) {
-                        System.err.print(ti);
+                        // ThreadInfo.toString shows 8 frames: every frame, so that a hang deep in a backend shows where it came from
+                        System.err.println("\"" + ti.getThreadName() + "\" " + ti.getThreadState());
+                        for (StackTraceElement f : ti.getStackTrace()) System.err.println("\tat " + f);
+                        System.err.println();
                     }
                     appendQuietly(out, lines, t + "\tFAIL\t" + perTestMillis + "\ttimed out after " + perTestMillis / 1000 + " s on rank " + rank);
                     System.err.flush();
