@@ -247,17 +247,30 @@ public final class Cuda {
 
     // ---- copies --------------------------------------------------------------------------
 
-    /** Copies {@code bytes} between any two buffers (unified addressing finds the direction); returns when done. */
+    /**
+     * Copies {@code bytes} between any two buffers (unified addressing finds the direction); returns
+     * when done, so that work on any stream sees the copy.
+     */
     public static void copy(Buffer dst, Buffer src, long bytes) {
         checkCopy(dst, src, bytes);
         deviceOf(dst, src).makeCurrent();
-        check(cuMemcpy(JCudaPointers.device(dst.address()), JCudaPointers.device(src.address()), bytes), "cuMemcpy(" + bytes + " bytes)");
+        copyAndWait(dst.address(), src.address(), bytes);
     }
 
     /** Raw-address form of {@link #copy}: unified addressing finds the direction; returns when done. */
     public static void copy(long dst, long src, long bytes) {
         defaultDevice();
+        copyAndWait(dst, src, bytes);
+    }
+
+    /**
+     * cuMemcpy, then a synchronize of the legacy default stream it ran on: a device-to-device cuMemcpy
+     * returns before the copy is done, and non-blocking streams (Ferry's) do not wait for that stream,
+     * so a copy into scratch could otherwise still be running when a transport reads the scratch.
+     */
+    private static void copyAndWait(long dst, long src, long bytes) {
         check(cuMemcpy(JCudaPointers.device(dst), JCudaPointers.device(src), bytes), "cuMemcpy(" + bytes + " bytes)");
+        check(jcuda.driver.JCudaDriver.cuStreamSynchronize(new jcuda.driver.CUstream()), "cuStreamSynchronize(legacy default stream) after cuMemcpy");
     }
 
     /** Enqueues a copy on {@code stream}; asynchronous only when host memory involved is pinned. */
