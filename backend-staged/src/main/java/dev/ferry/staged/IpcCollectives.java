@@ -238,7 +238,7 @@ final class IpcCollectives {
 
     boolean allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
         long bytes = type.bytes(count);
-        if (applicable && ShortAllReduce.fits(bytes, comm.size())) {
+        if (applicable && !shortOff && ShortAllReduce.fits(bytes, comm.size())) { // once agreed off, no second exchange of records
             Boolean done = shortAllReduce(send, recv, count, type, op);
             if (done != null) return done;
         }
