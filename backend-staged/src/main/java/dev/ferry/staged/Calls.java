@@ -28,7 +28,7 @@ final class Calls {
         EVENT_SYNC("cuEventSynchronize"),
         EVENT_CREATE("cuEventCreate"),
         KERNEL_LAUNCH("cuLaunchKernel"),
-        STREAM_SYNC("cuStreamSynchronize (collectives)"),
+        STREAM_SYNC("wait for a node-local collective's GPU work (stream synchronize or status word)"),
         STREAM_CREATE("cuStreamCreate"),
         MPI_POST("MPI isend/irecv"),
         MPI_TEST("MPI test"),

@@ -26,8 +26,8 @@ public final class StagedDiagnostics {
      * @param kind  the kind's constant name, stable for tools: {@code CTX_SYNC}, {@code D2H_ASYNC},
      *              {@code H2D_ASYNC}, {@code D2D_ASYNC}, {@code D2H_SYNC}, {@code H2D_SYNC},
      *              {@code EVENT_RECORD}, {@code EVENT_QUERY}, {@code EVENT_SYNC}, {@code EVENT_CREATE},
-     *              {@code KERNEL_LAUNCH}, {@code STREAM_SYNC} (the node-local collectives' kernels and their
-     *              stream), {@code STREAM_CREATE}, {@code MPI_POST}, {@code MPI_TEST}, {@code BOARD} (the
+     *              {@code KERNEL_LAUNCH}, {@code STREAM_SYNC} (the node-local collectives' kernels and the
+     *              wait for them), {@code STREAM_CREATE}, {@code MPI_POST}, {@code MPI_TEST}, {@code BOARD} (the
      *              node board's record exchanges and barriers), {@code POOL}, {@code IDLE}
      * @param label what the call is, for reports ({@code cuCtxSynchronize}, {@code MPI isend/irecv}, ...)
      * @param count calls of this kind ({@code IDLE}: none, it only has time)

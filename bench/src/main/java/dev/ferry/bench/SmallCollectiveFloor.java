@@ -99,14 +99,15 @@ public final class SmallCollectiveFloor {
         }
     }
 
-    /** The native calls' kinds that {@link #breakdown} shows, with the column heads. */
-    private static final String[] KINDS = {"CTX_SYNC", "KERNEL_LAUNCH", "STREAM_SYNC", "BOARD"};
+    /** The native calls' kinds that {@link #breakdown} shows (the front's context synchronize is not one of staged's: it is in the rest). */
+    private static final String[] KINDS = {"KERNEL_LAUNCH", "STREAM_SYNC", "BOARD"};
 
     /**
      * Where one rank's time per call goes ({@link dev.ferry.staged.StagedDiagnostics#timeNativeCalls}
-     * over {@link #REPS} calls): the front's context synchronize, the kernel launch, the collective
-     * stream's synchronize, the node board (record exchange, barrier), and the rest (Java, checks,
-     * other calls); one line per rank, µs per call.
+     * over {@link #REPS} calls): the kernel launch, the wait for the kernel (the collective stream's
+     * synchronize, or the short allReduce's status word), the node board (record exchange, barrier),
+     * and the rest (the front's checks and context synchronize, Java, other calls); one line per
+     * rank, µs per call.
      */
     private static void breakdown(Communicator comm, String what, Runnable call) {
         int cols = KINDS.length + 2;
@@ -129,7 +130,7 @@ public final class SmallCollectiveFloor {
             mine.segment().setAtIndex(java.lang.foreign.ValueLayout.JAVA_DOUBLE, cols - 1, rest);
             comm.allGather(mine, all, cols, DataType.DOUBLE);
             if (comm.rank() == 0) {
-                System.out.printf(java.util.Locale.ROOT, "breakdown of %s, us per call: rank, call, ctx sync, kernel launch, stream sync, board, rest%n", what);
+                System.out.printf(java.util.Locale.ROOT, "breakdown of %s, us per call: rank, call, kernel launch, wait for the kernel, board, rest%n", what);
                 for (int r = 0; r < comm.size(); r++) {
                     StringBuilder line = new StringBuilder("  breakdown rank " + r);
                     for (int c = 0; c < cols; c++) {
