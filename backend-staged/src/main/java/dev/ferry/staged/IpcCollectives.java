@@ -46,8 +46,9 @@ import java.util.List;
  * ends the first way.
  *
  * <ul>
- * <li>allReduce: up to {@link ShortAllReduce#SLOT_BYTES} bytes per rank (at most 8 ranks), after the
- *     records, one kernel per rank: each copies its input into a scratch slot that the others have
+ * <li>allReduce: up to {@link ShortAllReduce#SLOT_BYTES} bytes per rank (at most 8 ranks, whose
+ *     kernels run at once: different GPUs, or one shared under CUDA MPS), after the records, one
+ *     kernel per rank: each copies its input into a scratch slot that the others have
  *     mapped since the first such call, the ranks meet on the GPU, and each folds every slot into its
  *     result ({@link ShortAllReduce}: no buffer of the call is mapped, and no closing barrier). Up
  *     to {@link #SHORT_BYTES} bytes, every rank folds all ranks' inputs into its own
