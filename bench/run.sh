@@ -148,7 +148,13 @@ if [ -z "$cp" ]; then
         echo "run.sh: note: no mpi.jar found for $mpirun: backend ompi runs through java.lang.foreign only (pass --mpi-jar or FERRY_MPI_JAR for its mpi.jar path)" >&2
     fi
 fi
-jopts=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Djmh.ignoreLock=true -Djava.awt.headless=true)
+# -XX:-BackgroundCompilation: a method is compiled while its caller waits (in the warm-up batches), instead of
+# running interpreted beside a background compile; otherwise a rank in the interpreter, or a compiler thread
+# taking its core, stalls measured batches of every rank of a collective by milliseconds
+# (bench/results/2026-11-24-h100x1-mps-short-allreduce.md: 8-byte allreduce batches of 1.3 us with stalls of 9-12 us
+# on 2 cores, none with it)
+jopts=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Djmh.ignoreLock=true -Djava.awt.headless=true
+       -XX:-BackgroundCompilation)
 # shellcheck disable=SC2206
 [ -n "${FERRY_JAVA_OPTS:-}" ] && jopts+=(${FERRY_JAVA_OPTS})
 if [ "$kind" = srun ] && [ "$family" = openmpi ] && [[ " ${FERRY_JAVA_OPTS:-} " != *" -Djava.library.path="* ]]; then
