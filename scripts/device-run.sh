@@ -453,9 +453,9 @@ step_bench-collectives() {
     local t0=$SECONDS
     bench/run.sh --suite full --np "${BENCHCOLL_NP:-2}" --java "$JAVA" --classpath "$CP_LIB:$MPIJAR" \
         --backends "${BENCHCOLL_BACKENDS:-staged,ompi}" --mem device --benchmarks "${BENCHCOLL_BENCHMARKS:-bcast,allreduce,reducescatter,allgather,alltoall}" \
-        --sizes "${BENCHCOLL_SIZES:-8,1k,64k,1M,16M,256M}" --warmup "${BENCHCOLL_WARMUP:-1}" --iterations 6 --time-limit "${BENCH_LIMIT:-480}" \
+        --sizes "${BENCHCOLL_SIZES:-8,1k,64k,1M,16M,256M}" --warmup "${BENCHCOLL_WARMUP:-3}" --iterations 6 --time-limit "${BENCH_LIMIT:-480}" \
         --native-bin "$D/c/ferry-osu" --out "$W/bench-collectives" ${BENCH_ARGS:-} > "$W/logs/bench-collectives.log" 2>&1
-    md "- \`bench/run.sh --suite full --np ${BENCHCOLL_NP:-2} --backends ${BENCHCOLL_BACKENDS:-staged,ompi} --mem device --benchmarks ${BENCHCOLL_BENCHMARKS:-bcast,allreduce,reducescatter,allgather,alltoall} --sizes ${BENCHCOLL_SIZES:-8,1k,64k,1M,16M,256M} --warmup ${BENCHCOLL_WARMUP:-1} --iterations 6 --time-limit ${BENCH_LIMIT:-480} ${BENCH_ARGS:-}\` under the ${BENCHCOLL_MPI:-cuda} MPI: exit $?, $((SECONDS - t0)) s"
+    md "- \`bench/run.sh --suite full --np ${BENCHCOLL_NP:-2} --backends ${BENCHCOLL_BACKENDS:-staged,ompi} --mem device --benchmarks ${BENCHCOLL_BENCHMARKS:-bcast,allreduce,reducescatter,allgather,alltoall} --sizes ${BENCHCOLL_SIZES:-8,1k,64k,1M,16M,256M} --warmup ${BENCHCOLL_WARMUP:-3} --iterations 6 --time-limit ${BENCH_LIMIT:-480} ${BENCH_ARGS:-}\` under the ${BENCHCOLL_MPI:-cuda} MPI: exit $?, $((SECONDS - t0)) s"
     md ""; cat "$W/bench-collectives/results.md" >> "$SUMMARY" 2>/dev/null; md ""
     (cd "$W/bench-collectives" && tar czf "$OUT/bench-collectives-raw.tgz" . ) 2>/dev/null
 }
