@@ -498,7 +498,7 @@ device_reduction_rows() {
 # (ipc: the path is forced, a call that cannot take it fails), as auto chooses, staged through host
 # memory (host), and with IPC off (the reduction chain that multi-node jobs take)
 device_collective_rows() {
-    local np mode inc="-Dferry.test.include=${DEVCOLL_INCLUDE:-c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces}" t=-Dferry.test.perTestTimeout=${DEVCOLL_TIMEOUT:-200}
+    local np mode inc="-Dferry.test.include=${DEVCOLL_INCLUDE:-c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces|staged_ipcCollectivesSurvive}" t=-Dferry.test.perTestTimeout=${DEVCOLL_TIMEOUT:-200}
     for np in ${DEVCOLL_NP:-2 3 4}; do
         for mode in ${DEVCOLL_MODES:-ipc auto host}; do
             suite devcoll-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 \

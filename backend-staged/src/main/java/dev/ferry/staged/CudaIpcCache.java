@@ -1,5 +1,7 @@
 package dev.ferry.staged;
 
+import dev.ferry.CudaException;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -18,6 +20,12 @@ import java.util.Map;
  * (owner freed the memory and allocated again at the same address) is detected at the next
  * offer, closed, and the new allocation mapped. Owners never send invalidations: staleness is
  * found lazily, as MPI libraries do in their IPC registration caches.
+ *
+ * <p>CUDA maps a block of an owner's memory once per process: small allocations share blocks, and
+ * an allocation may land in a block that is still mapped here for one the owner has freed (found
+ * stale only when its address is offered again). cuIpcOpenMemHandle then fails with
+ * CUDA_ERROR_ALREADY_MAPPED; the cache closes that owner's mappings that no copy is using and maps
+ * again.
  *
  * <p>Bounded: above {@code capacity} entries the least recently used mapping that no copy is
  * using is closed (cuIpcCloseMemHandle). A mapping in use is never closed under a copy; a stale
@@ -92,13 +100,43 @@ final class CudaIpcCache implements AutoCloseable {
             entries.remove(key);
             retire(m);
         }
-        long address = mapper.open(handle.clone(), device);
+        long address;
+        try {
+            address = mapper.open(handle.clone(), device);
+        } catch (CudaException e) {
+            // CUDA maps a block of the owner's memory once per process: an allocation that the owner's
+            // allocator placed in a block still mapped here for an allocation it has since freed (not yet
+            // found stale: its address was not offered again) cannot be mapped until that mapping is closed
+            if (e.result() != ALREADY_MAPPED || !dropUnused(node, pid, device)) {
+                throw e;
+            }
+            address = mapper.open(handle.clone(), device);
+        }
         opens++;
         m = new Mapping(key, handle.clone(), size, generation, address);
         m.users = 1;
         entries.put(key, m);
         evict();
         return m;
+    }
+
+    /** CUDA_ERROR_ALREADY_MAPPED: this process has the block of that handle mapped already. */
+    static final int ALREADY_MAPPED = 208;
+
+    /** Closes every mapping of the owner's memory on {@code device} that no copy is using; true when there was one. */
+    private boolean dropUnused(long node, long pid, int device) {
+        boolean any = false;
+        Iterator<Mapping> it = entries.values().iterator();
+        while (it.hasNext()) {
+            Mapping m = it.next();
+            if (m.users == 0 && m.key.node() == node && m.key.pid() == pid && m.key.device() == device) {
+                it.remove();
+                stale++;
+                unmap(m);
+                any = true;
+            }
+        }
+        return any;
     }
 
     /** Ends one use of a mapping (its copy completed). */

@@ -3,6 +3,7 @@ package dev.ferry.staged;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -37,6 +38,61 @@ class CudaIpcCacheTest {
             log.add("close");
         }
     };
+
+    /**
+     * An owner's allocation that lands in a block still mapped here for a freed one: CUDA refuses to
+     * map the block twice (ALREADY_MAPPED); the cache closes the owner's unused mappings and maps
+     * again, and a mapping in use is left alone (the error reaches the caller).
+     */
+    @Test
+    void aBlockStillMappedForAFreedAllocationIsClosedAndMappedAgain() {
+        Set<Integer> blocks = new HashSet<>();
+        java.util.Map<Long, Integer> blockOf = new java.util.HashMap<>();
+        long[] nextAddress = {0x100000};
+        CudaIpcCache.Mapper blocky = new CudaIpcCache.Mapper() {
+            @Override
+            public long open(byte[] handle, int device) {
+                int block = handle[1];
+                if (!blocks.add(block)) {
+                    throw new CudaException("cuIpcOpenMemHandle failed: CUDA_ERROR_ALREADY_MAPPED (208)", CudaIpcCache.ALREADY_MAPPED);
+                }
+                long a = nextAddress[0] += 0x100000;
+                blockOf.put(a, block);
+                return a;
+            }
+
+            @Override
+            public void close(long mapped, int device) {
+                assertTrue(blocks.remove(blockOf.remove(mapped)), "closes only what is open");
+            }
+        };
+        CudaIpcCache c = new CudaIpcCache(blocky, 8);
+        byte[] x = handle(1), z = handle(2);
+        x[1] = 5;
+        z[1] = 5; // the same block of the owner's memory
+        CudaIpcCache.Mapping mx = c.acquire(1, 100, x, 0xA000, 4096, 1, 0);
+        // in use: the block cannot be closed, so the new allocation's mapping fails with CUDA's error
+        CudaException busy = assertThrows(CudaException.class, () -> c.acquire(1, 100, z, 0xB000, 4096, 1, 0));
+        assertEquals(CudaIpcCache.ALREADY_MAPPED, busy.result());
+        c.release(mx);
+        // unused (the owner freed it): closed, and the new allocation mapped
+        CudaIpcCache.Mapping mz = c.acquire(1, 100, z, 0xB000, 4096, 1, 0);
+        assertEquals(1, c.size(), "only the new allocation's mapping is open");
+        assertEquals(Set.of(5), blocks);
+        c.release(mz);
+        // a block that stays mapped after the owner's unused mappings are closed: tried once more, then CUDA's error
+        byte[] w = handle(3);
+        w[1] = 6;
+        blocks.add(6); // mapped by something other than this cache
+        CudaIpcCache.Mapping again = null;
+        try {
+            again = c.acquire(1, 100, w, 0xC000, 4096, 1, 0);
+        } catch (CudaException e) {
+            assertEquals(CudaIpcCache.ALREADY_MAPPED, e.result(), "after closing what it could, CUDA's error reaches the caller");
+        }
+        assertNull(again, "block 6 stays mapped elsewhere, so the second try fails too");
+        c.close();
+    }
 
     private static byte[] handle(int id) {
         byte[] h = new byte[64];

@@ -1,5 +1,6 @@
 package dev.ferry.staged;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -630,6 +631,50 @@ public class StagedContract extends CommunicatorContract {
         d.close();
         long closeMillis = (System.nanoTime() - t0) / 1_000_000;
         assertTrue(closeMillis < 2000, "closing waited " + closeMillis + " ms: the peers' acknowledgements did not arrive");
+        assertUsable();
+    }
+
+    /**
+     * Buffer churn under the IPC collectives, as a bench or an application makes it: small device
+     * buffers allocated, used by an allToAll, a broadcast and an allReduce, and freed, again and
+     * again with changing sizes. The owner's allocator puts new buffers in blocks that peers still
+     * have mapped for freed ones; every call must still map them (never CUDA_ERROR_ALREADY_MAPPED)
+     * and give the right bytes.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Mem.class, names = "DEVICE")
+    void staged_ipcCollectivesSurviveBufferChurn(Mem m) {
+        m.assume(comm);
+        for (int round = 0; round < 24; round++) {
+            int block = 8 << (round % 12); // 8 B to 16 KiB per rank
+            byte[][] out = new byte[size][], in = new byte[size][];
+            for (int k = 0; k < size; k++) {
+                out[k] = Data.bytes(block, round * 131 + rank * 17 + k, block);
+                in[k] = Data.bytes(block, round * 131 + k * 17 + rank, block);
+            }
+            Buffer send = m.allocate((long) block * size), recv = m.allocate((long) block * size);
+            Buffer root = m.allocate(block), sum = m.allocate(8L * 4), sumIn = m.allocate(8L * 4);
+            try {
+                Mem.write(send, cat(out));
+                comm.allToAll(send, recv, block, DataType.BYTE);
+                assertArrayEquals(cat(in), Mem.read(recv), "round " + round + ": allToAll of " + block + " B blocks");
+                byte[] fromRoot = Data.bytes(block, round, block);
+                if (rank == round % size) Mem.write(root, fromRoot);
+                comm.broadcast(root, block, DataType.BYTE, round % size);
+                assertArrayEquals(fromRoot, Mem.read(root), "round " + round + ": broadcast of " + block + " B");
+                byte[] four = new byte[32];
+                for (int i = 0; i < 4; i++) java.nio.ByteBuffer.wrap(four).order(java.nio.ByteOrder.nativeOrder()).putLong(8 * i, rank + i + round);
+                Mem.write(sumIn, four);
+                comm.allReduce(sumIn, sum, 4, DataType.LONG, ReduceOp.SUM);
+                java.nio.ByteBuffer got = java.nio.ByteBuffer.wrap(Mem.read(sum)).order(java.nio.ByteOrder.nativeOrder());
+                for (int i = 0; i < 4; i++) {
+                    assertEquals((long) size * (size - 1) / 2 + (long) size * (i + round), got.getLong(8 * i), "round " + round + ": allReduce element " + i);
+                }
+            } finally {
+                comm.barrier(); // no peer still reads these buffers
+                for (Buffer b : new Buffer[] {send, recv, root, sum, sumIn}) close(b);
+            }
+        }
         assertUsable();
     }
 

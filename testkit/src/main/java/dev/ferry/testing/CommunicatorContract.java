@@ -103,7 +103,7 @@ public abstract class CommunicatorContract extends RankContract {
         }
     }
 
-    private static byte[] cat(byte[]... parts) {
+    protected static byte[] cat(byte[]... parts) {
         int n = 0;
         for (byte[] p : parts) n += p.length;
         byte[] out = new byte[n];
