@@ -38,6 +38,13 @@ import java.lang.foreign.ValueLayout;
 final class ShortAllReduce {
     /** The largest allReduce this path carries, in bytes per rank (one slot). */
     static final long SLOT_BYTES = 16 * 1024;
+    /**
+     * The scratch's size: its header and two slots, rounded up to 2 MiB. CUDA places smaller
+     * allocations in shared 2 MiB blocks and maps a block once per process, so a small scratch
+     * mapped by the peers would make them fail to map the application's buffers that land in its
+     * block (CUDA_ERROR_ALREADY_MAPPED, seen in the JMH bench); an allocation of 2 MiB has a block of its own.
+     */
+    static final long SCRATCH_BYTES = 2L << 20;
     /** How long one launch waits on the GPU for the other ranks before it returns to the host. */
     static final long PATIENCE_NANOS = 2_000_000L;
     /** How long {@link #close} waits for the peers' acknowledgements before it frees the scratch anyway. */
@@ -100,7 +107,7 @@ final class ShortAllReduce {
              HostBuffer flagIn = HostBuffer.allocate(12); HostBuffer flagOut = HostBuffer.allocate(12)) {
             boolean oneGpu = true, sharesGpu = false;
             try {
-                scratch = Cuda.allocate(device, DeviceReduction.SHORT_HEADER + 2 * SLOT_BYTES);
+                scratch = Cuda.allocate(device, SCRATCH_BYTES);
                 Cuda.fill(scratch, (byte) 0);
                 status = Cuda.allocatePinned(128);
                 CudaIpc.Export e = CudaIpc.export(scratch);
