@@ -675,6 +675,20 @@ public class StagedContract extends CommunicatorContract {
                 for (Buffer b : new Buffer[] {send, recv, root, sum, sumIn}) close(b);
             }
         }
+        // many small buffers alive at once, allocated after the communicator's own device memory (the short
+        // allReduce's scratch, mapped by every peer): each is mapped by the peers, whatever block CUDA puts it in
+        Buffer recv = alloc(m, 1024L * size);
+        for (int j = 0; j < 96; j++) {
+            Buffer send = alloc(m, 1024L * size);
+            byte[][] out = new byte[size][], in = new byte[size][];
+            for (int k = 0; k < size; k++) {
+                out[k] = Data.bytes(1024, j * 7 + rank * 3 + k, 1024);
+                in[k] = Data.bytes(1024, j * 7 + k * 3 + rank, 1024);
+            }
+            Mem.write(send, cat(out));
+            comm.allToAll(send, recv, 1024, DataType.BYTE);
+            assertArrayEquals(cat(in), Mem.read(recv), "small buffer " + j + ": allToAll");
+        }
         assertUsable();
     }
 
