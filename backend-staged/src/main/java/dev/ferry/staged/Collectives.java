@@ -389,6 +389,9 @@ final class Collectives {
     }
 
     private void reduceScatter(Buffer send, Buffer recv, Blocks blocks, DataType type, ReduceOp op, BiConsumer<Buffer, Buffer> inner) {
+        if (ipc.reduceScatter(send, recv, blocks, type, op)) {
+            return;
+        }
         long total = type.bytes(blocks.total());
         if (single(total, send, recv)) {
             onceV(send, total, recv, blocks.bytes(comm.rank(), type), null, type, inner);

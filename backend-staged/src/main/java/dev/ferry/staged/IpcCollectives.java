@@ -18,7 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Broadcast, reduce, allReduce and allGather on device buffers between the ranks of one node, over
+ * Broadcast, reduce, allReduce, reduceScatter, allGather, allToAll, gather and scatter on device
+ * buffers between the ranks of one node, over
  * CUDA IPC: every rank reads (and writes) the other ranks' buffers where they are, mapped into its
  * own context, and reduces on the GPU with {@link DeviceReduction}; no byte crosses PCIe and nothing
  * is reduced on the host.
@@ -56,6 +57,7 @@ import java.util.List;
  *     input into slice r of its result, then copies that slice into the other ranks' results.</li>
  * <li>reduce: up to {@link #SHORT_BYTES}, the root folds everything; larger, rank r folds slice r
  *     straight into the root's result.</li>
+ * <li>reduceScatter: every rank folds its block of every rank's send buffer into its result.</li>
  * <li>broadcast: every other rank copies the root's buffer.</li>
  * <li>allGather: every rank copies every rank's block into its result.</li>
  * </ul>
@@ -347,6 +349,32 @@ final class IpcCollectives {
                     DeviceReduction.reduce(type, op, out + off, sources, slice[1], c.stream);
                     rt.stats.gpuReductions.increment();
                 }
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    /**
+     * reduceScatter (and reduceScatterBlock): every rank folds its block of every rank's send buffer,
+     * in rank order, into its receive buffer, on its GPU.
+     */
+    boolean reduceScatter(Buffer send, Buffer recv, dev.ferry.spi.Blocks blocks, DataType type, ReduceOp op) {
+        Call c = begin("reduceScatter", send, recv, type, blocks.total(), true, Need.A, -1);
+        if (c == null) return false;
+        try {
+            int n = comm.size(), me = comm.rank();
+            long mine = blocks.count(me);
+            if (mine > 0) {
+                long off = blocks.byteOffset(me, type);
+                long[] sources = new long[n];
+                for (int r = 0; r < n; r++) sources[r] = c.a[r] + off;
+                long t = rt.calls.start();
+                DeviceReduction.reduce(type, op, recv.address(), sources, mine, c.stream);
+                rt.calls.end(Calls.Kind.KERNEL_LAUNCH, t);
+                rt.stats.gpuReductions.increment();
             }
             c.finish();
         } finally {

@@ -485,6 +485,22 @@ public class StagedContract extends CommunicatorContract {
                     "the host-driven ones ended on the ranks' interprocess events (turned on above)");
             // (without a GPU meeting, the first short call of a communicator also exchanged the records that found it off)
             assertEquals(meet ? 3 : 4, rt.stats.boardRounds.sum() - onBoard, "each exchanged its records on the node's shared-memory board once");
+            // reduceScatterBlock: each rank folds its block of every rank's input on its GPU (no host reduction)
+            long ipcRs = rt.stats.ipcCollectives.sum(), gpuRs = rt.stats.gpuReductions.sum();
+            int per = 3;
+            Buffer in = alloc(m, 8L * per * size), out = alloc(m, 8L * per);
+            try (dev.ferry.HostBuffer h = dev.ferry.HostBuffer.allocate(8L * per * size)) {
+                for (int i = 0; i < per * size; i++) Data.put(h.segment(), DataType.LONG, i, rank * 1000 + i);
+                Cuda.copy(in, h, 8L * per * size);
+                comm.reduceScatterBlock(in, out, per, DataType.LONG, ReduceOp.SUM);
+                Cuda.copy(h, out, 8L * per);
+                for (int i = 0; i < per; i++) {
+                    long want = 1000L * size * (size - 1) / 2 + (long) size * (rank * per + i);
+                    assertEquals(want, (long) Data.get(h.segment(), DataType.LONG, i), "reduceScatterBlock element " + i);
+                }
+            }
+            assertEquals(1, rt.stats.ipcCollectives.sum() - ipcRs, "the reduceScatterBlock went over CUDA IPC");
+            assertEquals(1, rt.stats.gpuReductions.sum() - gpuRs, "and reduced on the GPU");
         } else if (rt.stats.hierarchicalReductions.sum() == across) { // node by node, the node-local steps take IPC
             assertEquals(0, took, "staged through host memory (" + rt.settings.deviceCollectives() + ", applicable " + ipc.applicable() + ")");
         }
