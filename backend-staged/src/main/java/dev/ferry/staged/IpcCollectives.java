@@ -287,30 +287,15 @@ final class IpcCollectives {
     private Boolean shortAllReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
         int n = comm.size();
         Eligibility e = eligibility(send, recv, type, true);
-        boolean offer = e.state == ELIGIBLE && offerShort && !shortOff && (shortPath == null || shortPath.device() == e.device);
+        boolean offer = e.state == ELIGIBLE && offerShort && (shortPath == null || shortPath.device() == e.device);
         MemorySegment m = mine.segment();
         m.fill((byte) 0);
-        m.set(ValueLayout.JAVA_INT_UNALIGNED, 0, e.state);
-        m.set(ValueLayout.JAVA_INT_UNALIGNED, 4, e.device);
-        m.set(ValueLayout.JAVA_INT_UNALIGNED, 8, Need.NOTHING.ordinal());
-        m.set(ValueLayout.JAVA_INT_UNALIGNED, 12, -1);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, SHORT, offer ? 1 : 0);
-        exchangeRecords();
-        MemorySegment s = all.segment();
-        int host = 0, refused = 0, offers = 0;
-        for (int r = 0; r < n; r++) {
-            int st = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD);
-            if (st == HOST) host++;
-            if (st == REFUSED) refused++;
-            offers += s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + SHORT);
-        }
-        if (host > 0) {
+        if (!exchangeAndAgree("allReduce", e.state, e.device, Need.NOTHING, -1, e.why)) {
             return false;
         }
-        if (refused > 0) {
-            refuse("allReduce", refused + " rank(s) cannot take it" + (e.why != null ? " (here: " + e.why + ")" : ""));
-            return false;
-        }
+        int offers = 0;
+        for (int r = 0; r < n; r++) offers += all.segment().get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + SHORT);
         if (offers < n) {
             return null;
         }
@@ -557,25 +542,10 @@ final class IpcCollectives {
                 if (h != null) MemorySegment.copy(MemorySegment.ofArray(h), 0, m, EVENT, 64);
             }
         }
-        m.set(ValueLayout.JAVA_INT_UNALIGNED, 0, state);
-        m.set(ValueLayout.JAVA_INT_UNALIGNED, 4, device);
-        m.set(ValueLayout.JAVA_INT_UNALIGNED, 8, need.ordinal());
-        m.set(ValueLayout.JAVA_INT_UNALIGNED, 12, root);
-        exchangeRecords();
-        // the same decision on every rank
-        MemorySegment s = all.segment();
-        int host = 0, refused = 0;
-        for (int r = 0; r < n; r++) {
-            int st = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD);
-            if (st == HOST) host++;
-            if (st == REFUSED) refused++;
-        }
-        if (host > 0) {
+        if (!exchangeAndAgree(what, state, device, need, root, why)) {
             return null;
         }
-        if (refused > 0) {
-            return refuse(what, refused + " rank(s) cannot take it" + (why != null ? " (here: " + why + ")" : ""));
-        }
+        MemorySegment s = all.segment();
         if (Boolean.FALSE.equals(verified)) {
             return refuse(what, "a rank could not map or reach a peer's memory at the first IPC collective of this communicator");
         }
@@ -654,6 +624,36 @@ final class IpcCollectives {
         }
         c.withEvents = eventsOk;
         return c;
+    }
+
+    /**
+     * Completes this rank's record (state, device, need, root; the rest is written already), exchanges
+     * every rank's, and decides from them alike on every rank: true when every rank's buffers can take
+     * the path; false when some rank's are in host memory, or when some rank's cannot (under
+     * {@code ipc} that throws instead, on every rank).
+     */
+    private boolean exchangeAndAgree(String what, int state, int device, Need need, int root, String why) {
+        MemorySegment m = mine.segment();
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 0, state);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 4, device);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 8, need.ordinal());
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 12, root);
+        exchangeRecords();
+        MemorySegment s = all.segment();
+        int host = 0, refused = 0;
+        for (int r = 0; r < comm.size(); r++) {
+            int st = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD);
+            if (st == HOST) host++;
+            if (st == REFUSED) refused++;
+        }
+        if (host > 0) {
+            return false;
+        }
+        if (refused > 0) {
+            refuse(what, refused + " rank(s) cannot take it" + (why != null ? " (here: " + why + ")" : ""));
+            return false;
+        }
+        return true;
     }
 
     /** Whether a rank's buffers can take this path: ELIGIBLE, HOST or REFUSED (and why), and their GPU (-1: none). */

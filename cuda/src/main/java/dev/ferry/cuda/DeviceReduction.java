@@ -283,13 +283,18 @@ public final class DeviceReduction {
             a.count.set(JAVA_INT, 0, to - from);
             a.n.set(JAVA_LONG, 0, count);
             a.vector.set(JAVA_INT, 0, vector ? 1 : 0);
+            launchKernel(function, blocks, THREADS, stream, a.params, entry(type, op), count);
+        }
+
+        /** cuLaunchKernel of a one-dimensional grid with the parameter block {@code params}, checked. */
+        private static void launchKernel(long function, int blocks, int threads, long stream, MemorySegment params, String what, long count) {
             int r;
             try {
-                r = (int) LAUNCH.invokeExact(function, blocks, 1, 1, THREADS, 1, 1, 0, stream, a.params, MemorySegment.NULL);
+                r = (int) LAUNCH.invokeExact(function, blocks, 1, 1, threads, 1, 1, 0, stream, params, MemorySegment.NULL);
             } catch (Throwable t) {
-                throw new CudaException("cuLaunchKernel(" + entry(type, op) + ") failed: " + t, t);
+                throw new CudaException("cuLaunchKernel(" + what + ") failed: " + t, t);
             }
-            CudaCalls.check(r, "cuLaunchKernel(" + entry(type, op) + ", " + count + " elements)");
+            CudaCalls.check(r, "cuLaunchKernel(" + what + ", " + count + " elements)");
         }
 
         /** Parameter block of a short allReduce launch, reused per thread: its twelve parameters and the array of pointers to them. */
@@ -333,14 +338,7 @@ public final class DeviceReduction {
             a.system.set(JAVA_INT, 0, system ? 1 : 0);
             a.status.set(JAVA_LONG, 0, status);
             a.patience.set(JAVA_LONG, 0, patience);
-            String what = entry(Kernel.ALLREDUCE_SHORT, type, op);
-            int r;
-            try {
-                r = (int) LAUNCH.invokeExact(function, 1, 1, 1, threads, 1, 1, 0, stream, a.params, MemorySegment.NULL);
-            } catch (Throwable t) {
-                throw new CudaException("cuLaunchKernel(" + what + ") failed: " + t, t);
-            }
-            CudaCalls.check(r, "cuLaunchKernel(" + what + ", " + count + " elements)");
+            launchKernel(function, 1, threads, stream, a.params, entry(Kernel.ALLREDUCE_SHORT, type, op), count);
         }
 
         static synchronized int multiprocessors(CudaDevice device) {
