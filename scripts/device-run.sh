@@ -14,6 +14,7 @@
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
 #                                        (bench-collectives: BENCHCOLL_NP ranks, default 2; BENCHCOLL_BACKENDS,
 #                                        default staged,ompi; BENCHCOLL_SIZES, default 8,1k,64k,1M,16M,256M)
+#                                        (SPREAD=1: those steps leave each rank's GPU to Ferry instead of GPU 0)
 #                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS; MPS=1 runs the
 #                                        steps under a CUDA MPS daemon, for ranks that share one GPU)
 #
@@ -47,6 +48,9 @@ for k in "$D"/kits/*.tgz "$D"/kits/*.tar.xz; do
 done
 CP_LIB="$D/lib/*"
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
+# SPREAD=1: the device-collective steps leave the GPU to Ferry (node-local rank modulo the GPU count:
+# one rank per GPU at np = GPU count) instead of pinning every rank to GPU 0
+if [ "${SPREAD:-0}" = 1 ]; then DEVICE_OPT=""; WHERE="ranks spread over $NGPU GPU(s)"; else DEVICE_OPT="-Dferry.device=0"; WHERE="ranks sharing GPU 0"; fi
 
 if [ ! -f "$SUMMARY" ]; then
     md "# Ferry GPU run $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -494,24 +498,24 @@ device_reduction_rows() {
 }
 
 # node-local device collectives of staged: the collective families on device buffers (every type and
-# operator, every root) at 2, 3 and 4 ranks sharing GPU 0 (MPS=1), over CUDA IPC with GPU reductions
+# operator, every root) at 2, 3 and 4 $WHERE (MPS=1), over CUDA IPC with GPU reductions
 # (ipc: the path is forced, a call that cannot take it fails), as auto chooses, staged through host
 # memory (host), and with IPC off (the reduction chain that multi-node jobs take)
 device_collective_rows() {
     local np mode inc="-Dferry.test.include=${DEVCOLL_INCLUDE:-c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces|staged_ipcCollectivesSurvive}" t=-Dferry.test.perTestTimeout=${DEVCOLL_TIMEOUT:-200}
     for np in ${DEVCOLL_NP:-2 3 4}; do
         for mode in ${DEVCOLL_MODES:-ipc auto host}; do
-            suite devcoll-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 \
+            suite devcoll-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT \
                 -Dferry.staged.deviceCollectives=$mode "$inc" "$t"
         done
         # IPC off: reductions of device buffers over 64 KiB take the reduction chain (staged messages in 64 KiB
         # chunks, folded on the GPU), as on ranks of several nodes
-        [ "${DEVCOLL_CHAIN:-1}" = 1 ] && suite devcoll-chain-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false \
+        [ "${DEVCOLL_CHAIN:-1}" = 1 ] && suite devcoll-chain-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT -Dferry.staged.ipc=false \
             -Dferry.staged.threshold=64k -Dferry.staged.minChunk=64k "$inc" "$t"
     done
     if [ "${DEVCOLL_NODES:-1}" = 1 ]; then across_nodes_rows; fi
 }
-step_device-collectives() { conformance_table "Node-local device collectives of staged, ranks sharing GPU 0 (MPS: ${MPS:-0})" device_collective_rows; }
+step_device-collectives() { conformance_table "Node-local device collectives of staged, $WHERE (MPS: ${MPS:-0})" device_collective_rows; }
 
 # reductions across nodes, node by node, on one GPU: ferry.staged.test.nodeGroup=2 counts pairs of
 # consecutive ranks as nodes (np 4: 2 nodes of 2 ranks; np 3: nodes of 2 and 1), so that reductions
@@ -523,12 +527,12 @@ across_nodes_rows() {
     local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces|staged_largeCollectives|staged_reductionsAcrossNodes' t=-Dferry.test.perTestTimeout=200
     for np in ${DEVCOLL_NODES_NP:-3 4}; do
         for mode in ${DEVCOLL_NODES_MODES:-auto ipc}; do
-            suite devcoll-nodes-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 \
+            suite devcoll-nodes-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT \
                 -Dferry.staged.deviceCollectives=$mode -Dferry.staged.test.nodeGroup=2 -Dferry.staged.threshold=64k -Dferry.staged.minChunk=64k "$inc" "$t"
         done
     done
 }
-step_device-reductions-nodes() { conformance_table "Reductions of device buffers across pretended nodes (nodeGroup=2), ranks sharing GPU 0 (MPS: ${MPS:-0})" across_nodes_rows; }
+step_device-reductions-nodes() { conformance_table "Reductions of device buffers across pretended nodes (nodeGroup=2), $WHERE (MPS: ${MPS:-0})" across_nodes_rows; }
 
 # reduce and allReduce of device buffers under ompi (CUDA-aware Open MPI) folded on the GPU
 # (ferry.deviceReductions=gpu, and auto: from 256 KiB), every type x operator x root, 2 and 4 ranks on GPU 0
@@ -536,30 +540,30 @@ mpi_fold_rows() {
     local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|h_' t=-Dferry.test.perTestTimeout=200
     for np in 2 4; do
         for mode in gpu auto; do
-            suite mpifold-$mode-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0 \
+            suite mpifold-$mode-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi $DEVICE_OPT \
                 -Dferry.deviceReductions=$mode "$inc" "$t"
         done
         # reduce-scatter folded on the GPU too (every type x operator of the variants contract)
-        suite mpifold-variants-gpu-ompi-cuda-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=ompi -Dferry.device=0 \
+        suite mpifold-variants-gpu-ompi-cuda-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=ompi $DEVICE_OPT \
             -Dferry.deviceReductions=gpu -Dferry.test.include=r_ "$t"
     done
 }
-step_device-reductions-mpi() { conformance_table "Reductions of device buffers under ompi folded on the GPU, ranks sharing GPU 0" mpi_fold_rows; }
+step_device-reductions-mpi() { conformance_table "Reductions of device buffers under ompi folded on the GPU, $WHERE" mpi_fold_rows; }
 
 # allReduce and broadcast on device buffers, 8 B .. 256 MiB, beside one device-to-device copy of the same size (bench DeviceCollectivesVsCopy)
 step_device-collectives-bench() {
-    md "## Device collectives against one device-to-device copy, ranks sharing GPU 0 (MPS: ${MPS:-0})"; md ""
+    md "## Device collectives against one device-to-device copy, $WHERE (MPS: ${MPS:-0})"; md ""
     local np mode
     for np in ${DEVCOLL_NP:-2 4}; do
         for mode in ${DEVCOLL_MODES:-auto host}; do
-            JOPTS="-Dferry.backend=staged -Dferry.device=0 -Dferry.staged.deviceCollectives=$mode" \
+            JOPTS="-Dferry.backend=staged $DEVICE_OPT -Dferry.staged.deviceCollectives=$mode" \
                 run_main devcoll-bench-$mode-np$np sys $np dev.ferry.bench.DeviceCollectivesVsCopy ${BENCH_MAX:-268435456}
             md ""; md '```'; grep -a -E "^backend|^settings|^each|^ +[0-9]+ |bytes" "$W/logs/devcoll-bench-$mode-np$np.log" >> "$SUMMARY"; md '```'; md ""
         done
         # the same table for ompi over the CUDA-aware Open MPI (device buffers straight to MPI), up to 64 MiB
         # (OMPI_BENCH_MAX): its host-staged collectives take about 0.7 s at 256 MiB
         if [ "${DEVCOLL_OMPI:-1}" = 1 ] && [ -d /opt/ompi-cuda ]; then
-            JOPTS="-Dferry.backend=ompi -Dferry.device=0" run_main devcoll-bench-ompi-np$np cuda $np dev.ferry.bench.DeviceCollectivesVsCopy ${OMPI_BENCH_MAX:-67108864}
+            JOPTS="-Dferry.backend=ompi $DEVICE_OPT" run_main devcoll-bench-ompi-np$np cuda $np dev.ferry.bench.DeviceCollectivesVsCopy ${OMPI_BENCH_MAX:-67108864}
             md ""; md '```'; grep -a -E "^backend|^settings|^each|^ +[0-9]+ |bytes" "$W/logs/devcoll-bench-ompi-np$np.log" >> "$SUMMARY"; md '```'; md ""
         fi
     done
@@ -567,11 +571,11 @@ step_device-collectives-bench() {
 
 # where the time of an 8-byte device collective goes: its parts alone and the collectives, one run (bench SmallCollectiveFloor)
 step_small-floor() {
-    md "## The parts of an 8-byte device collective, ranks sharing GPU 0 (MPS: ${MPS:-0})"; md ""
+    md "## The parts of an 8-byte device collective, $WHERE (MPS: ${MPS:-0})"; md ""
     local np mode
     for np in ${DEVCOLL_NP:-2 4}; do
         for mode in ${DEVCOLL_MODES:-auto}; do
-            JOPTS="-Dferry.backend=staged -Dferry.device=0 -Dferry.staged.deviceCollectives=$mode" \
+            JOPTS="-Dferry.backend=staged $DEVICE_OPT -Dferry.staged.deviceCollectives=$mode" \
                 run_main small-floor-$mode-np$np sys $np dev.ferry.bench.SmallCollectiveFloor
             md ""; md '```'; grep -a -E "^backend|^each|^staged counters|breakdown|\(.*-.*\)$" "$W/logs/small-floor-$mode-np$np.log" | sed "1s/^/[$mode] /" >> "$SUMMARY"; md '```'; md ""
         done

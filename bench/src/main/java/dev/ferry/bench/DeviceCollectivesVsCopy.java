@@ -19,7 +19,9 @@ import java.util.List;
  * device-to-device copy of the same size on the same GPU in the same run (rank 0, while the other
  * ranks wait), and the ratios. A collective's time is the slowest rank's mean over a batch of back-to-back calls,
  * median of the batches; a copy's is the median of single copies (cuMemcpyAsync then stream
- * synchronize: {@link DeviceCopy#time}, the yardstick the JMH suite's report uses too).
+ * synchronize: {@link DeviceCopy#time}, the yardstick the JMH suite's report uses too). Where rank 1
+ * runs on another GPU that rank 0's can map, a second yardstick: one peer copy of the same size from
+ * rank 0's GPU into rank 1's ({@code cuMemcpyPeerAsync} over NVLink or PCIe), timed the same way.
  *
  * <p>Run on a GPU machine under the launcher: {@code mpirun -np N java -cp ...
  * dev.ferry.bench.DeviceCollectivesVsCopy [MAX_BYTES]} (the backend as usual:
@@ -40,8 +42,10 @@ public final class DeviceCollectivesVsCopy {
         Cuda.ensureAvailability();
         try (Communicator comm = Ferry.open()) {
             int rank = comm.rank(), size = comm.size();
+            int peerDevice = peerDevice(comm);
             try (DeviceBuffer send = Cuda.allocate(max); DeviceBuffer recv = Cuda.allocate(max); CudaStream stream = Cuda.newStream();
-                 HostBuffer t = HostBuffer.allocate(8); HostBuffer tMax = HostBuffer.allocate(8)) {
+                 HostBuffer t = HostBuffer.allocate(8); HostBuffer tMax = HostBuffer.allocate(8);
+                 DeviceBuffer peer = peerDevice < 0 ? null : Cuda.allocate(peerDevice, max)) {
                 Cuda.fill(send, (byte) 0);
                 Cuda.fill(recv, (byte) 0);
                 // bytes: what each rank contributes in total (allReduce, broadcast, reduceScatterBlock's send,
@@ -57,15 +61,21 @@ public final class DeviceCollectivesVsCopy {
                     System.out.println("settings: ferry.staged.deviceCollectives=" + dev.ferry.spi.SettingsCatalog.find("ferry.staged.deviceCollectives")
                             .map(k -> String.valueOf(dev.ferry.Settings.process().get(k))).orElse("auto").toLowerCase(java.util.Locale.ROOT));
                     System.out.println("each cell: median us (min-max of " + BATCHES + " batches) and the ratio to the copy; bytes per rank");
+                    if (peer != null) {
+                        System.out.println("peer copy: GPU " + Cuda.defaultDevice().ordinal() + " -> GPU " + peerDevice + " (rank 1's), cuMemcpyPeerAsync");
+                    }
                     StringBuilder head = new StringBuilder(String.format("%12s %22s", "bytes", "d2d copy us"));
+                    if (peer != null) head.append(String.format(" %22s", "peer copy us"));
                     for (Column c : columns) head.append(String.format(" %28s %7s", c.name() + " us", "x copy"));
                     System.out.println(head);
                 }
                 for (long bytes = 8; bytes <= max; bytes = bytes == max ? max + 1 : Math.min(bytes * 4, max)) {
                     int reps = (int) Math.max(3, Math.min(1000, (64L << 20) / bytes));
                     Stats copy = rank == 0 ? DeviceCopy.time(recv, send, bytes, stream) : null;
+                    Stats peerCopy = peer == null ? null : peerCopyMicros(peer, send, peerDevice, bytes, stream);
                     comm.barrier();
                     StringBuilder row = new StringBuilder(rank == 0 ? String.format("%12d %22s", bytes, cell(copy)) : "");
+                    if (peerCopy != null) row.append(String.format(" %22s", cell(peerCopy)));
                     for (Column c : columns) {
                         Runnable call = c.call().apply(bytes);
                         Stats st = call == null ? null : collectiveMicros(comm, BATCHES, reps, t, tMax, call);
@@ -77,6 +87,38 @@ public final class DeviceCollectivesVsCopy {
                 }
             }
         }
+    }
+
+    /**
+     * On rank 0: rank 1's GPU when it differs from rank 0's and rank 0's can map it (peer access then
+     * enabled), else -1; -1 on the other ranks. Collective.
+     */
+    private static int peerDevice(Communicator comm) {
+        if (comm.size() < 2) {
+            return -1;
+        }
+        try (HostBuffer mine = HostBuffer.allocate(4); HostBuffer all = HostBuffer.allocate(4L * comm.size())) {
+            int own = Cuda.defaultDevice().ordinal();
+            mine.segment().set(ValueLayout.JAVA_INT, 0, own);
+            comm.allGather(mine, all, 1, DataType.INT);
+            int other = all.segment().get(ValueLayout.JAVA_INT, 4);
+            return comm.rank() == 0 && other != own && Cuda.enablePeerAccess(own, other) ? other : -1;
+        }
+    }
+
+    /** Single peer copies of {@code bytes} from {@code src} (this GPU) into {@code dst} on {@code dstDevice}, as {@link DeviceCopy#time}. */
+    private static Stats peerCopyMicros(DeviceBuffer dst, DeviceBuffer src, int dstDevice, long bytes, CudaStream stream) {
+        int srcDevice = Cuda.defaultDevice().ordinal();
+        double[] us = new double[DeviceCopy.copies(bytes)];
+        for (int i = -DeviceCopy.WARMUP; i < us.length; i++) {
+            long t0 = System.nanoTime();
+            Cuda.copyPeerAsync(dst.address(), dstDevice, src.address(), srcDevice, bytes, stream);
+            stream.synchronize();
+            if (i >= 0) {
+                us[i] = (System.nanoTime() - t0) / 1e3;
+            }
+        }
+        return Stats.of(us);
     }
 
     private static String cell(Stats s) {
