@@ -72,10 +72,11 @@ final class IpcCollectives {
 
     private static final int OFFER = 64 + 4 * 8;
     /**
-     * A record: state, device, need and root, whether the rank can take the short allReduce, the
-     * offers of buffers A and B, the handle of the rank's interprocess event (zeros: none).
+     * A record: state, device, need and root, whether the rank can take the short allReduce, where
+     * its GPU sits on the PCI bus, the offers of buffers A and B, the handle of the rank's
+     * interprocess event (zeros: none).
      */
-    private static final int SHORT = 16, A = 24, B = A + OFFER, EVENT = B + OFFER, RECORD = EVENT + 64;
+    private static final int SHORT = 16, PCI = 20, A = 24, B = A + OFFER, EVENT = B + OFFER, RECORD = EVENT + 64;
     /** Record states: some buffer in host memory (not a device collective), eligible, device memory that cannot take the path. */
     private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
 
@@ -638,6 +639,7 @@ final class IpcCollectives {
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 4, device);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 8, need.ordinal());
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 12, root);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, PCI, device < 0 ? 0 : Cuda.device(device).pciLocation());
         exchangeRecords();
         MemorySegment s = all.segment();
         int host = 0, refused = 0;
@@ -727,11 +729,11 @@ final class IpcCollectives {
         c.mapped.add(mp);
         if (checkReach) {
             // the kernels read and write the peer's memory directly: its GPU must be reachable from ours
-            int theirs;
-            try {
-                theirs = Cuda.deviceOf(mp.address);
-            } catch (CudaException e) {
-                theirs = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 4); // the peer's own ordinal: the same numbering on most nodes
+            // (by the peer's PCI location: a pointer mapped by IPC reports the importing GPU, and ordinals
+            // need not agree between processes)
+            int theirs = Cuda.ordinalAt(s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + PCI));
+            if (theirs < 0) {
+                throw new CudaException("rank " + r + "'s GPU is not visible to this process (CUDA_VISIBLE_DEVICES)", 0);
             }
             if (!Cuda.canAccessPeer(device, theirs) || !Cuda.enablePeerAccess(device, theirs)) {
                 throw new CudaException("GPU " + device + " cannot access GPU " + theirs + " (rank " + r + "'s memory) directly", 0);

@@ -97,7 +97,10 @@ final class ShortAllReduce {
     static ShortAllReduce open(StagedTransport comm, int device) {
         int n = comm.size(), me = comm.rank();
         StagedRuntime rt = comm.runtime();
-        final int record = CudaIpc.HANDLE_BYTES + 8;
+        // a record: the scratch's IPC handle, its offset, and where its GPU sits on the PCI bus (ordinals
+        // need not agree between processes, and a pointer mapped by IPC reports the importing GPU)
+        final int record = CudaIpc.HANDLE_BYTES + 16, pciAt = CudaIpc.HANDLE_BYTES + 8;
+        final int myPci = Cuda.device(device).pciLocation();
         DeviceBuffer scratch = null;
         HostBuffer status = null;
         long[] scratches = new long[n];
@@ -113,6 +116,7 @@ final class ShortAllReduce {
                 CudaIpc.Export e = CudaIpc.export(scratch);
                 MemorySegment.copy(MemorySegment.ofArray(e.handle()), 0, mine.segment(), 0, CudaIpc.HANDLE_BYTES);
                 mine.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, CudaIpc.HANDLE_BYTES, e.offset());
+                mine.segment().set(ValueLayout.JAVA_INT_UNALIGNED, pciAt, myPci);
             } catch (CudaException e) {
                 failure = "cannot make its scratch: " + e.getMessage();
                 mine.segment().fill((byte) 0);
@@ -135,10 +139,13 @@ final class ShortAllReduce {
                 try {
                     mapped[r] = CudaIpc.open(handle, device);
                     scratches[r] = mapped[r] + s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + CudaIpc.HANDLE_BYTES);
-                    int theirs = Cuda.deviceOf(scratches[r]);
-                    oneGpu &= theirs == device;
-                    sharesGpu |= theirs == device;
-                    if (!Cuda.canAccessPeer(device, theirs) || !Cuda.enablePeerAccess(device, theirs)) {
+                    int theirPci = s.get(ValueLayout.JAVA_INT_UNALIGNED, at + pciAt);
+                    int theirs = Cuda.ordinalAt(theirPci);
+                    oneGpu &= theirPci == myPci;
+                    sharesGpu |= theirPci == myPci;
+                    if (theirs < 0) {
+                        failure = "rank " + r + "'s GPU (PCI location " + Integer.toHexString(theirPci) + ") is not visible to this process";
+                    } else if (!Cuda.canAccessPeer(device, theirs) || !Cuda.enablePeerAccess(device, theirs)) {
                         failure = "GPU " + device + " cannot access GPU " + theirs + " (rank " + r + "'s scratch) directly";
                     }
                 } catch (CudaException e) {

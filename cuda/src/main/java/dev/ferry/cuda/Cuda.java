@@ -172,6 +172,18 @@ public final class Cuda {
         return d;
     }
 
+    /**
+     * The ordinal, in this process, of the GPU at {@code pciLocation} ({@link CudaDevice#pciLocation()},
+     * as another process of the node reported it); -1 when this process does not see that GPU.
+     */
+    public static int ordinalAt(int pciLocation) {
+        ensureAvailability();
+        for (CudaDevice d : DEVICES) {
+            if (pciLocation != 0 && d.pciLocation() == pciLocation) return d.ordinal();
+        }
+        return -1;
+    }
+
     /** Sets the process's GPU explicitly (before first use, typically). */
     public static void setDefaultDevice(int ordinal) {
         defaultDevice = device(ordinal);

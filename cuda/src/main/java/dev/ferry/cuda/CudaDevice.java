@@ -56,6 +56,27 @@ public final class CudaDevice {
         return pciBusId;
     }
 
+    /**
+     * Where the GPU sits on the PCI bus, packed in one int (domain 16 bits, bus 8, device 5,
+     * function 3): the same GPU has the same value in every process of the node, whatever their
+     * {@code CUDA_VISIBLE_DEVICES} (ordinals do not have to agree); 0 when the driver gave no bus id.
+     */
+    public int pciLocation() {
+        return pciLocation(pciBusId);
+    }
+
+    /** {@link #pciLocation()} of a bus id {@code DOMAIN:BUS:DEVICE.FUNCTION} in hexadecimal; 0 when it is not one. */
+    static int pciLocation(String busId) {
+        String[] p = busId.split("[:.]");
+        if (p.length != 4) return 0;
+        try {
+            int domain = Integer.parseInt(p[0], 16), bus = Integer.parseInt(p[1], 16), device = Integer.parseInt(p[2], 16), function = Integer.parseInt(p[3], 16);
+            return domain << 16 | (bus & 0xff) << 8 | (device & 0x1f) << 3 | (function & 0x7);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
     CUdevice handle() {
         return handle;
     }
