@@ -502,7 +502,7 @@ device_reduction_rows() {
 # (ipc: the path is forced, a call that cannot take it fails), as auto chooses, staged through host
 # memory (host), and with IPC off (the reduction chain that multi-node jobs take)
 device_collective_rows() {
-    local np mode inc="-Dferry.test.include=${DEVCOLL_INCLUDE:-c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces|staged_ipcCollectivesSurvive}" t=-Dferry.test.perTestTimeout=${DEVCOLL_TIMEOUT:-200}
+    local np mode inc="-Dferry.test.include=${DEVCOLL_INCLUDE:-c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces|staged_ipcCollectivesSurvive|staged_smallReductions}" t=-Dferry.test.perTestTimeout=${DEVCOLL_TIMEOUT:-200}
     for np in ${DEVCOLL_NP:-2 3 4}; do
         for mode in ${DEVCOLL_MODES:-ipc auto host}; do
             suite devcoll-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT \
@@ -510,6 +510,12 @@ device_collective_rows() {
         done
         # IPC off: reductions of device buffers over 64 KiB take the reduction chain (staged messages in 64 KiB
         # chunks, folded on the GPU), as on ranks of several nodes
+        # reduce-scatter, scan and exscan of device buffers (every size of the variants contract), as auto
+        # chooses and with IPC off: folded on the GPU (GatheredReductions, the chain, or IPC)
+        if [ "${DEVCOLL_VARIANTS:-1}" = 1 ]; then
+            suite devcoll-variants-auto-np$np sys $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=staged $DEVICE_OPT -Dferry.test.include=r_ "$t"
+            suite devcoll-variants-noipc-np$np sys $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=staged $DEVICE_OPT -Dferry.staged.ipc=false -Dferry.test.include=r_ "$t"
+        fi
         [ "${DEVCOLL_CHAIN:-1}" = 1 ] && suite devcoll-chain-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT -Dferry.staged.ipc=false \
             -Dferry.staged.threshold=64k -Dferry.staged.minChunk=64k "$inc" "$t"
     done
@@ -524,7 +530,7 @@ step_device-collectives() { conformance_table "Node-local device collectives of 
 # staged_reductionsAcrossNodesRunNodeByNode asserts from the counters that they did.
 # DEVCOLL_NODES_NP="3 4" and DEVCOLL_NODES_MODES="auto ipc" pick rows (ranks below 3 make one node).
 across_nodes_rows() {
-    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces|staged_largeCollectives|staged_reductionsAcrossNodes' t=-Dferry.test.perTestTimeout=200
+    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces|staged_largeCollectives|staged_reductionsAcrossNodes|staged_smallReductions' t=-Dferry.test.perTestTimeout=200
     for np in ${DEVCOLL_NODES_NP:-3 4}; do
         for mode in ${DEVCOLL_NODES_MODES:-auto ipc}; do
             suite devcoll-nodes-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT \

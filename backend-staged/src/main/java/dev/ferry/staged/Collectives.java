@@ -52,6 +52,9 @@ final class Collectives {
     private final IpcCollectives ipc;
     private final ChainReductions chain;
     private final HierarchicalReductions hierarchical;
+    private final GatheredReductions gathered;
+    /** Whether some rank could hold staged buffers (agreed at the first reduction that asks; null before). */
+    private Boolean stagingPossible;
 
     Collectives(StagedTransport comm) {
         this.comm = comm;
@@ -59,6 +62,7 @@ final class Collectives {
         this.ipc = new IpcCollectives(comm);
         this.chain = new ChainReductions(comm, this);
         this.hierarchical = new HierarchicalReductions(comm, this, chain);
+        this.gathered = new GatheredReductions(comm, this);
     }
 
     /** Frees the agreement buffers. */
@@ -70,6 +74,7 @@ final class Collectives {
         ipc.close();
         chain.close();
         hierarchical.close();
+        gathered.close();
     }
 
     /** The path of reductions across nodes, node by node (tests look at it). */
@@ -112,28 +117,57 @@ final class Collectives {
     }
 
     /**
-     * For a large reduction: true when every rank can take the reduction chain (every rank's buffers
-     * staged, and the GPU reduces them), after which {@link ChainReductions} ran it; otherwise the
-     * elements per inner call of the chunked path, as {@link #chunkElements}, in {@code per[0]}.
+     * Whether reductions that the node's IPC path does not carry ask every rank whether it stages
+     * (one two-integer allReduce per call), so that staged data is reduced on the GPUs: where device
+     * collectives are not {@code host} and some rank could hold staged buffers (it has CUDA, or the
+     * test mode stages host buffers). The latter is agreed once, at the first reduction that asks
+     * (the same call on every rank, since the conditions before it are the same everywhere).
      */
-    private boolean reducedByChain(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root, long[] per) {
-        long bytes = type.bytes(count);
-        boolean mine = comm.staged(send) || comm.staged(recv);
-        if (bytes <= rt.settings.threshold()) {
-            per[0] = Math.max(count, 1);
+    private boolean mayReduceOnGpus() {
+        if (rt.settings.deviceCollectives() == StagedSettings.DeviceCollectives.HOST || comm.size() < 2) {
             return false;
         }
+        if (stagingPossible == null) {
+            stagingPossible = anyRank(rt.settings.stageHostBuffers() || dev.ferry.cuda.Cuda.isAvailable());
+        }
+        return stagingPossible;
+    }
+
+    /**
+     * reduce ({@code root >= 0}) or allReduce of staged buffers on the GPUs, never on the host: true
+     * when every rank's buffers are staged and fit the GPU kernels (one agreement), after which
+     * {@link GatheredReductions} (small: every input gathered, folded on the GPU),
+     * {@link HierarchicalReductions} or {@link ChainReductions} ran it. Otherwise the elements per
+     * inner call of the chunked path, as {@link #chunkElements}, in {@code per[0]}. Small calls on one
+     * node with IPC ask nobody: the IPC path declined them (host memory, or refused buffers).
+     */
+    private boolean reducedOnGpus(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root, long[] per) {
+        long bytes = type.bytes(count);
+        boolean small = bytes <= rt.settings.threshold();
+        per[0] = Math.max(count, 1);
+        if (small && (ipc.applicable() || !mayReduceOnGpus())) {
+            return false;
+        }
+        boolean mine = comm.staged(send) || comm.staged(recv);
         boolean allowed = rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST && comm.size() > 1;
         boolean[] f = agree(mine, allowed && chain.canTake(send, recv, type));
         if (allowed && f[1]) {
-            if (hierarchical.applies()) {
+            if (small && GatheredReductions.fits(bytes, comm.size(), type)) {
+                if (root < 0) {
+                    gathered.allReduce(comm.size(), send, recv, count, type, op);
+                } else {
+                    gathered.reduce(comm.size(), comm.rank(), send, recv, count, type, op, root);
+                }
+            } else if (hierarchical.applies()) {
                 hierarchical.run(send, recv, count, type, op, root);
             } else {
                 chain.run(send, recv, count, type, op, root);
             }
             return true;
         }
-        per[0] = f[0] ? Tuning.of(rt.settings).chunkFor(bytes) / type.size() : Math.max(count, 1);
+        if (!small && f[0]) {
+            per[0] = Tuning.of(rt.settings).chunkFor(bytes) / type.size();
+        }
         return false;
     }
 
@@ -154,7 +188,7 @@ final class Collectives {
             return;
         }
         long[] per = new long[1];
-        if (reducedByChain(send, recv, count, type, op, root, per)) {
+        if (reducedOnGpus(send, recv, count, type, op, root, per)) {
             return;
         }
         chunked(send, recv, count, type, per[0], (in, out, n) -> user().reduce(in, out, n, type, op, root));
@@ -165,7 +199,7 @@ final class Collectives {
             return;
         }
         long[] per = new long[1];
-        if (reducedByChain(send, recv, count, type, op, -1, per)) {
+        if (reducedOnGpus(send, recv, count, type, op, -1, per)) {
             return;
         }
         chunked(send, recv, count, type, per[0], (in, out, n) -> user().allReduce(in, out, n, type, op));
@@ -367,12 +401,20 @@ final class Collectives {
     // them are never written.
 
     void scan(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+        if (everyRankGathers(send, recv, type, type.bytes(count))) {
+            gathered.scan(comm.size(), comm.rank(), send, recv, count, type, op, true);
+            return;
+        }
         long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
         chunked(send, recv, count, type, per, (in, out, n) -> user().scan(in, out, n, type, op));
     }
 
     /** {@code recv} is null at rank 0. */
     void exscan(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+        if (everyRankGathers(send, recv, type, type.bytes(count))) {
+            gathered.scan(comm.size(), comm.rank(), send, recv, count, type, op, false);
+            return;
+        }
         long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
         chunked(send, recv, count, type, per, (in, out, n) -> user().exscan(in, out, n, type, op));
     }
@@ -393,6 +435,17 @@ final class Collectives {
             return;
         }
         long total = type.bytes(blocks.total());
+        if (!ipc.applicable() && mayReduceOnGpus() && agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type))[1]) {
+            // staged buffers on every rank: reduced on the GPUs, gathered whole, or block by block (reduce)
+            if (GatheredReductions.fits(total, comm.size(), type)) {
+                gathered.reduceScatter(comm.size(), comm.rank(), send, recv, blocks, type, op);
+                return;
+            }
+            for (int r = 0; r < comm.size(); r++) {
+                reduce(send.slice(blocks.byteOffset(r, type), blocks.bytes(r, type)), r == comm.rank() ? recv : null, blocks.count(r), type, op, r);
+            }
+            return;
+        }
         if (single(total, send, recv)) {
             onceV(send, total, recv, blocks.bytes(comm.rank(), type), null, type, inner);
             return;
@@ -400,6 +453,17 @@ final class Collectives {
         for (int r = 0; r < comm.size(); r++) {
             reduce(send.slice(blocks.byteOffset(r, type), blocks.bytes(r, type)), r == comm.rank() ? recv : null, blocks.count(r), type, op, r);
         }
+    }
+
+    /**
+     * True on every rank when every rank's buffers are staged and fit the GPU kernels, and the gathered
+     * inputs fit {@link GatheredReductions#LIMIT} (one agreement, where {@link #mayReduceOnGpus}).
+     */
+    private boolean everyRankGathers(Buffer send, Buffer recv, DataType type, long bytesPerRank) {
+        if (!GatheredReductions.fits(bytesPerRank, comm.size(), type) || !mayReduceOnGpus()) {
+            return false;
+        }
+        return agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type))[1];
     }
 
     /** True on every rank when the vector collective runs as one inner call: nobody stages, or no rank's buffer is over the threshold (collective). */

@@ -30,6 +30,8 @@ final class Stats {
     final LongAdder shortAllReduces = new LongAdder();
     final LongAdder shortAllReduceWaits = new LongAdder();
     final LongAdder chainReductions = new LongAdder();
+    /** Reductions whose inputs were gathered and folded on the GPU ({@link GatheredReductions}): small ones across nodes, scans. */
+    final LongAdder gatheredReductions = new LongAdder();
     /** Reductions across nodes run node by node ({@link HierarchicalReductions}). */
     final LongAdder hierarchicalReductions = new LongAdder();
 
@@ -56,6 +58,7 @@ final class Stats {
         m.put("shortAllReduces", shortAllReduces.sum());
         m.put("shortAllReduceWaits", shortAllReduceWaits.sum());
         m.put("chainReductions", chainReductions.sum());
+        m.put("gatheredReductions", gatheredReductions.sum());
         m.put("hierarchicalReductions", hierarchicalReductions.sum());
         return m;
     }

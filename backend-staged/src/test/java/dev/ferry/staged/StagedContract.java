@@ -577,6 +577,84 @@ public class StagedContract extends CommunicatorContract {
     }
 
     /**
+     * Small reductions of staged buffers (device memory) that the node's IPC path does not carry are
+     * folded on the GPU, never on the host ({@link GatheredReductions}): scan and exscan everywhere,
+     * and where the IPC path does not apply (several nodes, IPC off) allReduce, reduce to every root
+     * and reduceScatterBlock too. Results equal the host's rank-order fold, and every call on every
+     * rank is counted by the path. The no-GPU test mode ({@code stageHostBuffers}) runs the same
+     * protocol with host buffers.
+     */
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void staged_smallReductionsOfStagedBuffersFoldOnTheGpus(Mem m) {
+        m.assume(comm);
+        StagedTransport sc = staged(comm);
+        StagedRuntime rt = sc.runtime();
+        Assumptions.assumeTrue(size > 1 && rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST,
+                "needs 2 or more ranks and deviceCollectives other than host");
+        Buffer kind = alloc(m, 16);
+        boolean staged = sc.staged(kind);
+        close(kind);
+        Assumptions.assumeTrue(staged, () -> m + " memory is not staged here (host buffers go straight to the inner MPI)");
+        boolean ipcCarries = sc.collectivesForTests().ipc().applicable();
+        long count = 5;
+        Stats st = rt.stats;
+        long gathered0 = st.gatheredReductions.sum();
+        List<String> wrong = new ArrayList<>();
+        int calls = 0;
+        Object[][] cases = {{DataType.LONG, ReduceOp.SUM}, {DataType.DOUBLE, ReduceOp.SUM}, {DataType.FLOAT, ReduceOp.MAX}, {DataType.INT, ReduceOp.BXOR}};
+        for (Object[] c : cases) {
+            DataType t = (DataType) c[0];
+            ReduceOp op = (ReduceOp) c[1];
+            byte[][] prefix = new byte[size][]; // prefix[r]: the fold of ranks 0..r
+            prefix[0] = Data.orderFreeInput(t, op, 0, count);
+            for (int r = 1; r < size; r++) {
+                prefix[r] = prefix[r - 1].clone();
+                dev.ferry.spi.HostReduction.apply(t, op, java.lang.foreign.MemorySegment.ofArray(prefix[r]),
+                        java.lang.foreign.MemorySegment.ofArray(Data.orderFreeInput(t, op, r, count)), count);
+            }
+            Buffer send = filled(m, Data.orderFreeInput(t, op, rank, count));
+            Buffer recv = poisoned(m, t.bytes(count));
+            comm.scan(send, recv, count, t, op);
+            calls++;
+            if (!Arrays.equals(prefix[rank], Mem.read(recv))) wrong.add("scan " + op + " of " + t);
+            Buffer ex = rank == 0 ? null : poisoned(m, t.bytes(count));
+            comm.exscan(send, ex, count, t, op);
+            calls++;
+            if (ex != null && !Arrays.equals(prefix[rank - 1], Mem.read(ex))) wrong.add("exscan " + op + " of " + t);
+            if (ex != null) close(ex);
+            if (!ipcCarries) {
+                comm.allReduce(send, recv, count, t, op);
+                calls++;
+                if (!Arrays.equals(prefix[size - 1], Mem.read(recv))) wrong.add("allReduce " + op + " of " + t);
+                for (int root = 0; root < size; root++) {
+                    Buffer out = rank == root ? poisoned(m, t.bytes(count)) : null;
+                    comm.reduce(send, out, count, t, op, root);
+                    calls++;
+                    if (out != null && !Arrays.equals(prefix[size - 1], Mem.read(out))) wrong.add("reduce " + op + " of " + t + " to root " + root);
+                    if (out != null) close(out);
+                }
+                // reduceScatterBlock: block b of every rank's send (count elements per block) folded into rank b
+                byte[] mine = Data.orderFreeInput(t, op, rank, count * size);
+                byte[] expected = java.util.Arrays.copyOfRange(Data.orderFreeInput(t, op, 0, count * size), (int) t.bytes(count * rank), (int) t.bytes(count * (rank + 1)));
+                for (int r = 1; r < size; r++) {
+                    byte[] theirs = java.util.Arrays.copyOfRange(Data.orderFreeInput(t, op, r, count * size), (int) t.bytes(count * rank), (int) t.bytes(count * (rank + 1)));
+                    dev.ferry.spi.HostReduction.apply(t, op, java.lang.foreign.MemorySegment.ofArray(expected), java.lang.foreign.MemorySegment.ofArray(theirs), count);
+                }
+                Buffer all = filled(m, mine);
+                comm.reduceScatterBlock(all, recv, count, t, op);
+                calls++;
+                if (!Arrays.equals(expected, Mem.read(recv))) wrong.add("reduceScatterBlock " + op + " of " + t);
+                close(all);
+            }
+            close(send);
+            close(recv);
+        }
+        assertTrue(wrong.isEmpty(), "wrong results on rank " + rank + ": " + wrong);
+        assertEquals(calls, st.gatheredReductions.sum() - gathered0, "every call was gathered and folded where the data is: " + st);
+    }
+
+    /**
      * Short allReduces of device buffers meet on the GPU, one kernel per rank: many rounds with inputs
      * that change every round (a slot reused too early shows as a wrong sum), in two types, with one
      * rank late now and then (the others wait for its record on the host; a kernel that comes back
@@ -847,6 +925,7 @@ public class StagedContract extends CommunicatorContract {
             assertTrue(st.get("collectiveSteps") > 100 && st.get("collectivesByMessages") > 0, "collectives went through staging: " + st);
             if (size > 1 && rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST) {
                 assertTrue(st.get("chainReductions") > 0, "large reductions of staged buffers went through the reduction chain: " + st);
+                assertTrue(st.get("gatheredReductions") > 0, "small reductions of staged buffers were gathered and folded: " + st);
             }
             if (staged(comm).collectivesForTests().hierarchical().applies()) {
                 assertTrue(st.get("hierarchicalReductions") > 0, "reductions across nodes ran node by node: " + st);
