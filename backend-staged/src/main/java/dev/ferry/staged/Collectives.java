@@ -24,7 +24,10 @@ import java.util.function.BiConsumer;
  *
  * <ul>
  * <li>Small (at most {@code threshold} bytes in the largest buffer): one inner call; device buffers
- *     are staged through one pooled buffer, host buffers go straight.</li>
+ *     are staged through one pooled buffer, host buffers go straight. Except reductions where every
+ *     rank stages (one agreement, asked where the IPC path does not apply, and for scans always):
+ *     every input gathered raw and folded on the GPU ({@link GatheredReductions}), or the chain
+ *     where the gathered inputs would exceed {@link GatheredReductions#LIMIT}.</li>
  * <li>Large, and no rank stages: one inner call, straight (host-only jobs keep the inner backend's
  *     own algorithms).</li>
  * <li>Large reduce and allReduce where every rank stages (device buffers on ranks of several nodes):

@@ -529,10 +529,7 @@ public class StagedContract extends CommunicatorContract {
         HierarchicalReductions h = sc.collectivesForTests().hierarchical();
         Assumptions.assumeTrue(h.applies(), () -> "the " + size + " ranks are on " + h.nodes() + " node(s): this needs several nodes, one of several"
                 + " ranks (on one machine: -Dferry.staged.test.nodeGroup=2 with 3 or more ranks), and deviceCollectives other than host");
-        Buffer kind = alloc(m, 16);
-        boolean staged = sc.staged(kind);
-        close(kind);
-        Assumptions.assumeTrue(staged, () -> m + " memory is not staged here (host buffers go straight to the inner MPI)");
+        assumeStaged(sc, m);
         long count = Math.max(3 * rt.settings.chunk(), 2 * rt.settings.threshold()) / 8 + 1001; // over the threshold, several chunks
         Stats st = rt.stats;
         long across0 = st.hierarchicalReductions.sum(), ipc0 = st.ipcCollectives.sum(), gpu0 = st.gpuReductions.sum();
@@ -576,6 +573,14 @@ public class StagedContract extends CommunicatorContract {
         }
     }
 
+    /** Skips unless {@code sc} stages memory of kind {@code m} (device memory; host memory only in the test mode). */
+    private void assumeStaged(StagedTransport sc, Mem m) {
+        Buffer kind = alloc(m, 16);
+        boolean staged = sc.staged(kind);
+        close(kind);
+        Assumptions.assumeTrue(staged, () -> m + " memory is not staged here (host buffers go straight to the inner MPI)");
+    }
+
     /**
      * Small reductions of staged buffers (device memory) that the node's IPC path does not carry are
      * folded on the GPU, never on the host ({@link GatheredReductions}): scan and exscan everywhere,
@@ -592,10 +597,7 @@ public class StagedContract extends CommunicatorContract {
         StagedRuntime rt = sc.runtime();
         Assumptions.assumeTrue(size > 1 && rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST,
                 "needs 2 or more ranks and deviceCollectives other than host");
-        Buffer kind = alloc(m, 16);
-        boolean staged = sc.staged(kind);
-        close(kind);
-        Assumptions.assumeTrue(staged, () -> m + " memory is not staged here (host buffers go straight to the inner MPI)");
+        assumeStaged(sc, m);
         boolean ipcCarries = sc.collectivesForTests().ipc().applicable();
         long count = 5;
         Stats st = rt.stats;
