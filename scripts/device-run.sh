@@ -467,13 +467,16 @@ step_bench-collectives() {
 # IPC off (the path that jobs over several nodes take): staged device allReduce (the reduction chain:
 # staged chunks folded on the GPU) against the C allreduce of pinned host buffers on the same MPI, same run
 step_bench-chain() {
+    # CHAIN_OPTS: more properties for the ranks (e.g. -Dferry.staged.gatherLimit=0); CHAIN_NP: ranks (default 2)
+    local opts="-Dferry.staged.ipc=false -Dferry.device=0${CHAIN_OPTS:+ $CHAIN_OPTS}" np=${CHAIN_NP:-2}
     md "## IPC off: staged device allReduce against the C allreduce of pinned host buffers (same MPI, same run)"; md ""
     mpi_env sys
     local t0=$SECONDS
-    FERRY_JAVA_OPTS="-Dferry.staged.ipc=false -Dferry.device=0" bench/run.sh --suite full --np 2 --java "$JAVA" --classpath "$CP_LIB:$MPIJAR" \
+    rm -rf "$W/bench-chain"
+    FERRY_JAVA_OPTS="$opts" bench/run.sh --suite full --np "$np" --java "$JAVA" --classpath "$CP_LIB:$MPIJAR" \
         --backends staged --mem pinned,device --benchmarks allreduce --sizes "${CHAIN_SIZES:-8,64k,1M,16M,256M}" --time-limit "${BENCH_LIMIT:-300}" \
         --native-bin "$D/c/ferry-osu" --out "$W/bench-chain" > "$W/logs/bench-chain.log" 2>&1
-    md "- \`FERRY_JAVA_OPTS=\"-Dferry.staged.ipc=false -Dferry.device=0\" bench/run.sh --suite full --np 2 --backends staged --mem pinned,device --benchmarks allreduce --sizes ${CHAIN_SIZES:-8,64k,1M,16M,256M}\` under the system Open MPI: exit $?, $((SECONDS - t0)) s"
+    md "- \`FERRY_JAVA_OPTS=\"$opts\" bench/run.sh --suite full --np $np --backends staged --mem pinned,device --benchmarks allreduce --sizes ${CHAIN_SIZES:-8,64k,1M,16M,256M}\` under the system Open MPI: exit $?, $((SECONDS - t0)) s"
     md ""; cat "$W/bench-chain/results.md" >> "$SUMMARY" 2>/dev/null; md ""
     (cd "$W/bench-chain" && tar czf "$OUT/bench-chain-raw.tgz" . ) 2>/dev/null
 }

@@ -27,7 +27,7 @@ import java.util.function.BiConsumer;
  *     are staged through one pooled buffer, host buffers go straight. Except reductions where every
  *     rank stages (one agreement, asked where the IPC path does not apply, and for scans always):
  *     every input gathered raw and folded on the GPU ({@link GatheredReductions}), or the chain
- *     where the gathered inputs would exceed {@link GatheredReductions#LIMIT}.</li>
+ *     where the gathered inputs would exceed {@code ferry.staged.gatherLimit}.</li>
  * <li>Large, and no rank stages: one inner call, straight (host-only jobs keep the inner backend's
  *     own algorithms).</li>
  * <li>Large reduce and allReduce where every rank stages (device buffers on ranks of several nodes):
@@ -155,7 +155,7 @@ final class Collectives {
         boolean allowed = rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST && comm.size() > 1;
         boolean[] f = agree(mine, allowed && chain.canTake(send, recv, type));
         if (allowed && f[1]) {
-            if (small && GatheredReductions.fits(bytes, comm.size(), type)) {
+            if (small && GatheredReductions.fits(bytes, comm.size(), type, rt.settings.gatherLimit())) {
                 if (root < 0) {
                     gathered.allReduce(comm.size(), send, recv, count, type, op);
                 } else {
@@ -440,7 +440,7 @@ final class Collectives {
         long total = type.bytes(blocks.total());
         if (!ipc.applicable() && mayReduceOnGpus() && agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type))[1]) {
             // staged buffers on every rank: reduced on the GPUs, gathered whole, or block by block (reduce)
-            if (GatheredReductions.fits(total, comm.size(), type)) {
+            if (GatheredReductions.fits(total, comm.size(), type, rt.settings.gatherLimit())) {
                 gathered.reduceScatter(comm.size(), comm.rank(), send, recv, blocks, type, op);
                 return;
             }
@@ -460,10 +460,10 @@ final class Collectives {
 
     /**
      * True on every rank when every rank's buffers are staged and fit the GPU kernels, and the gathered
-     * inputs fit {@link GatheredReductions#LIMIT} (one agreement, where {@link #mayReduceOnGpus}).
+     * inputs fit {@code ferry.staged.gatherLimit} (one agreement, where {@link #mayReduceOnGpus}).
      */
     private boolean everyRankGathers(Buffer send, Buffer recv, DataType type, long bytesPerRank) {
-        if (!GatheredReductions.fits(bytesPerRank, comm.size(), type) || !mayReduceOnGpus()) {
+        if (!GatheredReductions.fits(bytesPerRank, comm.size(), type, rt.settings.gatherLimit()) || !mayReduceOnGpus()) {
             return false;
         }
         return agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type))[1];

@@ -29,15 +29,12 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>The fold is {@code ((x_0 op x_1) op x_2) ...}, element by element: the bytes of
  * {@link HostReduction}'s fold, for every type and operator. A call takes this path when the
- * gathered bytes on a rank ({@code ranks x input}) are at most {@link #LIMIT}; the decision rests on
+ * gathered bytes on a rank ({@code ranks x input}) are at most {@code ferry.staged.gatherLimit}; the decision rests on
  * what every rank knows plus the agreement of {@link Collectives} that every rank's buffers are
  * staged. In the test mode that stages host buffers ({@code ferry.staged.stageHostBuffers}) the
  * scratch is host memory and the fold {@link HostReduction}, so that the protocol runs without a GPU.
  */
 final class GatheredReductions {
-    /** The most bytes a rank gathers ({@code ranks x input}): beyond it, the chain or the inner MPI. */
-    static final long LIMIT = 8L << 20;
-
     private final Collectives collectives;
     private final StagedRuntime rt;
     /** The gathered inputs, kept for the next call (grown when a call needs more). */
@@ -50,11 +47,11 @@ final class GatheredReductions {
 
     /**
      * Whether gathering {@code bytesPerRank} from each of {@code ranks} ranks stays within
-     * {@link #LIMIT}, with every rank's part at an address the GPU kernels can read {@code type} at
-     * (a pair type whose size is not a multiple of its alignment cannot be laid end to end).
+     * {@code limit} bytes, with every rank's part at an address the GPU kernels can read {@code type}
+     * at (a pair type whose size is not a multiple of its alignment cannot be laid end to end).
      */
-    static boolean fits(long bytesPerRank, int ranks, DataType type) {
-        return ranks >= 2 && bytesPerRank >= 0 && bytesPerRank <= LIMIT / ranks && type.size() % DeviceReduction.alignment(type) == 0;
+    static boolean fits(long bytesPerRank, int ranks, DataType type, long limit) {
+        return ranks >= 2 && bytesPerRank >= 0 && bytesPerRank <= limit / ranks && type.size() % DeviceReduction.alignment(type) == 0;
     }
 
     void close() {

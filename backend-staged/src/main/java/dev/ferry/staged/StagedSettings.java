@@ -42,12 +42,16 @@ import java.util.Map;
  *                       the GPUs; else staged through host memory),
  *                       {@code ipc} (as auto, but a node-local device-buffer collective that cannot take the IPC path fails
  *                       instead of staging), {@code host} (always staged through host memory, reduced by the inner MPI)
+ * @param gatherLimit    {@code ferry.staged.gatherLimit}: reductions of staged buffers that the IPC path does not carry
+ *                       gather every rank's input and fold it on the GPU ({@link GatheredReductions}) when the gathered
+ *                       bytes per rank are at most this; larger ones take the reduction chain (reduce, allReduce), one
+ *                       reduce per block (reduce-scatter) or the inner MPI (scan, exscan); must be equal on every rank
  * @param nodeGroup      {@code ferry.staged.test.nodeGroup}: for tests on one machine, ranks count as on separate nodes in
  *                       groups of this many consecutive world ranks (0, the default: the real nodes); see {@link Peers}
  */
 public record StagedSettings(long chunk, long minChunk, int depth, long threshold, long eager, int poolChunks, boolean ipc, int ipcCacheSize,
                              boolean contextSync, boolean stageHostBuffers, int memcpyThreads, boolean offerIpcForHost,
-                             boolean progressThread, DeviceCollectives deviceCollectives, int nodeGroup) {
+                             boolean progressThread, DeviceCollectives deviceCollectives, long gatherLimit, int nodeGroup) {
 
     /** {@code ferry.staged.deviceCollectives}: which path node-local collectives on device buffers take. */
     public enum DeviceCollectives {
@@ -114,6 +118,11 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
             "collectives on device buffers: `auto` (CUDA IPC and GPU reductions where every rank's buffers allow, else staged), "
                     + "`ipc` (or an exception), `host` (always staged through host memory)");
 
+    /** {@code ferry.staged.gatherLimit}. */
+    public static final Setting<Long> GATHER_LIMIT = Setting.of(MODULE, "ferry.staged.gatherLimit", Setting.BYTES, 8L << 20,
+            "reductions of device buffers that CUDA IPC does not carry (across nodes, IPC off; scans) gather every rank's input "
+                    + "and fold it on the GPU up to this many bytes gathered per rank; above: the reduction chain; equal on every rank");
+
     /** {@code ferry.staged.test.nodeGroup}. */
     public static final Setting<Integer> NODE_GROUP = Setting.of(MODULE, "ferry.staged.test.nodeGroup", Setting.INT, 0,
             "for tests on one machine: ranks count as on separate nodes in groups of this many consecutive world ranks "
@@ -124,7 +133,7 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         @Override
         public List<Setting<?>> settings() {
             return List.of(INNER, CHUNK, MIN_CHUNK, DEPTH, THRESHOLD, EAGER, POOL, IPC, IPC_CACHE_SIZE, CONTEXT_SYNC, STAGE_HOST_BUFFERS,
-                    MEMCPY_THREADS, OFFER_IPC_FOR_HOST, PROGRESS_THREAD, DEVICE_COLLECTIVES, NODE_GROUP);
+                    MEMCPY_THREADS, OFFER_IPC_FOR_HOST, PROGRESS_THREAD, DEVICE_COLLECTIVES, GATHER_LIMIT, NODE_GROUP);
         }
     }
 
@@ -146,7 +155,7 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         int pool = orElse(settings.get(POOL), 2 * Math.max(depth, 1));
         StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, settings.get(IPC), settings.get(IPC_CACHE_SIZE),
                 settings.get(CONTEXT_SYNC), settings.get(STAGE_HOST_BUFFERS), settings.get(MEMCPY_THREADS), settings.get(OFFER_IPC_FOR_HOST),
-                settings.get(PROGRESS_THREAD), settings.get(DEVICE_COLLECTIVES), settings.get(NODE_GROUP));
+                settings.get(PROGRESS_THREAD), settings.get(DEVICE_COLLECTIVES), settings.get(GATHER_LIMIT), settings.get(NODE_GROUP));
         s.check();
         return s;
     }
@@ -179,6 +188,9 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         if (ipcCacheSize < 1) {
             throw new InvalidArgumentException("ferry.staged.ipcCacheSize=" + ipcCacheSize + ": must be at least 1");
         }
+        if (gatherLimit < 0) {
+            throw new InvalidArgumentException("ferry.staged.gatherLimit=" + gatherLimit + ": must be at least 0 (0: never gather)");
+        }
         if (nodeGroup < 0) {
             throw new InvalidArgumentException("ferry.staged.test.nodeGroup=" + nodeGroup + ": must be at least 0 (0: the real nodes)");
         }
@@ -201,6 +213,7 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
             case IPC -> "ipc (CUDA IPC and GPU reductions within a node, or an exception)";
             case HOST -> "host (staged through host memory, reduced by the inner MPI)";
         });
+        m.put("gather limit", bytes(gatherLimit) + " per rank (reductions of device buffers that CUDA IPC does not carry: inputs gathered, folded on the GPU)");
         m.put("progress thread", progressThread ? "yes (under MPI_THREAD_MULTIPLE)" : "no (ferry.staged.progressThread=false)");
         if (stageHostBuffers) {
             m.put("stage host buffers", "yes (test mode, " + (memcpyThreads == 0 ? "inline" : "threaded") + " memcpy)");
