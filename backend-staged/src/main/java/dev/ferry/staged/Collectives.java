@@ -65,7 +65,7 @@ final class Collectives {
         this.ipc = new IpcCollectives(comm);
         this.chain = new ChainReductions(comm, this);
         this.hierarchical = new HierarchicalReductions(comm, this, chain);
-        this.gathered = new GatheredReductions(comm, this);
+        this.gathered = new GatheredReductions(comm);
     }
 
     /** Frees the agreement buffers. */
@@ -157,9 +157,9 @@ final class Collectives {
         if (allowed && f[1]) {
             if (small && GatheredReductions.fits(bytes, comm.size(), type, rt.settings.gatherLimit())) {
                 if (root < 0) {
-                    gathered.allReduce(comm.size(), send, recv, count, type, op);
+                    gathered.allReduce(send, recv, count, type, op);
                 } else {
-                    gathered.reduce(comm.size(), comm.rank(), send, recv, count, type, op, root);
+                    gathered.reduce(send, recv, count, type, op, root);
                 }
             } else if (hierarchical.applies()) {
                 hierarchical.run(send, recv, count, type, op, root);
@@ -405,7 +405,7 @@ final class Collectives {
 
     void scan(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
         if (everyRankGathers(send, recv, type, type.bytes(count))) {
-            gathered.scan(comm.size(), comm.rank(), send, recv, count, type, op, true);
+            gathered.scan(send, recv, count, type, op, true);
             return;
         }
         long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
@@ -415,7 +415,7 @@ final class Collectives {
     /** {@code recv} is null at rank 0. */
     void exscan(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
         if (everyRankGathers(send, recv, type, type.bytes(count))) {
-            gathered.scan(comm.size(), comm.rank(), send, recv, count, type, op, false);
+            gathered.scan(send, recv, count, type, op, false);
             return;
         }
         long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
@@ -441,7 +441,7 @@ final class Collectives {
         if (!ipc.applicable() && mayReduceOnGpus() && agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type))[1]) {
             // staged buffers on every rank: reduced on the GPUs, gathered whole, or block by block (reduce)
             if (GatheredReductions.fits(total, comm.size(), type, rt.settings.gatherLimit())) {
-                gathered.reduceScatter(comm.size(), comm.rank(), send, recv, blocks, type, op);
+                gathered.reduceScatter(send, recv, blocks, type, op);
                 return;
             }
             for (int r = 0; r < comm.size(); r++) {

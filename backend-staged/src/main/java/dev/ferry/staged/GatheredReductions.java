@@ -2,7 +2,6 @@ package dev.ferry.staged;
 
 import dev.ferry.Buffer;
 import dev.ferry.DataType;
-import dev.ferry.DeviceBuffer;
 import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
 import dev.ferry.cuda.Cuda;
@@ -15,10 +14,12 @@ import java.lang.foreign.MemorySegment;
 /**
  * Reductions of staged buffers (device memory) that the node's CUDA IPC path does not carry and
  * that are too small for the reduction chain to pay: small reduce and allReduce across nodes (or
- * with IPC off), small reduce-scatters, and the prefix reductions scan and exscan. Every rank's
- * input is gathered raw (bytes, through the staged allGather or gather: pinned host memory between
- * nodes, CUDA IPC within one) into a scratch buffer on the rank's GPU, and the GPU folds what the
- * rank needs in rank order ({@link DeviceReduction}): nothing is reduced on the host.
+ * with IPC off), small reduce-scatters, and the prefix reductions scan and exscan. Each rank copies
+ * its input into pinned host memory, the inner MPI gathers every rank's input raw (bytes: an
+ * allGather, or for reduce a gather to the root) into pinned host memory, and one reduction kernel
+ * on the rank's GPU reads what the rank needs from there and folds it in rank order into the
+ * receive buffer ({@link DeviceReduction}): two device round trips, as many as staging the call
+ * through the inner MPI's own reduction, and nothing is reduced on the host.
  *
  * <ul>
  * <li>allReduce: every rank folds every rank's input; reduce: the root gathers and folds.</li>
@@ -29,19 +30,20 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>The fold is {@code ((x_0 op x_1) op x_2) ...}, element by element: the bytes of
  * {@link HostReduction}'s fold, for every type and operator. A call takes this path when the
- * gathered bytes on a rank ({@code ranks x input}) are at most {@code ferry.staged.gatherLimit}; the decision rests on
- * what every rank knows plus the agreement of {@link Collectives} that every rank's buffers are
- * staged. In the test mode that stages host buffers ({@code ferry.staged.stageHostBuffers}) the
- * scratch is host memory and the fold {@link HostReduction}, so that the protocol runs without a GPU.
+ * gathered bytes on a rank ({@code ranks x input}) are at most {@code ferry.staged.gatherLimit}; the
+ * decision rests on what every rank knows plus the agreement of {@link Collectives} that every
+ * rank's buffers are staged. In the test mode that stages host buffers
+ * ({@code ferry.staged.stageHostBuffers}) the buffers are plain host memory and the fold
+ * {@link HostReduction}, so that the protocol runs without a GPU.
  */
 final class GatheredReductions {
-    private final Collectives collectives;
+    private final StagedTransport comm;
     private final StagedRuntime rt;
-    /** The gathered inputs, kept for the next call (grown when a call needs more). */
-    private Buffer scratch;
+    /** This rank's input and every rank's gathered, in host memory (pinned for device buffers); kept for the next call. */
+    private HostBuffer mine, all;
 
-    GatheredReductions(StagedTransport comm, Collectives collectives) {
-        this.collectives = collectives;
+    GatheredReductions(StagedTransport comm) {
+        this.comm = comm;
         this.rt = comm.runtime();
     }
 
@@ -55,91 +57,118 @@ final class GatheredReductions {
     }
 
     void close() {
-        free(scratch);
-        scratch = null;
+        if (mine != null) mine.close();
+        if (all != null) all.close();
+        mine = all = null;
     }
 
-    void allReduce(int ranks, Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+    void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
         rt.stats.gatheredReductions.increment();
         long bytes = type.bytes(count);
-        Buffer all = scratch(send, bytes * ranks);
-        collectives.allGather(send, all, bytes, DataType.BYTE);
-        fold(type, op, recv, all, bytes, 0, 0, ranks, count);
+        int n = comm.size();
+        HostBuffer in = stageIn(send, bytes);
+        HostBuffer gathered = all(send, bytes * n);
+        inner().allGather(in.slice(0, bytes), gathered.slice(0, bytes * n), bytes, DataType.BYTE);
+        fold(type, op, recv, gathered, bytes, 0, n, count);
     }
 
-    void reduce(int ranks, int me, Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
+    void reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
         rt.stats.gatheredReductions.increment();
         long bytes = type.bytes(count);
-        Buffer all = me == root ? scratch(send, bytes * ranks) : null;
-        collectives.gather(send, all, bytes, DataType.BYTE, root);
-        if (me == root) {
-            fold(type, op, recv, all, bytes, 0, 0, ranks, count);
+        int n = comm.size();
+        boolean isRoot = comm.rank() == root;
+        HostBuffer in = stageIn(send, bytes);
+        HostBuffer gathered = isRoot ? all(send, bytes * n) : null;
+        inner().gather(in.slice(0, bytes), isRoot ? gathered.slice(0, bytes * n) : null, bytes, DataType.BYTE, root);
+        if (isRoot) {
+            fold(type, op, recv, gathered, bytes, 0, n, count);
         }
     }
 
-    /** Rank {@code me}'s block of the fold of every rank's {@code send} (laid out as {@code blocks}). */
-    void reduceScatter(int ranks, int me, Buffer send, Buffer recv, Blocks blocks, DataType type, ReduceOp op) {
+    /** This rank's block of the fold of every rank's {@code send} (laid out as {@code blocks}). */
+    void reduceScatter(Buffer send, Buffer recv, Blocks blocks, DataType type, ReduceOp op) {
         rt.stats.gatheredReductions.increment();
         long total = type.bytes(blocks.total());
-        Buffer all = scratch(send, total * ranks);
-        collectives.allGather(send.slice(0, total), all, total, DataType.BYTE);
-        fold(type, op, recv, all, total, blocks.byteOffset(me, type), 0, ranks, blocks.count(me));
+        int n = comm.size(), me = comm.rank();
+        HostBuffer in = stageIn(send, total);
+        HostBuffer gathered = all(send, total * n);
+        inner().allGather(in.slice(0, total), gathered.slice(0, total * n), total, DataType.BYTE);
+        fold(type, op, recv, gathered.slice(blocks.byteOffset(me, type), total * n - blocks.byteOffset(me, type)), total, 0, n, blocks.count(me));
     }
 
     /** scan ({@code inclusive}) or exscan: the fold of ranks {@code 0..me} or {@code 0..me-1}; nothing at exscan's rank 0. */
-    void scan(int ranks, int me, Buffer send, Buffer recv, long count, DataType type, ReduceOp op, boolean inclusive) {
+    void scan(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, boolean inclusive) {
         rt.stats.gatheredReductions.increment();
         long bytes = type.bytes(count);
-        Buffer all = scratch(send, bytes * ranks);
-        collectives.allGather(send, all, bytes, DataType.BYTE);
+        int n = comm.size(), me = comm.rank();
+        HostBuffer in = stageIn(send, bytes);
+        HostBuffer gathered = all(send, bytes * n);
+        inner().allGather(in.slice(0, bytes), gathered.slice(0, bytes * n), bytes, DataType.BYTE);
         int upTo = inclusive ? me + 1 : me;
         if (upTo > 0) {
-            fold(type, op, recv, all, bytes, 0, 0, upTo, count);
+            fold(type, op, recv, gathered, bytes, 0, upTo, count);
         }
     }
 
+    private dev.ferry.spi.Transport inner() {
+        rt.progress.poll(); // push transfers in flight before a blocking inner call
+        return comm.user();
+    }
+
+    /** This rank's {@code bytes} of {@code send} in {@link #mine}, complete when it returns. */
+    private HostBuffer stageIn(Buffer send, long bytes) {
+        mine = host(mine, send, bytes);
+        if (bytes > 0) {
+            if (send instanceof HostBuffer h) { // the test mode
+                MemorySegment.copy(h.segment(), 0, mine.segment(), 0, bytes);
+            } else {
+                CudaStream stream = rt.collectiveStream(send.device());
+                Cuda.copyAsync(mine.address(), send.address(), bytes, stream);
+                stream.synchronize();
+            }
+        }
+        return mine;
+    }
+
+    private HostBuffer all(Buffer like, long bytes) {
+        all = host(all, like, bytes);
+        return all;
+    }
+
+    /** {@code kept} if it holds {@code bytes}, else a new buffer: pinned for device memory ({@code like}), plain in the test mode. */
+    private static HostBuffer host(HostBuffer kept, Buffer like, long bytes) {
+        if (kept != null && kept.byteSize() >= bytes) {
+            return kept;
+        }
+        if (kept != null) kept.close();
+        long size = Math.max(bytes, 64);
+        return like instanceof HostBuffer ? HostBuffer.allocate(size) : Cuda.allocatePinned(size);
+    }
+
     /**
-     * {@code out = fold of all[r * stride + offset .. + count elements]} for {@code r} in
-     * {@code [from, to)}, in rank order; complete when it returns.
+     * {@code out = fold of gathered[r * stride .. + count elements]} for {@code r} in {@code [from, to)},
+     * in rank order; complete when it returns. For device memory the GPU reads the gathered inputs
+     * straight from pinned host memory (unified addressing).
      */
-    private void fold(DataType type, ReduceOp op, Buffer out, Buffer all, long stride, long offset, int from, int to, long count) {
-        long bytes = type.bytes(count);
+    private void fold(DataType type, ReduceOp op, Buffer out, HostBuffer gathered, long stride, int from, int to, long count) {
         if (count == 0) {
             return;
         }
-        if (all instanceof HostBuffer h) { // the test mode
+        long bytes = type.bytes(count);
+        MemorySegment g = gathered.segment();
+        if (!(out.kind().needsCuda())) { // the test mode
             MemorySegment acc = ((HostBuffer) out).segment();
-            MemorySegment.copy(h.segment(), from * stride + offset, acc, 0, bytes);
+            MemorySegment.copy(g, from * stride, acc, 0, bytes);
             for (int r = from + 1; r < to; r++) {
-                HostReduction.apply(type, op, acc, h.segment().asSlice(r * stride + offset, bytes), count);
+                HostReduction.apply(type, op, acc, g.asSlice(r * stride, bytes), count);
             }
             return;
         }
         long[] sources = new long[to - from];
-        for (int r = from; r < to; r++) sources[r - from] = all.address() + r * stride + offset;
+        for (int r = from; r < to; r++) sources[r - from] = gathered.address() + r * stride;
         CudaStream stream = rt.collectiveStream(out.device());
         DeviceReduction.reduce(type, op, out.address(), sources, count, stream);
         stream.synchronize();
         rt.stats.gpuReductions.increment();
-    }
-
-    /** The scratch, at least {@code bytes}, of the memory kind (and GPU) of {@code like}. */
-    private Buffer scratch(Buffer like, long bytes) {
-        Buffer b = scratch;
-        boolean fits = b != null && b.byteSize() >= bytes && (like instanceof HostBuffer) == (b instanceof HostBuffer)
-                && (like instanceof HostBuffer || b.device() == like.device());
-        if (!fits) {
-            free(b);
-            scratch = null;
-            long size = Math.max(bytes, 1);
-            b = like instanceof HostBuffer ? HostBuffer.allocate(size) : Cuda.allocate(like.device(), size);
-            scratch = b;
-        }
-        return b;
-    }
-
-    private static void free(Buffer b) {
-        if (b instanceof HostBuffer h) h.close();
-        else if (b instanceof DeviceBuffer d) d.close();
     }
 }
