@@ -41,8 +41,6 @@ final class GatheredReductions {
     private final StagedRuntime rt;
     /** This rank's input and every rank's gathered, in host memory (pinned for device buffers); kept for the next call. */
     private HostBuffer mine, all;
-    /** The gathered inputs copied to the GPU before the fold, when they are at least {@code gatherCopyFrom} bytes; kept. */
-    private dev.ferry.DeviceBuffer onGpu;
 
     GatheredReductions(StagedTransport comm) {
         this.comm = comm;
@@ -61,9 +59,7 @@ final class GatheredReductions {
     void close() {
         if (mine != null) mine.close();
         if (all != null) all.close();
-        if (onGpu != null) onGpu.close();
         mine = all = null;
-        onGpu = null;
     }
 
     void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
@@ -151,9 +147,8 @@ final class GatheredReductions {
 
     /**
      * {@code out = fold of gathered[r * stride .. + count elements]} for {@code r} in {@code [from, to)},
-     * in rank order; complete when it returns. For device memory the kernel reads the gathered inputs
-     * straight from pinned host memory (unified addressing), or, from {@code gatherCopyFrom} bytes on,
-     * from a copy on the GPU made on the same stream just before (one synchronize either way).
+     * in rank order; complete when it returns. For device memory the GPU reads the gathered inputs
+     * straight from pinned host memory (unified addressing).
      */
     private void fold(DataType type, ReduceOp op, Buffer out, HostBuffer gathered, long stride, int from, int to, long count) {
         if (count == 0) {
@@ -169,19 +164,9 @@ final class GatheredReductions {
             }
             return;
         }
-        CudaStream stream = rt.collectiveStream(out.device());
-        long base = gathered.address() + from * stride, span = (to - from - 1) * stride + bytes;
-        if (span >= rt.settings.gatherCopyFrom()) {
-            if (onGpu == null || onGpu.byteSize() < span || onGpu.device() != out.device()) {
-                if (onGpu != null) onGpu.close();
-                onGpu = null;
-                onGpu = Cuda.allocate(out.device(), span);
-            }
-            Cuda.copyAsync(onGpu.address(), base, span, stream);
-            base = onGpu.address();
-        }
         long[] sources = new long[to - from];
-        for (int r = from; r < to; r++) sources[r - from] = base + (r - from) * stride;
+        for (int r = from; r < to; r++) sources[r - from] = gathered.address() + r * stride;
+        CudaStream stream = rt.collectiveStream(out.device());
         DeviceReduction.reduce(type, op, out.address(), sources, count, stream);
         stream.synchronize();
         rt.stats.gpuReductions.increment();

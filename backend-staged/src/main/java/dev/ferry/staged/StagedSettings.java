@@ -46,16 +46,12 @@ import java.util.Map;
  *                       gather every rank's input and fold it on the GPU ({@link GatheredReductions}) when the gathered
  *                       bytes per rank are at most this; larger ones take the reduction chain (reduce, allReduce), one
  *                       reduce per block (reduce-scatter) or the inner MPI (scan, exscan); must be equal on every rank
- * @param gatherCopyFrom {@code ferry.staged.gatherCopyFrom}: in {@link GatheredReductions}, gathered inputs of at least
- *                       this many bytes are copied to the GPU before the fold; smaller ones the kernel reads from
- *                       pinned host memory
  * @param nodeGroup      {@code ferry.staged.test.nodeGroup}: for tests on one machine, ranks count as on separate nodes in
  *                       groups of this many consecutive world ranks (0, the default: the real nodes); see {@link Peers}
  */
 public record StagedSettings(long chunk, long minChunk, int depth, long threshold, long eager, int poolChunks, boolean ipc, int ipcCacheSize,
                              boolean contextSync, boolean stageHostBuffers, int memcpyThreads, boolean offerIpcForHost,
-                             boolean progressThread, DeviceCollectives deviceCollectives, long gatherLimit, long gatherCopyFrom,
-                             int nodeGroup) {
+                             boolean progressThread, DeviceCollectives deviceCollectives, long gatherLimit, int nodeGroup) {
 
     /** {@code ferry.staged.deviceCollectives}: which path node-local collectives on device buffers take. */
     public enum DeviceCollectives {
@@ -127,11 +123,6 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
             "reductions of device buffers that CUDA IPC does not carry (across nodes, IPC off; scans) gather every rank's input "
                     + "and fold it on the GPU up to this many bytes gathered per rank; above: the reduction chain; equal on every rank");
 
-    /** {@code ferry.staged.gatherCopyFrom}. */
-    public static final Setting<Long> GATHER_COPY_FROM = Setting.of(MODULE, "ferry.staged.gatherCopyFrom", Setting.BYTES, 64L << 10,
-            "with `gatherLimit`: gathered inputs of at least this many bytes are copied to the GPU before the fold; "
-                    + "smaller ones the kernel reads from pinned host memory");
-
     /** {@code ferry.staged.test.nodeGroup}. */
     public static final Setting<Integer> NODE_GROUP = Setting.of(MODULE, "ferry.staged.test.nodeGroup", Setting.INT, 0,
             "for tests on one machine: ranks count as on separate nodes in groups of this many consecutive world ranks "
@@ -142,7 +133,7 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         @Override
         public List<Setting<?>> settings() {
             return List.of(INNER, CHUNK, MIN_CHUNK, DEPTH, THRESHOLD, EAGER, POOL, IPC, IPC_CACHE_SIZE, CONTEXT_SYNC, STAGE_HOST_BUFFERS,
-                    MEMCPY_THREADS, OFFER_IPC_FOR_HOST, PROGRESS_THREAD, DEVICE_COLLECTIVES, GATHER_LIMIT, GATHER_COPY_FROM, NODE_GROUP);
+                    MEMCPY_THREADS, OFFER_IPC_FOR_HOST, PROGRESS_THREAD, DEVICE_COLLECTIVES, GATHER_LIMIT, NODE_GROUP);
         }
     }
 
@@ -164,8 +155,7 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         int pool = orElse(settings.get(POOL), 2 * Math.max(depth, 1));
         StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, settings.get(IPC), settings.get(IPC_CACHE_SIZE),
                 settings.get(CONTEXT_SYNC), settings.get(STAGE_HOST_BUFFERS), settings.get(MEMCPY_THREADS), settings.get(OFFER_IPC_FOR_HOST),
-                settings.get(PROGRESS_THREAD), settings.get(DEVICE_COLLECTIVES), settings.get(GATHER_LIMIT), settings.get(GATHER_COPY_FROM),
-                settings.get(NODE_GROUP));
+                settings.get(PROGRESS_THREAD), settings.get(DEVICE_COLLECTIVES), settings.get(GATHER_LIMIT), settings.get(NODE_GROUP));
         s.check();
         return s;
     }
@@ -200,9 +190,6 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         }
         if (gatherLimit < 0) {
             throw new InvalidArgumentException("ferry.staged.gatherLimit=" + gatherLimit + ": must be at least 0 (0: never gather)");
-        }
-        if (gatherCopyFrom < 0) {
-            throw new InvalidArgumentException("ferry.staged.gatherCopyFrom=" + gatherCopyFrom + ": must be at least 0 (0: always copy)");
         }
         if (nodeGroup < 0) {
             throw new InvalidArgumentException("ferry.staged.test.nodeGroup=" + nodeGroup + ": must be at least 0 (0: the real nodes)");
