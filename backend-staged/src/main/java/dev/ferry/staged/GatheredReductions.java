@@ -41,8 +41,6 @@ final class GatheredReductions {
     private final StagedRuntime rt;
     /** This rank's input and every rank's gathered, in host memory (pinned for device buffers); kept for the next call. */
     private HostBuffer mine, all;
-    /** How the copy in and the fold are waited for (a word the stream writes; made at the first device call). */
-    private dev.ferry.cuda.CompletionFlag completion;
 
     GatheredReductions(StagedTransport comm) {
         this.comm = comm;
@@ -61,9 +59,7 @@ final class GatheredReductions {
     void close() {
         if (mine != null) mine.close();
         if (all != null) all.close();
-        if (completion != null) completion.close();
         mine = all = null;
-        completion = null;
     }
 
     void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
@@ -119,11 +115,6 @@ final class GatheredReductions {
         return comm.user();
     }
 
-    private dev.ferry.cuda.CompletionFlag completion() {
-        if (completion == null) completion = new dev.ferry.cuda.CompletionFlag();
-        return completion;
-    }
-
     /** This rank's {@code bytes} of {@code send} in {@link #mine}, complete when it returns. */
     private HostBuffer stageIn(Buffer send, long bytes) {
         mine = host(mine, send, bytes);
@@ -133,7 +124,7 @@ final class GatheredReductions {
             } else {
                 CudaStream stream = rt.collectiveStream(send.device());
                 Cuda.copyAsync(mine.address(), send.address(), bytes, stream);
-                completion().recordAndAwait(stream);
+                stream.synchronize();
             }
         }
         return mine;
@@ -177,7 +168,7 @@ final class GatheredReductions {
         for (int r = from; r < to; r++) sources[r - from] = gathered.address() + r * stride;
         CudaStream stream = rt.collectiveStream(out.device());
         DeviceReduction.reduce(type, op, out.address(), sources, count, stream);
-        completion().recordAndAwait(stream);
+        stream.synchronize();
         rt.stats.gpuReductions.increment();
     }
 }

@@ -105,8 +105,6 @@ final class IpcCollectives {
      * endings through {@link StagedDiagnostics#endOnEvents}.
      */
     private volatile boolean offerEvents;
-    /** How a call waits for its own stream before the ranks meet (a word the stream writes; made at the first call). */
-    private dev.ferry.cuda.CompletionFlag completion;
     /** The short allReduce met on the GPU: made at its first call; null before, or for good once {@link #shortOff}. */
     private ShortAllReduce shortPath;
     /** True once the ranks agreed that the short allReduce cannot run (a rank could not make or map a scratch). */
@@ -144,16 +142,9 @@ final class IpcCollectives {
         }
         if (shortPath != null) shortPath.close();
         shortPath = null;
-        if (completion != null) completion.close();
-        completion = null;
         closeEvents();
         if (board != null) board.close();
         board = null;
-    }
-
-    private dev.ferry.cuda.CompletionFlag completion() {
-        if (completion == null) completion = new dev.ferry.cuda.CompletionFlag();
-        return completion;
     }
 
     /** The node's board, made at the first call that gets this far (collective: every rank makes the same calls). */
@@ -506,7 +497,7 @@ final class IpcCollectives {
                 rt.stats.ipcEventWaits.increment();
             } else {
                 long t = rt.calls.start();
-                completion().recordAndAwait(stream);
+                stream.synchronize();
                 rt.calls.end(Calls.Kind.STREAM_SYNC, t);
                 meet();
             }

@@ -20,7 +20,6 @@ import dev.ferry.cuda.DeviceReduction;
  * <li>{@code copy + sync}: an 8-byte device-to-device copy and its stream synchronize, on every rank at once
  *     and on rank 0 alone;</li>
  * <li>{@code kernel + sync}: Ferry's reduction kernel folding two 8-byte inputs, then its stream synchronize;</li>
- * <li>{@code + completion flag}: the copy and the kernel again, waited for by a word the stream writes into pinned memory ({@link dev.ferry.cuda.CompletionFlag});</li>
  * <li>{@code host allGather 208 B} and {@code host barrier}: the host messages of one IPC collective;</li>
  * <li>the collectives: allReduce (one double, SUM) and broadcast (8 bytes) on device buffers; on
  *     {@code staged} also allReduce of 16 KiB, and both sizes with the short allReduce met on the GPU
@@ -65,17 +64,6 @@ public final class SmallCollectiveFloor {
                 DeviceReduction.reduce(DataType.DOUBLE, ReduceOp.SUM, c.address(), sources, 1, stream);
                 stream.synchronize();
             });
-            // the same two, waited for by a word the stream writes into pinned memory (CompletionFlag)
-            try (dev.ferry.cuda.CompletionFlag flag = new dev.ferry.cuda.CompletionFlag()) {
-                row(comm, t, tMax, "copy 8 B + completion flag, every rank", () -> {
-                    Cuda.copyAsync(b.address(), a.address(), 8, stream);
-                    flag.recordAndAwait(stream);
-                });
-                row(comm, t, tMax, "reduce kernel 2 x 8 B + completion flag, every rank", () -> {
-                    DeviceReduction.reduce(DataType.DOUBLE, ReduceOp.SUM, c.address(), sources, 1, stream);
-                    flag.recordAndAwait(stream);
-                });
-            }
             row(comm, t, tMax, "host allGather 208 B", () -> comm.allGather(record, records, 208, DataType.BYTE));
             row(comm, t, tMax, "host barrier", comm::barrier);
             row(comm, t, tMax, "allReduce 8 B (device)", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
