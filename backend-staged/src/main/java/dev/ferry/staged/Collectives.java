@@ -153,9 +153,10 @@ final class Collectives {
         }
         boolean mine = comm.staged(send) || comm.staged(recv);
         boolean allowed = rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST && comm.size() > 1;
-        boolean[] f = agree(mine, allowed && chain.canTake(send, recv, type));
+        boolean gathers = small && GatheredReductions.fits(bytes, comm.size(), type, rt.settings.gatherLimit());
+        boolean[] f = agree(mine, allowed && chain.canTake(send, recv, type) && (!gathers || gathered.ready(send, bytes)));
         if (allowed && f[1]) {
-            if (small && GatheredReductions.fits(bytes, comm.size(), type, rt.settings.gatherLimit())) {
+            if (gathers) {
                 if (root < 0) {
                     gathered.allReduce(send, recv, count, type, op);
                 } else {
@@ -438,9 +439,11 @@ final class Collectives {
             return;
         }
         long total = type.bytes(blocks.total());
-        if (!ipc.applicable() && mayReduceOnGpus() && agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type))[1]) {
+        boolean gathers = GatheredReductions.fits(total, comm.size(), type, rt.settings.gatherLimit());
+        if (!ipc.applicable() && mayReduceOnGpus()
+                && agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type) && (!gathers || gathered.ready(send, total)))[1]) {
             // staged buffers on every rank: reduced on the GPUs, gathered whole, or block by block (reduce)
-            if (GatheredReductions.fits(total, comm.size(), type, rt.settings.gatherLimit())) {
+            if (gathers) {
                 gathered.reduceScatter(send, recv, blocks, type, op);
                 return;
             }
@@ -466,7 +469,7 @@ final class Collectives {
         if (!GatheredReductions.fits(bytesPerRank, comm.size(), type, rt.settings.gatherLimit()) || !mayReduceOnGpus()) {
             return false;
         }
-        return agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type))[1];
+        return agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type) && gathered.ready(send, bytesPerRank))[1];
     }
 
     /** True on every rank when the vector collective runs as one inner call: nobody stages, or no rank's buffer is over the threshold (collective). */

@@ -56,6 +56,23 @@ final class GatheredReductions {
         return ranks >= 2 && bytesPerRank >= 0 && bytesPerRank <= limit / ranks && type.size() % DeviceReduction.alignment(type) == 0;
     }
 
+    /**
+     * Makes this rank's host buffers for a call of {@code bytes} per rank now, before the ranks agree,
+     * so that a rank that cannot get pinned memory declines (every rank then takes the inner MPI's
+     * path) instead of failing alone between the agreement and the gather; false when it could not.
+     */
+    boolean ready(Buffer like, long bytes) {
+        try {
+            mine = host(mine, like, bytes);
+            all = host(all, like, bytes * comm.size());
+            return true;
+        } catch (RuntimeException e) {
+            System.err.println("ferry staged: rank " + comm.rank() + ": no host memory for a gathered reduction of " + bytes + " bytes per rank ("
+                    + e.getMessage() + "); this call is reduced by the inner MPI");
+            return false;
+        }
+    }
+
     void close() {
         if (mine != null) mine.close();
         if (all != null) all.close();
@@ -137,12 +154,14 @@ final class GatheredReductions {
 
     /** {@code kept} if it holds {@code bytes}, else a new buffer: pinned for device memory ({@code like}), plain in the test mode. */
     private static HostBuffer host(HostBuffer kept, Buffer like, long bytes) {
-        if (kept != null && kept.byteSize() >= bytes) {
+        boolean pinned = !(like instanceof HostBuffer); // the kernel reads it: it must be pinned
+        if (kept != null && kept.byteSize() >= bytes && (!pinned || kept.kind() == dev.ferry.MemoryKind.HOST_PINNED)) {
             return kept;
         }
-        if (kept != null) kept.close();
         long size = Math.max(bytes, 64);
-        return like instanceof HostBuffer ? HostBuffer.allocate(size) : Cuda.allocatePinned(size);
+        HostBuffer fresh = pinned ? Cuda.allocatePinned(size) : HostBuffer.allocate(size);
+        if (kept != null) kept.close(); // only once the new one exists: a failed allocation leaves the kept buffer usable
+        return fresh;
     }
 
     /**
