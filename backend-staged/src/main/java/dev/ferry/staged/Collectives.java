@@ -154,7 +154,7 @@ final class Collectives {
         boolean mine = comm.staged(send) || comm.staged(recv);
         boolean allowed = rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST && comm.size() > 1;
         boolean gathers = small && GatheredReductions.fits(bytes, comm.size(), type, rt.settings.gatherLimit());
-        boolean[] f = agree(mine, allowed && chain.canTake(send, recv, type) && (!gathers || gathered.ready(send, bytes)));
+        boolean[] f = agree(mine, allowed && onGpus(send, recv, type, gathers, bytes));
         if (allowed && f[1]) {
             if (gathers) {
                 if (root < 0) {
@@ -441,18 +441,13 @@ final class Collectives {
         long total = type.bytes(blocks.total());
         boolean gathers = GatheredReductions.fits(total, comm.size(), type, rt.settings.gatherLimit());
         if (!ipc.applicable() && mayReduceOnGpus()
-                && agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type) && (!gathers || gathered.ready(send, total)))[1]) {
-            // staged buffers on every rank: reduced on the GPUs, gathered whole, or block by block (reduce)
+                && agree(comm.staged(send) || comm.staged(recv), onGpus(send, recv, type, gathers, total))[1]) {
+            // staged buffers on every rank: reduced on the GPUs, gathered whole, or block by block below (reduce)
             if (gathers) {
                 gathered.reduceScatter(send, recv, blocks, type, op);
                 return;
             }
-            for (int r = 0; r < comm.size(); r++) {
-                reduce(send.slice(blocks.byteOffset(r, type), blocks.bytes(r, type)), r == comm.rank() ? recv : null, blocks.count(r), type, op, r);
-            }
-            return;
-        }
-        if (single(total, send, recv)) {
+        } else if (single(total, send, recv)) {
             onceV(send, total, recv, blocks.bytes(comm.rank(), type), null, type, inner);
             return;
         }
@@ -469,7 +464,16 @@ final class Collectives {
         if (!GatheredReductions.fits(bytesPerRank, comm.size(), type, rt.settings.gatherLimit()) || !mayReduceOnGpus()) {
             return false;
         }
-        return agree(comm.staged(send) || comm.staged(recv), chain.canTake(send, recv, type) && gathered.ready(send, bytesPerRank))[1];
+        return agree(comm.staged(send) || comm.staged(recv), onGpus(send, recv, type, true, bytesPerRank))[1];
+    }
+
+    /**
+     * This rank's side of the agreement that a reduction runs on the GPUs: its buffers staged and fit
+     * for the kernels, and, when the call {@code gathers}, its buffers for {@code bytesPerRank} made
+     * ({@link GatheredReductions#ready}).
+     */
+    private boolean onGpus(Buffer send, Buffer recv, DataType type, boolean gathers, long bytesPerRank) {
+        return chain.canTake(send, recv, type) && (!gathers || gathered.ready(send, bytesPerRank));
     }
 
     /** True on every rank when the vector collective runs as one inner call: nobody stages, or no rank's buffer is over the threshold (collective). */

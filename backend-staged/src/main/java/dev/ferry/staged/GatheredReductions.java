@@ -82,11 +82,7 @@ final class GatheredReductions {
     void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
         rt.stats.gatheredReductions.increment();
         long bytes = type.bytes(count);
-        int n = comm.size();
-        HostBuffer in = stageIn(send, bytes);
-        HostBuffer gathered = all(send, bytes * n);
-        inner().allGather(in.slice(0, bytes), gathered.slice(0, bytes * n), bytes, DataType.BYTE);
-        fold(type, op, recv, gathered, bytes, 0, n, count);
+        fold(type, op, recv, gatherEveryInput(send, bytes), bytes, 0, comm.size(), count);
     }
 
     void reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
@@ -94,11 +90,10 @@ final class GatheredReductions {
         long bytes = type.bytes(count);
         int n = comm.size();
         boolean isRoot = comm.rank() == root;
-        HostBuffer in = stageIn(send, bytes);
-        HostBuffer gathered = isRoot ? all(send, bytes * n) : null;
-        inner().gather(in.slice(0, bytes), isRoot ? gathered.slice(0, bytes * n) : null, bytes, DataType.BYTE, root);
+        stageIn(send, bytes);
+        inner().gather(mine.slice(0, bytes), isRoot ? all.slice(0, bytes * n) : null, bytes, DataType.BYTE, root);
         if (isRoot) {
-            fold(type, op, recv, gathered, bytes, 0, n, count);
+            fold(type, op, recv, all, bytes, 0, n, count);
         }
     }
 
@@ -107,9 +102,7 @@ final class GatheredReductions {
         rt.stats.gatheredReductions.increment();
         long total = type.bytes(blocks.total());
         int n = comm.size(), me = comm.rank();
-        HostBuffer in = stageIn(send, total);
-        HostBuffer gathered = all(send, total * n);
-        inner().allGather(in.slice(0, total), gathered.slice(0, total * n), total, DataType.BYTE);
+        HostBuffer gathered = gatherEveryInput(send, total);
         fold(type, op, recv, gathered.slice(blocks.byteOffset(me, type), total * n - blocks.byteOffset(me, type)), total, 0, n, blocks.count(me));
     }
 
@@ -117,11 +110,8 @@ final class GatheredReductions {
     void scan(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, boolean inclusive) {
         rt.stats.gatheredReductions.increment();
         long bytes = type.bytes(count);
-        int n = comm.size(), me = comm.rank();
-        HostBuffer in = stageIn(send, bytes);
-        HostBuffer gathered = all(send, bytes * n);
-        inner().allGather(in.slice(0, bytes), gathered.slice(0, bytes * n), bytes, DataType.BYTE);
-        int upTo = inclusive ? me + 1 : me;
+        HostBuffer gathered = gatherEveryInput(send, bytes);
+        int upTo = inclusive ? comm.rank() + 1 : comm.rank();
         if (upTo > 0) {
             fold(type, op, recv, gathered, bytes, 0, upTo, count);
         }
@@ -132,9 +122,18 @@ final class GatheredReductions {
         return comm.user();
     }
 
-    /** This rank's {@code bytes} of {@code send} in {@link #mine}, complete when it returns. */
-    private HostBuffer stageIn(Buffer send, long bytes) {
-        mine = host(mine, send, bytes);
+    /** Every rank's first {@code bytes} of its {@code send}, in rank order, in {@link #all} (an allGather). */
+    private HostBuffer gatherEveryInput(Buffer send, long bytes) {
+        stageIn(send, bytes);
+        inner().allGather(mine.slice(0, bytes), all.slice(0, bytes * comm.size()), bytes, DataType.BYTE);
+        return all;
+    }
+
+    /**
+     * This rank's {@code bytes} of {@code send} in {@link #mine}, complete when it returns ({@link #mine}
+     * and {@link #all} were made by {@link #ready}, which every rank passed before the call took this path).
+     */
+    private void stageIn(Buffer send, long bytes) {
         if (bytes > 0) {
             if (send instanceof HostBuffer h) { // the test mode
                 MemorySegment.copy(h.segment(), 0, mine.segment(), 0, bytes);
@@ -144,12 +143,6 @@ final class GatheredReductions {
                 stream.synchronize();
             }
         }
-        return mine;
-    }
-
-    private HostBuffer all(Buffer like, long bytes) {
-        all = host(all, like, bytes);
-        return all;
     }
 
     /** {@code kept} if it holds {@code bytes}, else a new buffer: pinned for device memory ({@code like}), plain in the test mode. */

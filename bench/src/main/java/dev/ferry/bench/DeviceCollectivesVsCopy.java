@@ -109,16 +109,7 @@ public final class DeviceCollectivesVsCopy {
     /** Single peer copies of {@code bytes} from {@code src} (this GPU) into {@code dst} on {@code dstDevice}, as {@link DeviceCopy#time}. */
     private static Stats peerCopyMicros(DeviceBuffer dst, DeviceBuffer src, int dstDevice, long bytes, CudaStream stream) {
         int srcDevice = Cuda.defaultDevice().ordinal();
-        double[] us = new double[DeviceCopy.copies(bytes)];
-        for (int i = -DeviceCopy.WARMUP; i < us.length; i++) {
-            long t0 = System.nanoTime();
-            Cuda.copyPeerAsync(dst.address(), dstDevice, src.address(), srcDevice, bytes, stream);
-            stream.synchronize();
-            if (i >= 0) {
-                us[i] = (System.nanoTime() - t0) / 1e3;
-            }
-        }
-        return Stats.of(us);
+        return DeviceCopy.time(() -> Cuda.copyPeerAsync(dst.address(), dstDevice, src.address(), srcDevice, bytes, stream), bytes, stream);
     }
 
     private static String cell(Stats s) {

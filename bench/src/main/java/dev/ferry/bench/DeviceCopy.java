@@ -49,10 +49,15 @@ final class DeviceCopy {
      * copies after {@value #WARMUP} thrown away. The buffers must hold {@code bytes}.
      */
     static Stats time(DeviceBuffer dst, DeviceBuffer src, long bytes, CudaStream stream) {
+        return time(() -> Cuda.copyAsync(dst.address(), src.address(), bytes, stream), bytes, stream);
+    }
+
+    /** The same timing for any copy of {@code bytes} that {@code enqueue} puts on {@code stream} (a peer copy, for one). */
+    static Stats time(Runnable enqueue, long bytes, CudaStream stream) {
         double[] us = new double[copies(bytes)];
         for (int i = -WARMUP; i < us.length; i++) {
             long t0 = System.nanoTime();
-            Cuda.copyAsync(dst.address(), src.address(), bytes, stream);
+            enqueue.run();
             stream.synchronize();
             if (i >= 0) {
                 us[i] = (System.nanoTime() - t0) / 1e3;
