@@ -6,6 +6,8 @@
 #                                        smcuda smcuda-c ordering-cost ops
 #                                        device-reduction device-collectives device-collectives-bench bench-chain
 #                                        device-reductions-mpi device-reductions-nodes small-floor bench-collectives
+#                                        ipc-under-mpi (IPCMPI_NP="2 4", IPCMPI_MODES="auto ipc mpi": device
+#                                        collectives under ompi on staged's IPC path, ferry.deviceCollectives)
 #                                        (the device-collectives steps: 2, 3, 4 ranks sharing GPU 0; run with MPS=1;
 #                                        DEVCOLL_NP="2 3 4", DEVCOLL_MODES="ipc auto host", DEVCOLL_CHAIN=1 pick rows,
 #                                        DEVCOLL_NODES=1 adds the rows of device-reductions-nodes (reductions across
@@ -544,20 +546,42 @@ across_nodes_rows() {
 step_device-reductions-nodes() { conformance_table "Reductions of device buffers across pretended nodes (nodeGroup=2), $WHERE (MPS: ${MPS:-0})" across_nodes_rows; }
 
 # reduce and allReduce of device buffers under ompi (CUDA-aware Open MPI) folded on the GPU
-# (ferry.deviceReductions=gpu, and auto: from 256 KiB), every type x operator x root, 2 and 4 ranks on GPU 0
+# (ferry.deviceReductions=gpu, and auto: from 256 KiB), every type x operator x root, 2 and 4 ranks on GPU 0;
+# ferry.deviceCollectives=mpi, since the node-local IPC path would otherwise carry these calls
 mpi_fold_rows() {
     local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|h_' t=-Dferry.test.perTestTimeout=200
     for np in 2 4; do
         for mode in gpu auto; do
             suite mpifold-$mode-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi $DEVICE_OPT \
-                -Dferry.deviceReductions=$mode "$inc" "$t"
+                -Dferry.deviceCollectives=mpi -Dferry.deviceReductions=$mode "$inc" "$t"
         done
         # reduce-scatter folded on the GPU too (every type x operator of the variants contract)
         suite mpifold-variants-gpu-ompi-cuda-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=ompi $DEVICE_OPT \
-            -Dferry.deviceReductions=gpu -Dferry.test.include=r_ "$t"
+            -Dferry.deviceCollectives=mpi -Dferry.deviceReductions=gpu -Dferry.test.include=r_ "$t"
     done
 }
 step_device-reductions-mpi() { conformance_table "Reductions of device buffers under ompi folded on the GPU, $WHERE" mpi_fold_rows; }
+
+# collectives on device buffers under ompi over the CUDA-aware Open MPI, given to the staged backend's
+# node-local CUDA IPC path by ferry.deviceCollectives (auto, ipc: forced), or left to the MPI (mpi):
+# the collective families (every type and operator, every root) and mpi_deviceCollectivesFollowTheSetting,
+# which asserts from the counters which path each call took; IPCMPI_NP and IPCMPI_MODES pick rows
+ipc_under_mpi_rows() {
+    local np mode inc t=-Dferry.test.perTestTimeout=200
+    for np in ${IPCMPI_NP:-2 4}; do
+        for mode in ${IPCMPI_MODES:-auto ipc mpi}; do
+            inc="-Dferry.test.include=${IPCMPI_INCLUDE:-c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|mpi_}"
+            [ "$mode" = mpi ] && inc=-Dferry.test.include=mpi_ # the MPI's own path: its rows are the ompi suites'
+            suite ipcmpi-$mode-ompi-np$np cuda $np dev.ferry.staged.MpiIpcCollectivesContract -Dferry.backend=ompi $DEVICE_OPT \
+                -Dferry.deviceCollectives=$mode "$inc" "$t"
+        done
+        suite ipcmpi-variants-auto-ompi-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=ompi $DEVICE_OPT -Dferry.test.include=r_ "$t"
+    done
+    # the same under mvapich over the CUDA-aware MPICH kit, where there is one
+    suite ipcmpi-auto-mvapich-np2 mpich 2 dev.ferry.staged.MpiIpcCollectivesContract -Dferry.backend=mvapich $DEVICE_OPT \
+        "-Dferry.test.include=${IPCMPI_INCLUDE:-c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|mpi_}" "$t"
+}
+step_ipc-under-mpi() { conformance_table "Device collectives under ompi on the node-local IPC path, $WHERE (MPS: ${MPS:-0})" ipc_under_mpi_rows; }
 
 # allReduce and broadcast on device buffers, 8 B .. 256 MiB, beside one device-to-device copy of the same size (bench DeviceCollectivesVsCopy)
 step_device-collectives-bench() {
@@ -569,11 +593,16 @@ step_device-collectives-bench() {
                 run_main devcoll-bench-$mode-np$np sys $np dev.ferry.bench.DeviceCollectivesVsCopy ${BENCH_MAX:-268435456}
             md ""; md '```'; grep -a -E "^backend|^settings|^each|^ +[0-9]+ |bytes" "$W/logs/devcoll-bench-$mode-np$np.log" >> "$SUMMARY"; md '```'; md ""
         done
-        # the same table for ompi over the CUDA-aware Open MPI (device buffers straight to MPI), up to 64 MiB
-        # (OMPI_BENCH_MAX): its host-staged collectives take about 0.7 s at 256 MiB
+        # the same table for ompi over the CUDA-aware Open MPI, with its device collectives on the node-local
+        # IPC path (ferry.deviceCollectives=auto, to BENCH_MAX) and in the MPI (mpi, to OMPI_BENCH_MAX, 64 MiB:
+        # its host-staged collectives take about 0.7 s at 256 MiB); DEVCOLL_OMPI_MODES picks them
         if [ "${DEVCOLL_OMPI:-1}" = 1 ] && [ -d /opt/ompi-cuda ]; then
-            JOPTS="-Dferry.backend=ompi $DEVICE_OPT" run_main devcoll-bench-ompi-np$np cuda $np dev.ferry.bench.DeviceCollectivesVsCopy ${OMPI_BENCH_MAX:-67108864}
-            md ""; md '```'; grep -a -E "^backend|^settings|^each|^ +[0-9]+ |bytes" "$W/logs/devcoll-bench-ompi-np$np.log" >> "$SUMMARY"; md '```'; md ""
+            local om max
+            for om in ${DEVCOLL_OMPI_MODES:-auto mpi}; do
+                max=${BENCH_MAX:-268435456}; [ "$om" = mpi ] && max=${OMPI_BENCH_MAX:-67108864}
+                JOPTS="-Dferry.backend=ompi $DEVICE_OPT -Dferry.deviceCollectives=$om" run_main devcoll-bench-ompi-$om-np$np cuda $np dev.ferry.bench.DeviceCollectivesVsCopy $max
+                md ""; md '```'; grep -a -E "^backend|^settings|^each|^ +[0-9]+ |bytes" "$W/logs/devcoll-bench-ompi-$om-np$np.log" >> "$SUMMARY"; md '```'; md ""
+            done
         fi
     done
 }

@@ -5,6 +5,7 @@ import dev.ferry.spi.Launch;
 import dev.ferry.spi.OpenContext;
 import dev.ferry.spi.Probe;
 import dev.ferry.spi.CheckedCommunicator;
+import dev.ferry.spi.DeviceCollectivesDecorator;
 import dev.ferry.spi.Transport;
 import dev.ferry.spi.TransportProvider;
 import java.util.ArrayList;
@@ -129,7 +130,37 @@ final class BackendSelection implements OpenContext {
 
     synchronized Communicator open(SelectionReport report) {
         self = probes.get(report.chosen());
-        return new CheckedCommunicator(open(report.chosen()));
+        Probe chosen = self;
+        Transport world = open(report.chosen());
+        return new CheckedCommunicator(withDeviceCollectives(world, chosen, providers.get(report.chosen())));
+    }
+
+    /**
+     * {@code world} with Ferry's own device collectives ({@link DeviceCollectivesDecorator}, e.g.
+     * over CUDA IPC within a node) where the chosen backend hands device buffers straight to a
+     * CUDA-aware MPI (a backend of its own, not a decorator) and {@code ferry.deviceCollectives} is
+     * not {@code mpi}; unchanged otherwise, or when no decorator is on the class path under
+     * {@code auto}.
+     */
+    private Transport withDeviceCollectives(Transport world, Probe chosen, TransportProvider provider) {
+        String mode = settings.get(FerrySettings.DEVICE_COLLECTIVES);
+        if ("mpi".equals(mode) || !chosen.has(Capability.CUDA_AWARE_MPI) || !provider.dependsOn().isEmpty()) {
+            return world;
+        }
+        DeviceCollectivesDecorator decorator = null;
+        for (DeviceCollectivesDecorator d : ServiceLoader.load(DeviceCollectivesDecorator.class, BackendSelection.class.getClassLoader())) {
+            decorator = d;
+            break;
+        }
+        if (decorator == null) {
+            if ("ipc".equals(mode)) {
+                world.close();
+                throw new FerryException("ferry.deviceCollectives=ipc, but no provider of device collectives is on the class path: "
+                        + "add ferry-backend-staged, or use auto or mpi");
+            }
+            return world;
+        }
+        return decorator.decorate(world, settings);
     }
 
     // ---- OpenContext ---------------------------------------------------------------------

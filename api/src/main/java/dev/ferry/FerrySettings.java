@@ -58,9 +58,16 @@ public final class FerrySettings implements SettingsCatalog {
                     + "`mpi` hands the reduction to the MPI (CUDA-aware MPIs reduce on the host); `auto`: `gpu` from 4 MiB per rank when "
                     + "every rank's buffers are device memory");
 
+    /** {@code ferry.deviceCollectives}: who runs collectives on device buffers of one node's ranks under the MPI backends (ompi, mvapich). */
+    public static final Setting<String> DEVICE_COLLECTIVES = Setting.of(MODULE, "ferry.deviceCollectives", Setting.choice("auto", "ipc", "mpi"), "auto",
+            "collectives on device buffers under `ompi` and `mvapich` with a CUDA-aware MPI: `ipc` runs them among ranks all on one "
+                    + "node over CUDA IPC with reductions on the GPU (the `staged` backend's collectives: needs ferry-backend-staged on "
+                    + "the class path; a call that cannot take that path fails); `mpi` hands them to the MPI; `auto`: CUDA IPC where "
+                    + "every rank's buffers allow it and the staged backend is on the class path, else the MPI");
+
     @Override
     public List<Setting<?>> settings() {
         return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP,
-                DEVICE_REDUCTIONS);
+                DEVICE_REDUCTIONS, DEVICE_COLLECTIVES);
     }
 }

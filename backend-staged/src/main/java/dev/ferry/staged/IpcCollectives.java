@@ -80,7 +80,7 @@ final class IpcCollectives {
     /** Record states: some buffer in host memory (not a device collective), eligible, device memory that cannot take the path. */
     private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
 
-    private final StagedTransport comm;
+    private final IpcMembers comm;
     private final StagedRuntime rt;
     private final StagedSettings.DeviceCollectives mode;
     private final boolean applicable;
@@ -118,10 +118,10 @@ final class IpcCollectives {
     private final CudaEvent[] peerEvents;
     private final byte[][] peerHandles;
 
-    IpcCollectives(StagedTransport comm) {
+    IpcCollectives(IpcMembers comm) {
         this.comm = comm;
         this.rt = comm.runtime();
-        this.mode = rt.settings.deviceCollectives();
+        this.mode = comm.deviceCollectives();
         this.applicable = mode != StagedSettings.DeviceCollectives.HOST && comm.size() > 1 && rt.ipcEnabled() && comm.peers().oneNodeWithIpc();
         this.mine = applicable ? HostBuffer.allocate(RECORD) : null;
         this.all = applicable ? HostBuffer.allocate((long) RECORD * comm.size()) : null;
@@ -753,8 +753,8 @@ final class IpcCollectives {
     /** Stages instead (auto), or fails on every rank alike (ipc). */
     private Call refuse(String what, String why) {
         if (mode == StagedSettings.DeviceCollectives.IPC) {
-            throw new UnsupportedBufferException(what + ": ferry.staged.deviceCollectives=ipc, but this call cannot take the CUDA IPC path: " + why
-                    + "; use auto to stage such calls through host memory");
+            throw new UnsupportedBufferException(what + ": " + comm.deviceCollectivesSetting() + "=ipc, but this call cannot take the CUDA IPC path: " + why
+                    + "; use auto to let such calls take the " + (comm instanceof StagedTransport ? "staged path through host memory" : "MPI's own path"));
         }
         return null;
     }

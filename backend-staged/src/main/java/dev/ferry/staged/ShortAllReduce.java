@@ -50,7 +50,7 @@ final class ShortAllReduce {
     /** How long {@link #close} waits for the peers' acknowledgements before it frees the scratch anyway. */
     private static final long CLOSE_NANOS = 5_000_000_000L;
 
-    private final StagedTransport comm;
+    private final IpcMembers comm;
     private final StagedRuntime rt;
     private final int device;
     private final DeviceBuffer scratch;
@@ -67,7 +67,7 @@ final class ShortAllReduce {
 
     private static final java.lang.invoke.VarHandle INT = ValueLayout.JAVA_INT.varHandle();
 
-    private ShortAllReduce(StagedTransport comm, int device, DeviceBuffer scratch, long[] scratches, long[] mapped, HostBuffer status, boolean system) {
+    private ShortAllReduce(IpcMembers comm, int device, DeviceBuffer scratch, long[] scratches, long[] mapped, HostBuffer status, boolean system) {
         this.comm = comm;
         this.rt = comm.runtime();
         this.device = device;
@@ -94,7 +94,7 @@ final class ShortAllReduce {
      * calls it in the same call). Returns null on every rank when some rank could not (the reason
      * printed by that rank), or when ranks share a GPU without MPS ({@link Cuda#mpsEnabled}).
      */
-    static ShortAllReduce open(StagedTransport comm, int device) {
+    static ShortAllReduce open(IpcMembers comm, int device) {
         int n = comm.size(), me = comm.rank();
         StagedRuntime rt = comm.runtime();
         // a record: the scratch's IPC handle, its offset, and where its GPU sits on the PCI bus (ordinals

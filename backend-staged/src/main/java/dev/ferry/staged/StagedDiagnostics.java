@@ -46,6 +46,30 @@ public final class StagedDiagnostics {
         throw new IllegalArgumentException("not a staged communicator: " + (c == null ? "null" : c.backend()));
     }
 
+    /**
+     * The communicator's IPC collectives' members: a staged communicator, or one of {@code ompi} or
+     * {@code mvapich} whose device collectives take the node-local IPC path ({@code ferry.deviceCollectives}).
+     */
+    private static IpcMembers members(Communicator c) {
+        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof IpcMembers m) {
+            if (m.runtime().isClosed()) {
+                throw new IllegalArgumentException("the staged runtime of this communicator was closed");
+            }
+            return m;
+        }
+        throw new IllegalArgumentException("neither a staged communicator nor one with Ferry's device collectives: " + (c == null ? "null" : c.backend()));
+    }
+
+    /**
+     * True when {@code c} is a communicator of a backend that hands device buffers to a CUDA-aware MPI
+     * ({@code ompi}, {@code mvapich}) whose collectives on device buffers may take the node-local CUDA
+     * IPC path ({@code ferry.deviceCollectives} not {@code mpi}, every rank on one node, IPC on).
+     */
+    public static boolean ipcCollectivesUnderMpi(Communicator c) {
+        return c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof MpiWithIpcCollectives m
+                && m.ipcCollectives().applicable();
+    }
+
     /** The name of the inner backend {@code c} stages over ({@code ompi}, {@code mvapich}). */
     public static String innerBackend(Communicator c) {
         return staged(c).runtime().inner;
@@ -66,7 +90,7 @@ public final class StagedDiagnostics {
      * with a stream synchronize and a barrier (the default). Call it on every rank alike.
      */
     public static void endOnEvents(Communicator c, boolean on) {
-        staged(c).collectivesForTests().ipc().offerEvents(on);
+        members(c).ipcCollectives().offerEvents(on);
     }
 
     /**
@@ -75,7 +99,7 @@ public final class StagedDiagnostics {
      * ones. Call it on every rank alike (a call meets on the GPU only when every rank allows it).
      */
     public static void shortAllReduceOnGpu(Communicator c, boolean on) {
-        staged(c).collectivesForTests().ipc().offerShort(on);
+        members(c).ipcCollectives().offerShort(on);
     }
 
     /** True when device buffers between this rank and {@code peer} of {@code c} may move by CUDA IPC. */
@@ -109,12 +133,12 @@ public final class StagedDiagnostics {
 
     /** The process's message counters by name ({@code eagerSends}, {@code ipcCopies}, {@code ipcRefused}, ...), now. */
     public static Map<String, Long> counters(Communicator c) {
-        return staged(c).runtime().stats.snapshot();
+        return members(c).runtime().stats.snapshot();
     }
 
     /** One line for a report: the message counters, the IPC mapping cache's and the staging pool's. */
     public static String describeCounters(Communicator c) {
-        StagedRuntime rt = staged(c).runtime();
+        StagedRuntime rt = members(c).runtime();
         var cache = rt.ipcCache;
         return rt.stats + (cache == null ? "" : ", ipc cache (opens, hits, stale, evictions, closes) " + Arrays.toString(cache.stats()))
                 + ", staging pool: " + rt.chunks.allocations() + " allocations, " + rt.chunks.stallGrants()
@@ -127,7 +151,7 @@ public final class StagedDiagnostics {
      * during it, by kind in a fixed order (keyed by {@link NativeCalls#kind}).
      */
     public static Map<String, NativeCalls> timeNativeCalls(Communicator c, Runnable work) {
-        Calls calls = staged(c).runtime().calls;
+        Calls calls = members(c).runtime().calls;
         calls.timing(true);
         Calls.Snapshot d;
         try {

@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * protocol of {@link Wire}, which costs host messages nothing up to {@code eager} bytes but one
  * copy of at most {@code eager} bytes at the receiver.
  */
-final class StagedTransport implements Transport {
+final class StagedTransport implements Transport, IpcMembers {
     private final Transport user;
     private final Transport bulk;
     private final StagedRuntime rt;
@@ -78,7 +78,8 @@ final class StagedTransport implements Transport {
 
     // ---- what the transfers use ------------------------------------------------------------
 
-    Transport user() {
+    @Override
+    public Transport user() {
         return user;
     }
 
@@ -86,12 +87,24 @@ final class StagedTransport implements Transport {
         return bulk;
     }
 
-    StagedRuntime runtime() {
+    @Override
+    public StagedRuntime runtime() {
         return rt;
     }
 
-    Peers peers() {
+    @Override
+    public Peers peers() {
         return peers;
+    }
+
+    @Override
+    public StagedSettings.DeviceCollectives deviceCollectives() {
+        return rt.settings.deviceCollectives();
+    }
+
+    @Override
+    public String deviceCollectivesSetting() {
+        return StagedSettings.DEVICE_COLLECTIVES.key();
     }
 
     StagedProbes probes() {
@@ -126,7 +139,8 @@ final class StagedTransport implements Transport {
      * The offer for {@code buffer} (a fake one for host memory in the test mode), or null when CUDA
      * cannot export its memory (e.g. memory of a stream-ordered pool): it is then staged.
      */
-    Wire.IpcOffer ipcOffer(Buffer buffer) {
+    @Override
+    public Wire.IpcOffer ipcOffer(Buffer buffer) {
         if (buffer instanceof DeviceBuffer d) {
             try {
                 return rt.exports.offer(d);
@@ -190,6 +204,11 @@ final class StagedTransport implements Transport {
         int errorClass = rt.inner.equals("ompi") ? 15 : 14; // MPI_ERR_TRUNCATE of Open MPI / of the MPICH family
         return new TruncationException(op + " (message of " + total + " bytes is longer than the receive count of " + capacity + " bytes)",
                 errorClass, errorClass, "MPI_ERR_TRUNCATE: message truncated", null);
+    }
+
+    @Override
+    public IpcCollectives ipcCollectives() {
+        return collectives.ipc();
     }
 
     /** This communicator's collectives (tests look at its IPC path). */

@@ -58,7 +58,8 @@ public final class DeviceCollectivesVsCopy {
                         new Column("allToAll", b -> b / size == 0 ? null : () -> comm.allToAll(send, recv, b / size, DataType.BYTE)));
                 if (rank == 0) {
                     System.out.println("backend " + comm.backend() + ", " + size + " ranks; " + Cuda.describe());
-                    System.out.println("settings: ferry.staged.deviceCollectives=" + dev.ferry.spi.SettingsCatalog.find("ferry.staged.deviceCollectives")
+                    String setting = comm.backend().equals("staged") ? "ferry.staged.deviceCollectives" : "ferry.deviceCollectives";
+                    System.out.println("settings: " + setting + "=" + dev.ferry.spi.SettingsCatalog.find(setting)
                             .map(k -> String.valueOf(dev.ferry.Settings.process().get(k))).orElse("auto").toLowerCase(java.util.Locale.ROOT));
                     System.out.println("each cell: median us (min-max of " + BATCHES + " batches) and the ratio to the copy; bytes per rank");
                     if (peer != null) {
