@@ -8,6 +8,7 @@
 #                                        device-reductions-mpi device-reductions-nodes small-floor bench-collectives
 #                                        ipc-under-mpi (IPCMPI_NP="2 4", IPCMPI_MODES="auto ipc mpi": device
 #                                        collectives under ompi on staged's IPC path, ferry.deviceCollectives)
+#                                        ompi-device (every ompi suite with device buffers, np 2 and 4)
 #                                        (the device-collectives steps: 2, 3, 4 ranks sharing GPU 0; run with MPS=1;
 #                                        DEVCOLL_NP="2 3 4", DEVCOLL_MODES="ipc auto host", DEVCOLL_CHAIN=1 pick rows,
 #                                        DEVCOLL_NODES=1 adds the rows of device-reductions-nodes (reductions across
@@ -197,6 +198,20 @@ ops_rows() {
     suite ops-variants-staged-sys-noipc-np2 sys 2 dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false "$t"
 }
 step_ops() { conformance_table "New operations with device buffers, ranks sharing GPU 0" ops_rows; }
+
+# every suite of ompi over the CUDA-aware Open MPI with device buffers, 2 and 4 ranks sharing GPU 0
+# (MPS=1): conformance, application patterns, probes and requests, vector and prefix collectives,
+# non-blocking collectives; with ferry.deviceCollectives at its default (OMPI_DEVICE_OPTS adds settings)
+ompi_device_rows() {
+    local t=-Dferry.test.perTestTimeout=90 np
+    for np in 2 4; do
+        suite ompi-conformance-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0 ${OMPI_DEVICE_OPTS:-} "$t"
+        suite ompi-patterns-np$np cuda $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi -Dferry.device=0 ${OMPI_DEVICE_OPTS:-} "$t"
+        suite ompi-probe-np$np cuda $np dev.ferry.ompi.OmpiProbeAndRequests -Dferry.backend=ompi -Dferry.device=0 ${OMPI_DEVICE_OPTS:-} "$t"
+        suite ompi-variants-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=ompi -Dferry.device=0 ${OMPI_DEVICE_OPTS:-} "$t"
+    done
+}
+step_ompi-device() { conformance_table "Every ompi suite with device buffers, ranks sharing GPU 0 (MPS: ${MPS:-0})" ompi_device_rows; }
 
 # the last rows of a session: the full suites once more on the final code, 2 and 4 ranks on GPU 0 (MPS=1)
 final_rows() {
@@ -595,12 +610,13 @@ step_device-collectives-bench() {
         done
         # the same table for ompi over the CUDA-aware Open MPI, with its device collectives on the node-local
         # IPC path (ferry.deviceCollectives=auto, to BENCH_MAX) and in the MPI (mpi, to OMPI_BENCH_MAX, 64 MiB:
-        # its host-staged collectives take about 0.7 s at 256 MiB); DEVCOLL_OMPI_MODES picks them
+        # its host-staged collectives take about 0.7 s at 256 MiB); DEVCOLL_OMPI_MODES picks them,
+        # DEVCOLL_OMPI_OPTS adds settings (e.g. -Dferry.deviceReductions=gpu)
         if [ "${DEVCOLL_OMPI:-1}" = 1 ] && [ -d /opt/ompi-cuda ]; then
             local om max
             for om in ${DEVCOLL_OMPI_MODES:-auto mpi}; do
                 max=${BENCH_MAX:-268435456}; [ "$om" = mpi ] && max=${OMPI_BENCH_MAX:-67108864}
-                JOPTS="-Dferry.backend=ompi $DEVICE_OPT -Dferry.deviceCollectives=$om" run_main devcoll-bench-ompi-$om-np$np cuda $np dev.ferry.bench.DeviceCollectivesVsCopy $max
+                JOPTS="-Dferry.backend=ompi $DEVICE_OPT -Dferry.deviceCollectives=$om ${DEVCOLL_OMPI_OPTS:-}" run_main devcoll-bench-ompi-$om-np$np cuda $np dev.ferry.bench.DeviceCollectivesVsCopy $max
                 md ""; md '```'; grep -a -E "^backend|^settings|^each|^ +[0-9]+ |bytes" "$W/logs/devcoll-bench-ompi-$om-np$np.log" >> "$SUMMARY"; md '```'; md ""
             done
         fi

@@ -55,7 +55,7 @@ public final class FerrySettings implements SettingsCatalog {
     public static final Setting<String> DEVICE_REDUCTIONS = Setting.of(MODULE, "ferry.deviceReductions", Setting.choice("auto", "gpu", "mpi"), "auto",
             "reduce, allReduce and reduce-scatter of device buffers under `ompi` and `mvapich`: `gpu` moves the blocks with the MPI "
                     + "(allToAll, then for reduce and allReduce gather or allGather, device memory) and folds them on the GPU in rank order; "
-                    + "`mpi` hands the reduction to the MPI (CUDA-aware MPIs reduce on the host); `auto`: `gpu` from 4 MiB per rank when "
+                    + "`mpi` hands the reduction to the MPI (CUDA-aware MPIs reduce on the host); `auto`: `gpu` from 1 MiB per rank when "
                     + "every rank's buffers are device memory");
 
     /** {@code ferry.deviceCollectives}: who runs collectives on device buffers of one node's ranks under the MPI backends (ompi, mvapich). */

@@ -274,11 +274,12 @@ public abstract class BindingTransport implements Transport {
     // ---- reductions of device buffers folded on the GPU ---------------------------------------
     // CUDA-aware MPIs move device memory at near copy speed but reduce it on the host (Open MPI
     // 5.0.7: allReduce of 64 MiB at ~3800 x one device copy, bench/results). With ferry.deviceReductions
-    // the blocks travel through the MPI's own device path (allToAllV, then allGatherV or gatherV) and
+    // the blocks travel through the MPI's own device path (allToAll, then allGatherV or gatherV) and
     // are folded on the GPU, each slice by one rank in rank order.
 
-    // the measured crossover on one H100 with the CUDA-aware Open MPI 5.0.7 (2 and 4 ranks): between 2 and 8 MiB
-    private static final long DEVICE_FOLD_FROM = 4L << 20;
+    // the measured crossover on one H100 under MPS with the CUDA-aware Open MPI 5.0.7, 2 and 4 ranks, since
+    // equal blocks travel by allToAll: between 512 KiB and 2 MiB (bench/results/2026-11-24-h100x1-mps-ipc-under-mpi.md)
+    private static final long DEVICE_FOLD_FROM = 1L << 20;
 
     /** Whether this reduction folds on the GPU; the same answer on every rank (one agreement when it may). */
     private boolean foldsOnDevice(Buffer send, Buffer result, long count, DataType type, ReduceOp op) {

@@ -151,7 +151,7 @@ final class IpcCollectives {
     private NodeBoard board() {
         if (!boardTried) {
             boardTried = true;
-            board = NodeBoard.open(comm.user(), RECORD, rt.progress);
+            board = NodeBoard.open(comm.user(), RECORD, comm::progressWhileWaiting);
         }
         return board;
     }
@@ -161,11 +161,11 @@ final class IpcCollectives {
         NodeBoard b = board();
         if (b != null) {
             long t = rt.calls.start();
-            b.exchange(mine.segment(), all.segment(), RECORD, rt.progress);
+            b.exchange(mine.segment(), all.segment(), RECORD, comm::progressWhileWaiting);
             rt.calls.end(Calls.Kind.BOARD, t);
             rt.stats.boardRounds.increment();
         } else {
-            rt.progress.poll();
+            comm.progressWhileWaiting();
             comm.user().allGather(mine, all, RECORD, DataType.BYTE);
         }
     }
@@ -174,10 +174,10 @@ final class IpcCollectives {
     private void meet() {
         if (board != null) {
             long t = rt.calls.start();
-            board.barrier(rt.progress);
+            board.barrier(comm::progressWhileWaiting);
             rt.calls.end(Calls.Kind.BOARD, t);
         } else {
-            rt.progress.poll();
+            comm.progressWhileWaiting();
             comm.user().barrier();
         }
     }
@@ -599,7 +599,7 @@ final class IpcCollectives {
             rt.stats.ipcAgreements.increment();
             flagIn.segment().set(ValueLayout.JAVA_INT, 0, ok ? 1 : 0);
             flagIn.segment().set(ValueLayout.JAVA_INT, 4, eventFailed ? 0 : 1);
-            rt.progress.poll();
+            comm.progressWhileWaiting();
             comm.user().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MIN);
             boolean everyoneMapped = flagOut.segment().get(ValueLayout.JAVA_INT, 0) == 1;
             if (flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0) {

@@ -28,6 +28,13 @@ interface IpcMembers {
 
     String deviceCollectivesSetting();
 
+    /**
+     * What a rank does now and then while it waits for its peers inside an IPC collective: advances
+     * the transfers that the program left pending (MPI's progress rule), so that a peer waiting for
+     * one of them can reach the collective.
+     */
+    void progressWhileWaiting();
+
     /** The IPC collectives of this communicator. */
     IpcCollectives ipcCollectives();
 }

@@ -47,6 +47,16 @@ final class MpiWithIpcCollectives extends ForwardingTransport implements IpcMemb
         this.ipc = new IpcCollectives(this);
     }
 
+    /**
+     * The program's pending sends and receives are the MPI's own here: a probe makes the MPI progress
+     * them (a peer may be waiting for one of them before it reaches this collective).
+     */
+    @Override
+    public void progressWhileWaiting() {
+        rt.progress.poll();
+        inner.iprobe(dev.ferry.Communicator.ANY_SOURCE, dev.ferry.Communicator.ANY_TAG);
+    }
+
     @Override
     public IpcCollectives ipcCollectives() {
         return ipc;

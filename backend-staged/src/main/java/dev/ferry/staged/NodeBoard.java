@@ -28,7 +28,7 @@ import java.nio.file.StandardOpenOption;
  * records, so no reader ever sees a record change under it. Counters are written with release
  * stores and read with acquire loads.
  *
- * <p>A wait spins (with {@link Thread#onSpinWait}), polls the staged progress engine now and then
+ * <p>A wait spins (with {@link Thread#onSpinWait}), polls the caller's progress (pending transfers) now and then
  * and yields the processor after a while, so that ranks that share cores still make progress. A
  * rank that never arrives leaves the others waiting, as an MPI collective would; the watchdog
  * ({@code ferry.timeout}) sees the caller's collective in progress.
@@ -64,7 +64,7 @@ final class NodeBoard implements AutoCloseable {
      * The board of {@code t}'s ranks (collective; every rank of {@code t} is on this node), or null on
      * every rank when some rank could not make or map it (the caller then uses host MPI collectives).
      */
-    static NodeBoard open(Transport t, long slotBytes, Progress progress) {
+    static NodeBoard open(Transport t, long slotBytes, Runnable progress) {
         int n = t.size(), me = t.rank();
         long bytes = size(n, slotBytes);
         Path file = null;
@@ -85,7 +85,7 @@ final class NodeBoard implements AutoCloseable {
                 name.segment().set(ValueLayout.JAVA_INT, 0, p.length);
                 MemorySegment.copy(MemorySegment.ofArray(p), 0, name.segment(), 4, Math.min(p.length, 250));
             }
-            progress.poll();
+            progress.run();
             t.broadcast(name, 256, DataType.BYTE, 0);
             int len = name.segment().get(ValueLayout.JAVA_INT, 0);
             Arena arena = Arena.ofShared();
@@ -100,7 +100,7 @@ final class NodeBoard implements AutoCloseable {
                 }
             }
             ok.segment().set(ValueLayout.JAVA_INT, 0, mapped != null ? 1 : 0);
-            progress.poll();
+            progress.run();
             t.allReduce(ok.slice(0, 4), ok.slice(4, 4), 1, DataType.INT, ReduceOp.MIN); // every rank mapped it (or none uses it)
             if (file != null) {
                 try {
@@ -125,7 +125,7 @@ final class NodeBoard implements AutoCloseable {
      * Publishes {@code mine} (at most the slot size) and waits for every rank's record of this call,
      * which it copies, rank after rank, into {@code all} (as an allGather would).
      */
-    void exchange(MemorySegment mine, MemorySegment all, long recordBytes, Progress progress) {
+    void exchange(MemorySegment mine, MemorySegment all, long recordBytes, Runnable progress) {
         long k = ++records;
         long parity = k & 1;
         MemorySegment.copy(mine, 0, board, slot(me, parity), recordBytes);
@@ -137,7 +137,7 @@ final class NodeBoard implements AutoCloseable {
     }
 
     /** Returns once every rank has called it as many times as this one. */
-    void barrier(Progress progress) {
+    void barrier(Runnable progress) {
         long k = ++barriers;
         LONG.setRelease(board, (long) LINE * me + 8, k);
         for (int r = 0; r < n; r++) {
@@ -149,11 +149,11 @@ final class NodeBoard implements AutoCloseable {
         return slotsAt + (2L * r + parity) * slotBytes;
     }
 
-    private void await(int r, int counter, long k, Progress progress) {
+    private void await(int r, int counter, long k, Runnable progress) {
         long at = (long) LINE * r + counter;
         for (int spins = 0; (long) LONG.getAcquire(board, at) < k; spins++) {
             if ((spins & 1023) == 1023) {
-                progress.poll();
+                progress.run();
                 if (spins > 1 << 16) Thread.yield();
             } else {
                 Thread.onSpinWait();

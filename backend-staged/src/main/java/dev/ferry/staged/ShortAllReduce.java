@@ -121,7 +121,7 @@ final class ShortAllReduce {
                 failure = "cannot make its scratch: " + e.getMessage();
                 mine.segment().fill((byte) 0);
             }
-            rt.progress.poll();
+            comm.progressWhileWaiting();
             comm.user().allGather(mine, all, record, DataType.BYTE);
             MemorySegment s = all.segment();
             for (int r = 0; r < n && failure == null; r++) {
@@ -158,7 +158,7 @@ final class ShortAllReduce {
             flagIn.segment().set(ValueLayout.JAVA_INT, 0, failure == null ? 1 : 0);
             flagIn.segment().set(ValueLayout.JAVA_INT, 4, oneGpu ? 1 : 0);
             flagIn.segment().set(ValueLayout.JAVA_INT, 8, failure == null && meets ? 1 : 0);
-            rt.progress.poll();
+            comm.progressWhileWaiting();
             comm.user().allReduce(flagIn, flagOut, 3, DataType.INT, ReduceOp.MIN);
             if (flagOut.segment().get(ValueLayout.JAVA_INT, 8) == 1) {
                 boolean system = flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0;
@@ -208,7 +208,7 @@ final class ShortAllReduce {
                 throw new CudaException("the short allReduce kernel ended without a status (" + s + ") on rank " + comm.rank(), 0);
             }
             rt.stats.shortAllReduceWaits.increment();
-            rt.progress.poll();
+            comm.progressWhileWaiting();
             resume = true;
         }
         rt.stats.shortAllReduces.increment();

@@ -207,6 +207,11 @@ final class StagedTransport implements Transport, IpcMembers {
     }
 
     @Override
+    public void progressWhileWaiting() {
+        rt.progress.poll(); // staged transfers, and through their MPI requests the inner MPI's progress
+    }
+
+    @Override
     public IpcCollectives ipcCollectives() {
         return collectives.ipc();
     }

@@ -847,13 +847,13 @@ public class StagedContract extends CommunicatorContract {
         Assumptions.assumeTrue(dev.ferry.testing.TestWorld.allAgree(comm, t.peers().localCount() == size), "ranks on several nodes");
         StagedRuntime rt = t.runtime();
         int bytes = 40;
-        try (NodeBoard board = NodeBoard.open(t.user(), bytes, rt.progress); dev.ferry.HostBuffer mine = dev.ferry.HostBuffer.allocate(bytes);
+        try (NodeBoard board = NodeBoard.open(t.user(), bytes, rt.progress::poll); dev.ferry.HostBuffer mine = dev.ferry.HostBuffer.allocate(bytes);
              dev.ferry.HostBuffer all = dev.ferry.HostBuffer.allocate((long) bytes * size); dev.ferry.HostBuffer stamp = dev.ferry.HostBuffer.allocate(8);
              dev.ferry.HostBuffer latest = dev.ferry.HostBuffer.allocate(8)) {
             assertNotNull(board, "every rank mapped the board in /dev/shm");
             for (int call = 1; call <= 2000; call++) {
                 for (int i = 0; i < bytes; i += 8) mine.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, i, call * 1000L + rank * 10L + i / 8);
-                board.exchange(mine.segment(), all.segment(), bytes, rt.progress);
+                board.exchange(mine.segment(), all.segment(), bytes, rt.progress::poll);
                 for (int r = 0; r < size; r++) {
                     for (int i = 0; i < bytes; i += 8) {
                         long got = all.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG, (long) r * bytes + i);
@@ -874,7 +874,7 @@ public class StagedContract extends CommunicatorContract {
                 }
                 long before = System.currentTimeMillis();
                 stamp.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, rank == (round % size) ? before : 0);
-                board.barrier(rt.progress);
+                board.barrier(rt.progress::poll);
                 long after = System.currentTimeMillis();
                 comm.allReduce(stamp, latest, 1, DataType.LONG, ReduceOp.MAX);
                 assertTrue(after >= latest.segment().get(java.lang.foreign.ValueLayout.JAVA_LONG, 0),
