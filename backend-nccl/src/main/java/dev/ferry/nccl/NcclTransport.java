@@ -20,6 +20,7 @@ import dev.ferry.cuda.Cuda;
 import dev.ferry.cuda.CudaDevice;
 import dev.ferry.cuda.CudaEvent;
 import dev.ferry.cuda.CudaStream;
+import dev.ferry.spi.ForwardingTransport;
 import dev.ferry.spi.Transport;
 import dev.ferry.spi.Blocks;
 import dev.ferry.spi.DeviceSupport;
@@ -62,8 +63,7 @@ import java.util.concurrent.locks.LockSupport;
  * rank 0 and broadcast over the inner communicator; {@link #split} and {@link #duplicate} use
  * {@code ncclCommSplit} (NCCL 2.18 or newer), else a new unique id over the new inner communicator.
  */
-public final class NcclTransport implements Transport {
-    private final Transport inner;
+public final class NcclTransport extends ForwardingTransport {
     /** ncclComm_t, 0 when NCCL is not used by this communicator. */
     private final long comm;
     /** Why NCCL is not used (null when it is). */
@@ -80,7 +80,7 @@ public final class NcclTransport implements Transport {
     private volatile String broken;
 
     private NcclTransport(Transport inner, long comm, String inactive, CudaDevice device) {
-        this.inner = inner;
+        super(inner);
         this.comm = comm;
         this.inactive = comm == 0 ? (inactive == null ? "no NCCL communicator" : inactive) : null;
         this.device = device;
@@ -241,26 +241,11 @@ public final class NcclTransport implements Transport {
         return device;
     }
 
-    // ---- Transport: what NCCL does not carry goes to the inner transport ------------------------
+    // ---- Transport: what NCCL does not carry goes to the inner transport (ForwardingTransport) ----
 
     @Override
     public String backend() {
         return "nccl";
-    }
-
-    @Override
-    public int rank() {
-        return inner.rank();
-    }
-
-    @Override
-    public int size() {
-        return inner.size();
-    }
-
-    @Override
-    public int maxTag() {
-        return inner.maxTag();
     }
 
     @Override
@@ -271,57 +256,6 @@ public final class NcclTransport implements Transport {
     @Override
     public String deviceBuffersUnsupportedReason() {
         return "NCCL is not used here (" + inactive + ") and the inner backend " + inner.backend() + " carries no device buffers";
-    }
-
-    @Override
-    public void send(Buffer buffer, long count, DataType type, int dest, int tag) {
-        inner.send(buffer, count, type, dest, tag);
-    }
-
-    @Override
-    public Status recv(Buffer buffer, long count, DataType type, int source, int tag) {
-        return inner.recv(buffer, count, type, source, tag);
-    }
-
-    @Override
-    public Request isend(Buffer buffer, long count, DataType type, int dest, int tag) {
-        return inner.isend(buffer, count, type, dest, tag);
-    }
-
-    @Override
-    public Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
-        return inner.irecv(buffer, count, type, source, tag);
-    }
-
-    @Override
-    public Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
-                                Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
-        return inner.sendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);
-    }
-
-    @Override
-    public void barrier() {
-        inner.barrier();
-    }
-
-    @Override
-    public Status probe(int source, int tag) {
-        return inner.probe(source, tag);
-    }
-
-    @Override
-    public java.util.Optional<Status> iprobe(int source, int tag) {
-        return inner.iprobe(source, tag);
-    }
-
-    @Override
-    public dev.ferry.MatchedMessage mprobe(int source, int tag) {
-        return inner.mprobe(source, tag);
-    }
-
-    @Override
-    public java.util.Optional<dev.ferry.MatchedMessage> improbe(int source, int tag) {
-        return inner.improbe(source, tag);
     }
 
     // ---- collectives ---------------------------------------------------------------------------
@@ -599,16 +533,6 @@ public final class NcclTransport implements Transport {
                         NcclTypes.dataType(type), NcclTypes.redOp(op), r, comm, streamHandle), comm);
             }
         }));
-    }
-
-    @Override
-    public void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
-        inner.scan(sendBuffer, recvBuffer, count, type, op);
-    }
-
-    @Override
-    public void exscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
-        inner.exscan(sendBuffer, recvBuffer, count, type, op);
     }
 
     private void p2p(boolean send, long address, long bytes, int peer) {
