@@ -39,6 +39,7 @@ final class BackendSelection implements OpenContext {
     private final Set<TransportProvider> opened = new HashSet<>();
     private final List<Throwable> loadFailures = new ArrayList<>();
     private Probe self;
+    private String decoration;
 
     /** The providers on the class path ({@link ServiceLoader}), in class-path order. */
     static BackendSelection discover() {
@@ -129,6 +130,7 @@ final class BackendSelection implements OpenContext {
     }
 
     synchronized Communicator open(SelectionReport report) {
+        decoration = null;
         self = probes.get(report.chosen());
         Probe chosen = self;
         Transport world = open(report.chosen());
@@ -160,7 +162,15 @@ final class BackendSelection implements OpenContext {
             }
             return world;
         }
-        return decorator.decorate(world, settings);
+        Transport decorated = decorator.decorate(world, settings);
+        decoration = "collectives on device buffers of ranks on one node: Ferry's CUDA IPC path (ferry.deviceCollectives=" + mode
+                + "; mpi leaves them to " + chosen.provider() + ")";
+        return decorated;
+    }
+
+    /** What the last {@link #open(SelectionReport)} put over the chosen backend, for the start-up line; null: nothing. */
+    synchronized String decoration() {
+        return decoration;
     }
 
     // ---- OpenContext ---------------------------------------------------------------------

@@ -50,7 +50,7 @@ public final class Ferry {
             throw new BackendUnavailableException("ferry: cannot open backend '" + requested + "': " + report.why(), report, null);
         }
         Communicator c = selection().open(report);
-        log(report, c.rank());
+        log(report, selection().decoration(), c.rank());
         return c;
     }
 
@@ -89,11 +89,11 @@ public final class Ferry {
         return selection;
     }
 
-    private static void log(SelectionReport report, int rank) {
+    private static void log(SelectionReport report, String decoration, int rank) {
         String mode = Settings.process().get(FerrySettings.LOG);
         if (mode.equals("quiet") || (mode.equals("rank0") && rank != 0)) {
             return;
         }
-        System.err.println(report.summary());
+        System.err.println(report.summary() + (decoration == null ? "" : "; " + decoration));
     }
 }

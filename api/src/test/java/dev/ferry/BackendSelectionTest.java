@@ -214,4 +214,55 @@ class BackendSelectionTest {
         FerryException e = assertThrows(FerryException.class, () -> s.open("a"));
         assertEquals("cannot open backend a: a is missing", e.getMessage());
     }
+
+    private static Probe cudaAware(String name) {
+        return Probe.available(name, 100, EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_DEVICE_BUFFERS, Capability.CUDA_AWARE_MPI),
+                name + " takes device buffers", Map.of());
+    }
+
+    private static Transport transportOf(Communicator c) {
+        return ((dev.ferry.spi.CheckedCommunicator) c).transport();
+    }
+
+    @Test
+    void aCudaAwareMpiBackendGetsTheDeviceCollectivesDecoratorUnlessTheSettingSaysMpi() {
+        RecordingDeviceCollectives.WRAPPED.clear();
+        List<String> log = new ArrayList<>();
+        // auto (the default): the chosen backend that hands device buffers to a CUDA-aware MPI is wrapped
+        BackendSelection s = of(new Fake("mpi", List.of(), log, c -> cudaAware("mpi")));
+        Communicator c = s.open(s.report("auto", "default"));
+        assertTrue(transportOf(c) instanceof RecordingDeviceCollectives.Wrapped, "wrapped under auto");
+        assertEquals("mpi", c.backend(), "the communicator still names the MPI backend");
+        assertNotNull(s.decoration());
+        assertTrue(s.decoration().contains("ferry.deviceCollectives=auto"), s.decoration());
+        // mpi: not wrapped
+        BackendSelection m = new BackendSelection(List.of(new Fake("mpi", List.of(), log, c2 -> cudaAware("mpi"))), List.of(), LAUNCH,
+                Settings.of(Map.of("ferry.deviceCollectives", "mpi")));
+        Communicator plain = m.open(m.report("auto", "default"));
+        assertTrue(!(transportOf(plain) instanceof RecordingDeviceCollectives.Wrapped), "not wrapped under mpi");
+        assertNull(m.decoration());
+        // ipc: wrapped too
+        BackendSelection i = new BackendSelection(List.of(new Fake("mpi", List.of(), log, c2 -> cudaAware("mpi"))), List.of(), LAUNCH,
+                Settings.of(Map.of("ferry.deviceCollectives", "ipc")));
+        assertTrue(transportOf(i.open(i.report("mpi", "-Dferry.backend"))) instanceof RecordingDeviceCollectives.Wrapped);
+        assertEquals(List.of("mpi auto", "mpi ipc"), RecordingDeviceCollectives.WRAPPED);
+    }
+
+    @Test
+    void neitherAHostOnlyBackendNorADecoratorNorItsInnerBackendIsWrapped() {
+        RecordingDeviceCollectives.WRAPPED.clear();
+        List<String> log = new ArrayList<>();
+        BackendSelection host = of(new Fake("host", List.of(), log, c -> up("host", 20)));
+        assertTrue(!(transportOf(host.open(host.report("auto", "default"))) instanceof RecordingDeviceCollectives.Wrapped));
+        // a decorator over a CUDA-aware MPI backend (as nccl over ompi): neither it nor the inner transport it opens
+        Fake inner = new Fake("mpi", List.of(), log, c -> cudaAware("mpi"));
+        Fake deco = new Fake("deco", List.of("mpi"), log, c -> c.probe("mpi").isAvailable()
+                ? Probe.available("deco", 110, EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_DEVICE_BUFFERS, Capability.CUDA_AWARE_MPI), "deco", Map.of())
+                : down("deco"));
+        BackendSelection s = of(deco, inner);
+        Communicator c = s.open(s.report("auto", "default"));
+        assertEquals("deco", c.backend());
+        assertTrue(!(transportOf(c) instanceof RecordingDeviceCollectives.Wrapped));
+        assertEquals(List.of(), RecordingDeviceCollectives.WRAPPED, "nothing wrapped");
+    }
 }
