@@ -60,10 +60,11 @@ public final class FerrySettings implements SettingsCatalog {
 
     /** {@code ferry.deviceCollectives}: who runs collectives on device buffers of one node's ranks under the MPI backends (ompi, mvapich). */
     public static final Setting<String> DEVICE_COLLECTIVES = Setting.of(MODULE, "ferry.deviceCollectives", Setting.choice("auto", "ipc", "mpi"), "auto",
-            "collectives on device buffers under `ompi` and `mvapich` with a CUDA-aware MPI: `ipc` runs them among ranks all on one "
-                    + "node over CUDA IPC with reductions on the GPU (the `staged` backend's collectives: needs ferry-backend-staged on "
-                    + "the class path; a call that cannot take that path fails); `mpi` hands them to the MPI; `auto`: CUDA IPC where "
-                    + "every rank's buffers allow it and the staged backend is on the class path, else the MPI");
+            "collectives on device buffers under `ompi` and `mvapich` with a CUDA-aware MPI: `auto` runs them among ranks all on "
+                    + "one node over CUDA IPC with reductions on the GPU (the `staged` backend's collectives, when ferry-backend-staged is "
+                    + "on the class path) where every rank's buffers allow it, else hands them to the MPI; `ipc`: as `auto`, but such a "
+                    + "call that cannot take the IPC path fails with UnsupportedBufferException (and opening fails without "
+                    + "ferry-backend-staged); `mpi`: always the MPI");
 
     @Override
     public List<Setting<?>> settings() {
