@@ -131,10 +131,11 @@ final class BackendSelection implements OpenContext {
 
     synchronized Communicator open(SelectionReport report) {
         decoration = null;
+        String mode = settings.get(FerrySettings.DEVICE_COLLECTIVES); // a bad value fails before anything is opened
         self = probes.get(report.chosen());
         Probe chosen = self;
         Transport world = open(report.chosen());
-        return new CheckedCommunicator(withDeviceCollectives(world, chosen, providers.get(report.chosen())));
+        return new CheckedCommunicator(withDeviceCollectives(world, mode, chosen, providers.get(report.chosen())));
     }
 
     /**
@@ -144,8 +145,7 @@ final class BackendSelection implements OpenContext {
      * not {@code mpi}; unchanged otherwise, or when no decorator is on the class path under
      * {@code auto}.
      */
-    private Transport withDeviceCollectives(Transport world, Probe chosen, TransportProvider provider) {
-        String mode = settings.get(FerrySettings.DEVICE_COLLECTIVES);
+    private Transport withDeviceCollectives(Transport world, String mode, Probe chosen, TransportProvider provider) {
         if ("mpi".equals(mode) || !chosen.has(Capability.CUDA_AWARE_MPI) || !provider.dependsOn().isEmpty()) {
             return world;
         }

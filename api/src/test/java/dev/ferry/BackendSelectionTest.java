@@ -265,4 +265,15 @@ class BackendSelectionTest {
         assertTrue(!(transportOf(c) instanceof RecordingDeviceCollectives.Wrapped));
         assertEquals(List.of(), RecordingDeviceCollectives.WRAPPED, "nothing wrapped");
     }
+
+    @Test
+    void aBadDeviceCollectivesValueFailsBeforeAnyBackendOpens() {
+        List<String> log = new ArrayList<>();
+        BackendSelection s = new BackendSelection(List.of(new Fake("mpi", List.of(), log, c -> cudaAware("mpi"))), List.of(), LAUNCH,
+                Settings.of(Map.of("ferry.deviceCollectives", "gpu")));
+        SelectionReport r = s.report("auto", "default");
+        InvalidSettingException e = assertThrows(InvalidSettingException.class, () -> s.open(r));
+        assertTrue(e.getMessage().contains("ferry.deviceCollectives"), e.getMessage());
+        assertEquals(List.of("probe mpi"), log, "nothing was opened");
+    }
 }

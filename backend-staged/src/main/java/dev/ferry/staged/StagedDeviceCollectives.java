@@ -31,6 +31,13 @@ public final class StagedDeviceCollectives implements DeviceCollectivesDecorator
                 ? StagedSettings.DeviceCollectives.IPC : StagedSettings.DeviceCollectives.AUTO;
         // every rank wraps (the peer exchange is collective); where CUDA IPC is off on some rank
         // (ferry.staged.ipc=false, no CUDA), or the ranks span nodes, every collective goes to the MPI
-        return new MpiWithIpcCollectives(world, StagedRuntime.acquire(s, world.backend()), mode);
+        StagedRuntime rt;
+        try {
+            rt = StagedRuntime.acquire(s, world.backend());
+        } catch (RuntimeException e) {
+            world.close();
+            throw e;
+        }
+        return new MpiWithIpcCollectives(world, rt, mode); // closes world and releases rt when it fails
     }
 }
