@@ -41,6 +41,8 @@ public abstract class BindingTransport implements Transport {
     private final int maxTag;
     private final long maxPieceBytes;
     private BindingTransport internal; // lazily duplicated, for the point-to-point collectives
+    /** Reductions of device buffers folded on the GPU (ferry.deviceReductions), with their scratch. */
+    private final DeviceFolds folds = new DeviceFolds(this);
 
     /**
      * Native memory handed to the binding: where it starts, how many bytes, and what kind (for
@@ -233,8 +235,9 @@ public abstract class BindingTransport implements Transport {
 
     @Override
     public void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
-        if (foldsOnDevice(sendBuffer, rank() == root ? recvBuffer : sendBuffer, count, type, op)) {
-            reduceOnDevice(sendBuffer, recvBuffer, count, type, op, root);
+        DeviceFolds.Path path = folds.path(sendBuffer, rank() == root ? recvBuffer : sendBuffer, count, type, op, false);
+        if (path != DeviceFolds.Path.MPI) {
+            folds.reduce(sendBuffer, recvBuffer, count, type, op, root, path);
             return;
         }
         if (!mpiReduces(type, op)) {
@@ -253,8 +256,9 @@ public abstract class BindingTransport implements Transport {
 
     @Override
     public void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
-        if (foldsOnDevice(sendBuffer, recvBuffer, count, type, op)) {
-            reduceOnDevice(sendBuffer, recvBuffer, count, type, op, -1);
+        DeviceFolds.Path path = folds.path(sendBuffer, recvBuffer, count, type, op, false);
+        if (path != DeviceFolds.Path.MPI) {
+            folds.reduce(sendBuffer, recvBuffer, count, type, op, -1, path);
             return;
         }
         if (!mpiReduces(type, op)) {
@@ -269,90 +273,6 @@ public abstract class BindingTransport implements Transport {
             mpiAllReduce(region(sendBuffer, off, len), region(recvBuffer, off, len), n, type, op);
             done += n;
         } while (done < count);
-    }
-
-    // ---- reductions of device buffers folded on the GPU ---------------------------------------
-    // CUDA-aware MPIs move device memory at near copy speed but reduce it on the host (Open MPI
-    // 5.0.7: allReduce of 64 MiB at ~3800 x one device copy, bench/results). With ferry.deviceReductions
-    // the blocks travel through the MPI's own device path (allToAll, then allGatherV or gatherV) and
-    // are folded on the GPU, each slice by one rank in rank order.
-
-    // the measured crossover on one H100 under MPS with the CUDA-aware Open MPI 5.0.7, 2 and 4 ranks, since
-    // equal blocks travel by allToAll: between 512 KiB and 2 MiB (bench/results/2026-11-24-h100x1-mps-ipc-under-mpi.md)
-    private static final long DEVICE_FOLD_FROM = 1L << 20;
-
-    /** Whether this reduction folds on the GPU; the same answer on every rank (one agreement when it may). */
-    private boolean foldsOnDevice(Buffer send, Buffer result, long count, DataType type, ReduceOp op) {
-        String mode = dev.ferry.Settings.process().get(dev.ferry.FerrySettings.DEVICE_REDUCTIONS);
-        // count, type and the setting are the same on every rank: so is this first answer, without a message
-        if (mode.equals("mpi") || size() == 1 || count < size() || (mode.equals("auto") && type.bytes(count) < DEVICE_FOLD_FROM)) {
-            return false;
-        }
-        boolean mine = send.kind() == dev.ferry.MemoryKind.DEVICE && result != null && result.kind() == dev.ferry.MemoryKind.DEVICE
-                && send.device() == result.device() && DeviceSupport.get().reducesOnDevice(type, op);
-        // buffers may differ between ranks: one with host memory keeps the MPI path for all
-        return !anyRank(!mine);
-    }
-
-    /** allReduce ({@code root} -1) or reduce: slices folded on the GPU ({@link #foldOwnBlock}), results through allGatherV or gatherV. */
-    private void reduceOnDevice(Buffer send, Buffer result, long count, DataType type, ReduceOp op, int root) {
-        int me = rank();
-        Blocks slices = Blocks.sliced(count, type, size());
-        long mine = slices.count(me);
-        try (Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
-            foldOwnBlock(send, slices, part.buffer(), type, op);
-            if (root < 0) {
-                allGatherV(part.buffer(), mine, result, slices, type);
-            } else {
-                gatherV(part.buffer(), mine, me == root ? result : null, me == root ? slices : null, type, root);
-            }
-        }
-    }
-
-    /** Reduce-scatter on the GPU: the own block folded ({@link #foldOwnBlock}) into scratch (aligned for the kernels whatever the caller's buffer), then copied. */
-    private void reduceScatterOnDevice(Buffer send, Buffer result, Blocks blocks, DataType type, ReduceOp op) {
-        long mine = blocks.count(rank());
-        try (Scratch part = Scratch.like(send, Math.max(1, type.bytes(mine)))) {
-            foldOwnBlock(send, blocks, part.buffer(), type, op);
-            if (mine > 0) {
-                DeviceSupport.get().copy(result, part.buffer(), type.bytes(mine));
-            }
-        }
-    }
-
-    /**
-     * Block r of every rank's {@code send} ({@code blocks}) to rank r, where this rank folds its block
-     * of every rank's input on the GPU in rank order into {@code into}. Equal blocks laid end to end
-     * travel by allToAll, others by allToAllV: Open MPI 5.0.7 ran MPI_Alltoallv on device memory at
-     * about 1.3 GB/s on two H200s, 360 times its MPI_Alltoall of the same bytes (bench/results).
-     */
-    private void foldOwnBlock(Buffer send, Blocks blocks, Buffer into, DataType type, ReduceOp op) {
-        int n = size();
-        long mine = blocks.count(rank());
-        long[] fromEach = new long[n];
-        java.util.Arrays.fill(fromEach, mine);
-        Blocks received = Blocks.contiguous(fromEach); // every rank's block `me`, in rank order
-        try (Scratch in = Scratch.like(send, Math.max(1, type.bytes(mine * n)))) {
-            if (equalAndContiguous(blocks)) {
-                allToAll(send, in.buffer(), mine, type);
-            } else {
-                allToAllV(send, blocks, in.buffer(), received, type);
-            }
-            if (mine > 0) {
-                long[] sources = new long[n];
-                for (int r = 0; r < n; r++) sources[r] = in.buffer().address() + type.bytes(received.displacement(r));
-                DeviceSupport.get().reduce(send.device(), type, op, into.address(), sources, mine);
-            }
-        }
-    }
-
-    /** Every block of one count, block r at r times that count. */
-    private static boolean equalAndContiguous(Blocks blocks) {
-        long c = blocks.count(0);
-        for (int r = 0; r < blocks.size(); r++) {
-            if (blocks.count(r) != c || blocks.displacement(r) != c * r) return false;
-        }
-        return true;
     }
 
     @Override
@@ -420,6 +340,7 @@ public abstract class BindingTransport implements Transport {
             internal = null;
         }
         try {
+            folds.close();
             if (in != null) {
                 in.close();
             }
@@ -437,7 +358,7 @@ public abstract class BindingTransport implements Transport {
     // allreduce first. Types MPI does not reduce go through the host (as reduceByGathering).
 
     /** True on every rank when {@code mine} is true on any (one MAX allreduce of one int; collective). */
-    private boolean anyRank(boolean mine) {
+    boolean anyRank(boolean mine) {
         try (HostBuffer flags = HostBuffer.allocate(8)) {
             flags.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, 0, mine ? 1 : 0);
             mpiAllReduce(region(flags, 0, 4), region(flags, 4, 4), 1, DataType.INT, ReduceOp.MAX);
@@ -497,10 +418,10 @@ public abstract class BindingTransport implements Transport {
     @Override
     public void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         long bytes = type.bytes(recvCount);
-        if (foldsOnDevice(sendBuffer, recvBuffer, recvCount * size(), type, op)) {
+        if (folds.path(sendBuffer, recvBuffer, recvCount * size(), type, op, true) != DeviceFolds.Path.MPI) {
             long[] counts = new long[size()];
             java.util.Arrays.fill(counts, recvCount);
-            reduceScatterOnDevice(sendBuffer, recvBuffer, Blocks.contiguous(counts), type, op);
+            folds.reduceScatter(sendBuffer, recvBuffer, Blocks.contiguous(counts), type, op);
             return;
         }
         if (mpiReduces(type) && fits(bytes * size())) {
@@ -520,8 +441,8 @@ public abstract class BindingTransport implements Transport {
      */
     @Override
     public void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
-        if (foldsOnDevice(sendBuffer, recvBuffer, blocks.total(), type, op)) {
-            reduceScatterOnDevice(sendBuffer, recvBuffer, blocks, type, op);
+        if (folds.path(sendBuffer, recvBuffer, blocks.total(), type, op, true) != DeviceFolds.Path.MPI) {
+            folds.reduceScatter(sendBuffer, recvBuffer, blocks, type, op);
             return;
         }
         boolean device = supportsDeviceBuffers() && anyRank(sendBuffer.kind().needsCuda() || recvBuffer.kind().needsCuda());
