@@ -37,11 +37,8 @@ public final class StagedDiagnostics {
     }
 
     private static StagedTransport staged(Communicator c) {
-        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof StagedTransport s) {
-            if (s.runtime().isClosed()) {
-                throw new IllegalArgumentException("the staged runtime of this communicator was closed");
-            }
-            return s;
+        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof StagedTransport) {
+            return (StagedTransport) members(c); // the runtime's liveness checked there
         }
         throw new IllegalArgumentException("not a staged communicator: " + (c == null ? "null" : c.backend()));
     }
