@@ -140,13 +140,16 @@ final class BackendSelection implements OpenContext {
 
     /**
      * {@code world} with Ferry's own device collectives ({@link DeviceCollectivesDecorator}, e.g.
-     * over CUDA IPC within a node) where the chosen backend hands device buffers straight to a
-     * CUDA-aware MPI (a backend of its own, not a decorator) and {@code ferry.deviceCollectives} is
+     * over CUDA IPC within a node) where the chosen backend runs on a CUDA-aware MPI library (a
+     * backend of its own, not a decorator) and {@code ferry.deviceCollectives} is
      * not {@code mpi}; unchanged otherwise, or when no decorator is on the class path under
      * {@code auto}.
      */
     private Transport withDeviceCollectives(Transport world, String mode, Probe chosen, TransportProvider provider) {
-        if ("mpi".equals(mode) || !chosen.has(Capability.CUDA_AWARE_MPI) || !provider.dependsOn().isEmpty()) {
+        // from the library's CUDA support, not this process's CUDA: the decorator's peer exchange is
+        // collective, so every rank of the job must wrap alike (a rank without CUDA wraps too, and
+        // its collectives all go to the MPI)
+        if ("mpi".equals(mode) || !chosen.has(Capability.CUDA_AWARE_LIBRARY) || !provider.dependsOn().isEmpty()) {
             return world;
         }
         DeviceCollectivesDecorator decorator = null;

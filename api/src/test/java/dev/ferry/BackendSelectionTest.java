@@ -216,8 +216,8 @@ class BackendSelectionTest {
     }
 
     private static Probe cudaAware(String name) {
-        return Probe.available(name, 100, EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_DEVICE_BUFFERS, Capability.CUDA_AWARE_MPI),
-                name + " takes device buffers", Map.of());
+        return Probe.available(name, 100, EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_DEVICE_BUFFERS, Capability.CUDA_AWARE_MPI,
+                Capability.CUDA_AWARE_LIBRARY), name + " takes device buffers", Map.of());
     }
 
     private static Transport transportOf(Communicator c) {
@@ -249,6 +249,18 @@ class BackendSelectionTest {
     }
 
     @Test
+    void aRankWithoutCudaUnderACudaAwareLibraryIsWrappedLikeTheOthers() {
+        RecordingDeviceCollectives.WRAPPED.clear();
+        List<String> log = new ArrayList<>();
+        // the library takes device memory, this process has no CUDA: no device buffers here, but the
+        // peer exchange of the decorator is collective, so this rank wraps as its peers with CUDA do
+        BackendSelection s = of(new Fake("mpi", List.of(), log, c -> Probe.available("mpi", 20,
+                EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_AWARE_LIBRARY), "CUDA-aware library, no CUDA here", Map.of())));
+        assertTrue(transportOf(s.open(s.report("auto", "default"))) instanceof RecordingDeviceCollectives.Wrapped);
+        assertEquals(List.of("mpi auto"), RecordingDeviceCollectives.WRAPPED);
+    }
+
+    @Test
     void neitherAHostOnlyBackendNorADecoratorNorItsInnerBackendIsWrapped() {
         RecordingDeviceCollectives.WRAPPED.clear();
         List<String> log = new ArrayList<>();
@@ -257,7 +269,8 @@ class BackendSelectionTest {
         // a decorator over a CUDA-aware MPI backend (as nccl over ompi): neither it nor the inner transport it opens
         Fake inner = new Fake("mpi", List.of(), log, c -> cudaAware("mpi"));
         Fake deco = new Fake("deco", List.of("mpi"), log, c -> c.probe("mpi").isAvailable()
-                ? Probe.available("deco", 110, EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_DEVICE_BUFFERS, Capability.CUDA_AWARE_MPI), "deco", Map.of())
+                ? Probe.available("deco", 110, EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_DEVICE_BUFFERS, Capability.CUDA_AWARE_MPI,
+                        Capability.CUDA_AWARE_LIBRARY), "deco", Map.of())
                 : down("deco"));
         BackendSelection s = of(deco, inner);
         Communicator c = s.open(s.report("auto", "default"));

@@ -9,5 +9,11 @@ public enum Capability {
     /** Device memory handed straight to a CUDA-aware MPI (no staging by Ferry). */
     CUDA_AWARE_MPI,
     /** Device-to-device copies between ranks of one node through CUDA IPC handles. */
-    CUDA_IPC
+    CUDA_IPC,
+    /**
+     * The MPI library says it takes CUDA device memory, whether or not this process can use CUDA:
+     * the same answer on every rank of a job that loads one library (the selection decides from it
+     * what must be alike on every rank).
+     */
+    CUDA_AWARE_LIBRARY
 }

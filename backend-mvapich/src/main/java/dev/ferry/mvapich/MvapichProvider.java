@@ -97,6 +97,9 @@ public final class MvapichProvider implements TransportProvider {
         if (rt.sharedGpu != null) {
             details.put("device buffers", "refused: " + rt.sharedGpu);
         }
+        if (rt.cuda.cudaAware()) {
+            caps.add(Capability.CUDA_AWARE_LIBRARY);
+        }
         boolean direct = rt.takesDeviceBuffers();
         if (direct) {
             caps.add(Capability.CUDA_DEVICE_BUFFERS);

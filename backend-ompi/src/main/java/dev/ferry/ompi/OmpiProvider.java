@@ -122,6 +122,9 @@ public final class OmpiProvider implements TransportProvider {
         details.put("mpi family", family.reason());
         details.put("node-local rank", dev.ferry.spi.NodeLocal.describe());
         EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS);
+        if (cuda.cudaAware()) {
+            caps.add(Capability.CUDA_AWARE_LIBRARY);
+        }
         boolean direct = cuda.cudaAware() && Cuda.isAvailable();
         if (direct) {
             caps.add(Capability.CUDA_DEVICE_BUFFERS);
