@@ -171,6 +171,8 @@ class SlurmIT {
                         .env("OMPI_MCA_oob_tcp_if_include", "fe0");
             } else {
                 job.env("UCX_TLS", "tcp,self").env("UCX_NET_DEVICES", "fe0").env("FI_PROVIDER", "tcp").env("FI_TCP_IFACE", "fe0");
+                // the shutdown defect MultiHostIT reports under mpiexec happens under srun too (seen once in 3 CI runs)
+                job.property("ferry.test.knownFinalizeHang", MultiHostIT.MPICH_UCX_FINALIZE_HANG);
             }
         }
         return job;
