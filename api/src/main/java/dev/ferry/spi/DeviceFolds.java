@@ -135,13 +135,11 @@ final class DeviceFolds implements AutoCloseable {
 
     /** Slices folded by their ranks ({@link #foldOwnBlock}), results through allGatherV or gatherV. */
     private void byBlocks(Buffer send, Buffer result, long count, DataType type, ReduceOp op, int root) {
-        int me = t.rank(), n = t.size();
-        Blocks slices = Blocks.sliced(count, type, n);
+        int me = t.rank();
+        Blocks slices = Blocks.sliced(count, type, t.size());
         long mine = slices.count(me);
-        long inBytes = aligned(type.bytes(mine * n));
-        try (Memory m = memory(send, inBytes + Math.max(1, type.bytes(mine)))) {
-            Buffer part = m.at(inBytes, Math.max(1, type.bytes(mine)));
-            foldOwnBlock(send, slices, m.at(0, Math.max(1, type.bytes(mine * n))), part, type, op);
+        try (Memory m = blockMemory(send, mine, type)) {
+            Buffer part = foldOwnBlock(send, slices, m, type, op);
             if (root < 0) {
                 t.allGatherV(part, mine, result, slices, type);
             } else {
@@ -152,27 +150,33 @@ final class DeviceFolds implements AutoCloseable {
 
     /** Reduce-scatter: the own block folded into scratch (aligned for the kernels whatever the caller's buffer), then copied. */
     void reduceScatter(Buffer send, Buffer result, Blocks blocks, DataType type, ReduceOp op) {
-        int n = t.size();
         long mine = blocks.count(t.rank());
-        long inBytes = aligned(type.bytes(mine * n));
-        try (Memory m = memory(send, inBytes + Math.max(1, type.bytes(mine)))) {
-            Buffer part = m.at(inBytes, Math.max(1, type.bytes(mine)));
-            foldOwnBlock(send, blocks, m.at(0, Math.max(1, type.bytes(mine * n))), part, type, op);
+        try (Memory m = blockMemory(send, mine, type)) {
+            Buffer part = foldOwnBlock(send, blocks, m, type, op);
             if (mine > 0) {
                 DeviceSupport.get().copy(result, part, type.bytes(mine));
             }
         }
     }
 
+    /** Scratch for {@link #foldOwnBlock}: every rank's block of {@code mine} elements, then this rank's folded block. */
+    private Memory blockMemory(Buffer send, long mine, DataType type) {
+        return memory(send, aligned(type.bytes(mine * t.size())) + Math.max(1, type.bytes(mine)));
+    }
+
     /**
-     * Block r of every rank's {@code send} ({@code blocks}) to rank r, into {@code in}; this rank
-     * folds its block of every rank's input on the GPU in rank order into {@code into}. Equal blocks
-     * laid end to end travel by allToAll, others by allToAllV: Open MPI 5.0.7 ran MPI_Alltoallv on
-     * device memory at about 1.3 GB/s on two H200s, 360 times its MPI_Alltoall of the same bytes.
+     * Block r of every rank's {@code send} ({@code blocks}) to rank r, into the start of {@code m}
+     * ({@link #blockMemory}); this rank folds its block of every rank's input on the GPU in rank
+     * order into the rest of {@code m}, which it returns. Equal blocks laid end to end travel by
+     * allToAll, others by allToAllV: Open MPI 5.0.7 ran MPI_Alltoallv on device memory at about
+     * 1.3 GB/s on two H200s, 360 times its MPI_Alltoall of the same bytes.
      */
-    private void foldOwnBlock(Buffer send, Blocks blocks, Buffer in, Buffer into, DataType type, ReduceOp op) {
+    private Buffer foldOwnBlock(Buffer send, Blocks blocks, Memory m, DataType type, ReduceOp op) {
         int n = t.size();
         long mine = blocks.count(t.rank());
+        long inBytes = aligned(type.bytes(mine * n));
+        Buffer in = m.at(0, Math.max(1, type.bytes(mine * n)));
+        Buffer part = m.at(inBytes, Math.max(1, type.bytes(mine)));
         long[] fromEach = new long[n];
         java.util.Arrays.fill(fromEach, mine);
         Blocks received = Blocks.contiguous(fromEach); // every rank's block `me`, in rank order
@@ -184,8 +188,9 @@ final class DeviceFolds implements AutoCloseable {
         if (mine > 0) {
             long[] sources = new long[n];
             for (int r = 0; r < n; r++) sources[r] = in.address() + type.bytes(received.displacement(r));
-            DeviceSupport.get().reduce(send.device(), type, op, into.address(), sources, mine);
+            DeviceSupport.get().reduce(send.device(), type, op, part.address(), sources, mine);
         }
+        return part;
     }
 
     /** Every block of one count, block r at r times that count. */

@@ -73,21 +73,10 @@ public class MpiIpcCollectivesContract extends CommunicatorContract {
             }
         }
         long calls = ipcCalls(), folds = gpuReductions();
-        int expectedCalls = 0, expectedFolds = 0;
-        for (int count : new int[] {2, 3000, 100_003}) { // the short allReduce, one rank folds all, sliced
-            Buffer in = alloc(Mem.DEVICE, 8L * count), out = alloc(Mem.DEVICE, 8L * count);
-            try (HostBuffer h = HostBuffer.allocate(8L * count)) {
-                for (int i = 0; i < count; i++) Data.put(h.segment(), DataType.LONG, i, rank + i);
-                Cuda.copy(in, h, 8L * count);
-                comm.allReduce(in, out, count, DataType.LONG, ReduceOp.SUM);
-                Cuda.copy(h, out, 8L * count);
-                for (int i = 0; i < count; i += 997) {
-                    assertEquals(size * (size - 1) / 2 + (long) size * i, (long) Data.get(h.segment(), DataType.LONG, i), "allReduce element " + i);
-                }
-            }
-            expectedFolds++;
-            expectedCalls++;
+        for (int count : StagedContract.SHORT_ONE_SLICED) {
+            StagedContract.allReduceRankSums(comm, alloc(Mem.DEVICE, 8L * count), alloc(Mem.DEVICE, 8L * count), count);
         }
+        int expectedFolds = StagedContract.SHORT_ONE_SLICED.length, expectedCalls = expectedFolds;
         // broadcast and allGather of device buffers
         int n = 1000;
         Buffer b = alloc(Mem.DEVICE, 4L * n), g = alloc(Mem.DEVICE, 4L * n * size), mine = alloc(Mem.DEVICE, 4L * n);

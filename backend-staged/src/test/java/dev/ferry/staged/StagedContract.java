@@ -461,17 +461,8 @@ public class StagedContract extends CommunicatorContract {
         long across = rt.stats.hierarchicalReductions.sum(), onBoard = rt.stats.boardRounds.sum();
         long onGpu = rt.stats.shortAllReduces.sum();
         ipc.offerEvents(true); // the second ending (off by default) is checked here too
-        for (int count : new int[] {2, 3000, 100_003}) { // met on the GPU, one rank folds all, sliced
-            Buffer in = alloc(m, 8L * count), out = alloc(m, 8L * count);
-            try (dev.ferry.HostBuffer h = dev.ferry.HostBuffer.allocate(8L * count)) {
-                for (int i = 0; i < count; i++) Data.put(h.segment(), DataType.LONG, i, rank + i);
-                Cuda.copy(in, h, 8L * count);
-                comm.allReduce(in, out, count, DataType.LONG, ReduceOp.SUM);
-                Cuda.copy(h, out, 8L * count);
-                for (int i = 0; i < count; i += 997) {
-                    assertEquals(size * (size - 1) / 2 + (long) size * i, (long) Data.get(h.segment(), DataType.LONG, i), "element " + i);
-                }
-            }
+        for (int count : SHORT_ONE_SLICED) {
+            allReduceRankSums(comm, alloc(m, 8L * count), alloc(m, 8L * count), count);
         }
         ipc.offerEvents(false);
         long took = rt.stats.ipcCollectives.sum() - before;
@@ -574,6 +565,26 @@ public class StagedContract extends CommunicatorContract {
     }
 
     /** Skips unless {@code sc} stages memory of kind {@code m} (device memory; host memory only in the test mode). */
+    /** allReduce counts of the IPC path's three ways: met on the GPU, one rank folds all, sliced. */
+    static final int[] SHORT_ONE_SLICED = {2, 3000, 100_003};
+
+    /**
+     * An allReduce (SUM) of {@code count} LONGs, {@code rank + i} at element i on every rank, between
+     * {@code in} and {@code out} (device memory of the test), checked at every 997th element.
+     */
+    static void allReduceRankSums(Communicator comm, Buffer in, Buffer out, int count) {
+        int rank = comm.rank(), size = comm.size();
+        try (dev.ferry.HostBuffer h = dev.ferry.HostBuffer.allocate(8L * count)) {
+            for (int i = 0; i < count; i++) Data.put(h.segment(), DataType.LONG, i, rank + i);
+            Cuda.copy(in, h, 8L * count);
+            comm.allReduce(in, out, count, DataType.LONG, ReduceOp.SUM);
+            Cuda.copy(h, out, 8L * count);
+            for (int i = 0; i < count; i += 997) {
+                assertEquals(size * (size - 1) / 2 + (long) size * i, (long) Data.get(h.segment(), DataType.LONG, i), "allReduce element " + i);
+            }
+        }
+    }
+
     private void assumeStaged(StagedTransport sc, Mem m) {
         Buffer kind = alloc(m, 16);
         boolean staged = sc.staged(kind);
