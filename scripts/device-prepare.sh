@@ -105,6 +105,8 @@ fi
 [ -f "$REPO/.ferry/wheels/nccl/nvidia/nccl/lib/libnccl.so.2" ] && sh bench/src/main/c/build-nccl.sh "$D/c" >/dev/null
 # the staged pipeline in C (bench/experiments/staged-pipeline.c): the native reference for staged's pipeline
 mpicc.openmpi -O2 -Wall -o "$D/c/staged-pipeline" bench/experiments/staged-pipeline.c -ldl
+# one GPU round trip per way of starting GPU work (bench/src/main/c/launch_floor.c, device-run.sh step launch-floor)
+mpicc.openmpi -O2 -std=c11 -Wall -o "$D/c/launch-floor" bench/src/main/c/launch_floor.c -ldl
 
 say "contents:"; du -sh "$D"/* >&2
 total=$(du -sm "$D" | cut -f1)

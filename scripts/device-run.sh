@@ -5,7 +5,7 @@
 #                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
 #                                        smcuda smcuda-c ordering-cost ops
 #                                        device-reduction device-collectives device-collectives-bench bench-chain
-#                                        device-reductions-mpi device-reductions-nodes small-floor bench-collectives
+#                                        device-reductions-mpi device-reductions-nodes small-floor launch-floor bench-collectives
 #                                        ipc-under-mpi (IPCMPI_NP="2 4", IPCMPI_MODES="auto ipc mpi": device
 #                                        collectives under ompi on staged's IPC path, ferry.deviceCollectives)
 #                                        ompi-device (every ompi suite with device buffers, np 2 and 4)
@@ -633,6 +633,23 @@ step_small-floor() {
                 run_main small-floor-$mode-np$np sys $np dev.ferry.bench.SmallCollectiveFloor
             md ""; md '```'; grep -a -E "^backend|^each|^staged counters|breakdown|\(.*-.*\)$" "$W/logs/small-floor-$mode-np$np.log" | sed "1s/^/[$mode] /" >> "$SUMMARY"; md '```'; md ""
         done
+    done
+}
+
+# one GPU round trip (host starts work, the work writes a word to pinned host memory, the host sees it)
+# per way of starting it: kernel launch, priority stream, after cuCtxSynchronize, graph, stream memory
+# operation; every rank at once and rank 0 alone (bench/src/main/c/launch_floor.c); LAUNCH_FLOOR_NP
+step_launch-floor() {
+    md "## One GPU round trip per way of starting GPU work, $WHERE (MPS: ${MPS:-0})"; md ""
+    local np
+    mpi_env sys
+    for np in ${LAUNCH_FLOOR_NP:-1 2 4}; do
+        md '```'
+        timeout 120 "${LAUNCH[@]}" -np $np "$D/c/launch-floor" ${LAUNCH_FLOOR_ITERATIONS:-2000} > "$W/logs/launch-floor-np$np.log" 2>&1
+        local rc=$?
+        cat "$W/logs/launch-floor-np$np.log" >> "$SUMMARY"
+        md '```'
+        md "- \`mpirun -np $np launch-floor\`: exit $rc"; md ""
     done
 }
 

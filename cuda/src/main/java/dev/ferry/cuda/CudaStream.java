@@ -16,6 +16,7 @@ public final class CudaStream implements AutoCloseable {
     private final CudaDevice device;
     private final CUstream stream = new CUstream();
     private boolean closed;
+    private KernelGraph graph;
 
     CudaStream(CudaDevice device) {
         this.device = device;
@@ -30,6 +31,17 @@ public final class CudaStream implements AutoCloseable {
     /** The JCuda handle, for interop (kernel launches on this stream). */
     public CUstream handle() {
         return stream;
+    }
+
+    /** The one-kernel graph of this stream, made on first use: short kernels launch through it ({@link KernelGraph}). */
+    synchronized KernelGraph kernelGraph() {
+        if (closed) {
+            throw new IllegalStateException("the stream is closed");
+        }
+        if (graph == null) {
+            graph = new KernelGraph(this);
+        }
+        return graph;
     }
 
     /** Waits until all work on the stream is done. */
@@ -59,6 +71,9 @@ public final class CudaStream implements AutoCloseable {
     public synchronized void close() {
         if (!closed) {
             closed = true;
+            if (graph != null) {
+                graph.close();
+            }
             device.makeCurrent();
             check(cuStreamDestroy(stream), "cuStreamDestroy");
         }

@@ -179,7 +179,7 @@ public final class DeviceReduction {
         Cuda.ensureAvailability();
         long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_SHORT);
         int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
-        Loaded.launchShort(function, threads, JCudaPointers.handle(stream.handle()), out, in, scratches, me, count, slotBytes, seq, resume, system,
+        Loaded.launchShort(function, threads, stream, out, in, scratches, me, count, slotBytes, seq, resume, system,
                 status, patienceNanos, type, op);
     }
 
@@ -322,7 +322,8 @@ public final class DeviceReduction {
 
         private static final ThreadLocal<ShortArgs> SHORT_ARGS = ThreadLocal.withInitial(() -> new ShortArgs(Arena.ofAuto()));
 
-        static void launchShort(long function, int threads, long stream, long out, long in, long[] scratches, int me, long count, long slotBytes,
+        /** Through the stream's {@link KernelGraph}: this kernel's launch is most of a short allReduce's time. */
+        static void launchShort(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count, long slotBytes,
                                 long seq, boolean resume, boolean system, long status, long patience, DataType type, ReduceOp op) {
             ShortArgs a = SHORT_ARGS.get();
             a.out.set(JAVA_LONG, 0, out);
@@ -338,7 +339,7 @@ public final class DeviceReduction {
             a.system.set(JAVA_INT, 0, system ? 1 : 0);
             a.status.set(JAVA_LONG, 0, status);
             a.patience.set(JAVA_LONG, 0, patience);
-            launchKernel(function, 1, threads, stream, a.params, entry(Kernel.ALLREDUCE_SHORT, type, op), count);
+            stream.kernelGraph().launch(function, 1, threads, a.params, entry(Kernel.ALLREDUCE_SHORT, type, op) + ", " + count + " elements");
         }
 
         static synchronized int multiprocessors(CudaDevice device) {

@@ -1,6 +1,7 @@
 package dev.ferry.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -215,6 +216,19 @@ class DeviceReductionTest {
      * fold, over many rounds on the same scratches (so that both slots are reused); then a rank alone
      * comes back after its patience, its peers arrive, and it resumes; the acknowledgements follow the rounds.
      */
+    /** The short kernel goes through the stream's graph (the driver of CUDA 12 and later has its calls), and a closed stream takes no launch. */
+    @Test
+    void shortKernelsLaunchThroughTheStreamsGraph() {
+        assumeCuda();
+        assertTrue(KernelGraph.graphsAvailable(), "the driver (" + Cuda.describe() + ") lacks cuGraphExecKernelNodeSetParams_v2");
+        CudaStream stream = Cuda.newStream();
+        KernelGraph graph = stream.kernelGraph();
+        assertSame(graph, stream.kernelGraph(), "one graph per stream");
+        stream.close();
+        assertThrows(IllegalStateException.class, stream::kernelGraph);
+        assertThrows(IllegalStateException.class, () -> graph.launch(0, 1, 32, MemorySegment.NULL, "a kernel"));
+    }
+
     @Test
     void theShortAllReduceOfRanksSharingTheGpuMatchesTheHost() {
         assumeCuda();
