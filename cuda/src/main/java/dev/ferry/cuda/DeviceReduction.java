@@ -112,16 +112,15 @@ public final class DeviceReduction {
         int sms = Loaded.multiprocessors(stream.device());
         long work = vector ? Math.max(1, count / Math.max(1, 16 / type.size())) : count;
         int blocks = (int) Math.max(1, Math.min((work + THREADS - 1) / THREADS, 8L * sms));
-        long streamHandle = JCudaPointers.handle(stream.handle());
         // first launch: up to MAX_SOURCES sources; then the result so far is source 0 of the next
         int at = Math.min(sources.length, MAX_SOURCES);
-        Loaded.launch(function, blocks, streamHandle, out, sources, 0, at, count, vector, type, op);
+        Loaded.launch(function, blocks, stream, out, sources, 0, at, count, vector, type, op);
         while (at < sources.length) {
             int n = Math.min(sources.length - at, MAX_SOURCES - 1);
             long[] next = new long[n + 1];
             next[0] = out;
             System.arraycopy(sources, at, next, 1, n);
-            Loaded.launch(function, blocks, streamHandle, out, next, 0, n + 1, count, vector, type, op);
+            Loaded.launch(function, blocks, stream, out, next, 0, n + 1, count, vector, type, op);
             at += n;
         }
     }
@@ -235,15 +234,12 @@ public final class DeviceReduction {
     private static final class Loaded {
         private static final MethodHandle MODULE_LOAD;
         private static final MethodHandle MODULE_FUNCTION;
-        private static final MethodHandle LAUNCH;
 
         static {
             Linker linker = Linker.nativeLinker();
             SymbolLookup cuda = SymbolLookup.libraryLookup("libcuda.so.1", Arena.global());
             MODULE_LOAD = linker.downcallHandle(cuda.findOrThrow("cuModuleLoadData"), FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
             MODULE_FUNCTION = linker.downcallHandle(cuda.findOrThrow("cuModuleGetFunction"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
-            LAUNCH = linker.downcallHandle(cuda.findOrThrow("cuLaunchKernel"), FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT,
-                    JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS));
         }
 
         /** Per (primary context of a device, type): the module's functions by kernel and operator. */
@@ -274,7 +270,8 @@ public final class DeviceReduction {
 
         private static final ThreadLocal<Args> ARGS = ThreadLocal.withInitial(() -> new Args(Arena.ofAuto()));
 
-        static void launch(long function, int blocks, long stream, long out, long[] src, int from, int to, long count, boolean vector,
+        /** Through the stream's {@link KernelGraph}, as every kernel of this class: under MPS a graph starts sooner. */
+        static void launch(long function, int blocks, CudaStream stream, long out, long[] src, int from, int to, long count, boolean vector,
                            DataType type, ReduceOp op) {
             Args a = ARGS.get();
             a.out.set(JAVA_LONG, 0, out);
@@ -283,18 +280,7 @@ public final class DeviceReduction {
             a.count.set(JAVA_INT, 0, to - from);
             a.n.set(JAVA_LONG, 0, count);
             a.vector.set(JAVA_INT, 0, vector ? 1 : 0);
-            launchKernel(function, blocks, THREADS, stream, a.params, entry(type, op), count);
-        }
-
-        /** cuLaunchKernel of a one-dimensional grid with the parameter block {@code params}, checked. */
-        private static void launchKernel(long function, int blocks, int threads, long stream, MemorySegment params, String what, long count) {
-            int r;
-            try {
-                r = (int) LAUNCH.invokeExact(function, blocks, 1, 1, threads, 1, 1, 0, stream, params, MemorySegment.NULL);
-            } catch (Throwable t) {
-                throw new CudaException("cuLaunchKernel(" + what + ") failed: " + t, t);
-            }
-            CudaCalls.check(r, "cuLaunchKernel(" + what + ", " + count + " elements)");
+            stream.kernelGraph().launch(function, blocks, THREADS, a.params, entry(type, op) + ", " + count + " elements");
         }
 
         /** Parameter block of a short allReduce launch, reused per thread: its twelve parameters and the array of pointers to them. */
@@ -322,7 +308,6 @@ public final class DeviceReduction {
 
         private static final ThreadLocal<ShortArgs> SHORT_ARGS = ThreadLocal.withInitial(() -> new ShortArgs(Arena.ofAuto()));
 
-        /** Through the stream's {@link KernelGraph}: this kernel's launch is most of a short allReduce's time. */
         static void launchShort(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count, long slotBytes,
                                 long seq, boolean resume, boolean system, long status, long patience, DataType type, ReduceOp op) {
             ShortArgs a = SHORT_ARGS.get();
