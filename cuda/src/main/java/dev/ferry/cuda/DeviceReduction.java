@@ -280,7 +280,7 @@ public final class DeviceReduction {
             a.count.set(JAVA_INT, 0, to - from);
             a.n.set(JAVA_LONG, 0, count);
             a.vector.set(JAVA_INT, 0, vector ? 1 : 0);
-            stream.kernelGraph().launch(function, blocks, THREADS, a.params, entry(type, op) + ", " + count + " elements");
+            stream.kernelGraph().launch(function, blocks, THREADS, a.params, () -> entry(type, op) + ", " + count + " elements");
         }
 
         /** Parameter block of a short allReduce launch, reused per thread: its twelve parameters and the array of pointers to them. */
@@ -324,7 +324,7 @@ public final class DeviceReduction {
             a.system.set(JAVA_INT, 0, system ? 1 : 0);
             a.status.set(JAVA_LONG, 0, status);
             a.patience.set(JAVA_LONG, 0, patience);
-            stream.kernelGraph().launch(function, 1, threads, a.params, entry(Kernel.ALLREDUCE_SHORT, type, op) + ", " + count + " elements");
+            stream.kernelGraph().launch(function, 1, threads, a.params, () -> entry(Kernel.ALLREDUCE_SHORT, type, op) + ", " + count + " elements");
         }
 
         static synchronized int multiprocessors(CudaDevice device) {

@@ -12,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * A CUDA graph of one kernel node, launched on one stream with new arguments each time: the
@@ -45,17 +46,16 @@ final class KernelGraph implements AutoCloseable {
     /**
      * Launches {@code function} on the stream over {@code blocks} × {@code threads} with the
      * parameter block {@code params} (an array of pointers to the values, as cuLaunchKernel takes;
-     * the values are copied at the call), checked; {@code what} names the kernel in an error.
+     * the values are copied at the call), checked; {@code what} names the kernel in an error (built only then).
      */
-    synchronized void launch(long function, int blocks, int threads, MemorySegment params, String what) {
+    synchronized void launch(long function, int blocks, int threads, MemorySegment params, Supplier<String> what) {
         if (closed) {
-            throw new IllegalStateException("launch of " + what + " on a closed stream");
+            throw new IllegalStateException("launch of " + what.get() + " on a closed stream");
         }
         long s = JCudaPointers.handle(stream.handle());
         try {
             if (Driver.SET_PARAMS == null) {
-                CudaCalls.check((int) Driver.LAUNCH.invokeExact(function, blocks, 1, 1, threads, 1, 1, 0, s, params, MemorySegment.NULL),
-                        "cuLaunchKernel(" + what + ")");
+                check((int) Driver.LAUNCH.invokeExact(function, blocks, 1, 1, threads, 1, 1, 0, s, params, MemorySegment.NULL), "cuLaunchKernel", what);
                 return;
             }
             nodeParams.set(JAVA_LONG, 0, function);
@@ -66,26 +66,33 @@ final class KernelGraph implements AutoCloseable {
             if (exec == 0) {
                 instantiate(what);
             } else {
-                CudaCalls.check((int) Driver.SET_PARAMS.invokeExact(exec, node, nodeParams), "cuGraphExecKernelNodeSetParams(" + what + ")");
+                check((int) Driver.SET_PARAMS.invokeExact(exec, node, nodeParams), "cuGraphExecKernelNodeSetParams", what);
             }
-            CudaCalls.check((int) Driver.GRAPH_LAUNCH.invokeExact(exec, s), "cuGraphLaunch(" + what + ")");
+            check((int) Driver.GRAPH_LAUNCH.invokeExact(exec, s), "cuGraphLaunch", what);
         } catch (CudaException e) {
             throw e;
         } catch (Throwable t) {
-            throw new CudaException("launch of " + what + " failed: " + t, t);
+            throw new CudaException("launch of " + what.get() + " failed: " + t, t);
         }
     }
 
-    private void instantiate(String what) throws Throwable {
+    private void instantiate(Supplier<String> what) throws Throwable {
         stream.device().makeCurrent();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(JAVA_LONG);
-            CudaCalls.check((int) Driver.CREATE.invokeExact(out, 0), "cuGraphCreate(" + what + ")");
+            CudaCalls.check((int) Driver.CREATE.invokeExact(out, 0), "cuGraphCreate(" + what.get() + ")");
             graph = out.get(JAVA_LONG, 0);
-            CudaCalls.check((int) Driver.ADD_KERNEL_NODE.invokeExact(out, graph, MemorySegment.NULL, 0L, nodeParams), "cuGraphAddKernelNode(" + what + ")");
+            CudaCalls.check((int) Driver.ADD_KERNEL_NODE.invokeExact(out, graph, MemorySegment.NULL, 0L, nodeParams), "cuGraphAddKernelNode(" + what.get() + ")");
             node = out.get(JAVA_LONG, 0);
-            CudaCalls.check((int) Driver.INSTANTIATE.invokeExact(out, graph, 0L), "cuGraphInstantiateWithFlags(" + what + ")");
+            CudaCalls.check((int) Driver.INSTANTIATE.invokeExact(out, graph, 0L), "cuGraphInstantiateWithFlags(" + what.get() + ")");
             exec = out.get(JAVA_LONG, 0);
+        }
+    }
+
+    /** Checks a driver result; the kernel's name is built only for the error. */
+    private static void check(int result, String call, Supplier<String> what) {
+        if (result != 0) {
+            CudaCalls.check(result, call + "(" + what.get() + ")");
         }
     }
 

@@ -226,7 +226,7 @@ class DeviceReductionTest {
         assertSame(graph, stream.kernelGraph(), "one graph per stream");
         stream.close();
         assertThrows(IllegalStateException.class, stream::kernelGraph);
-        assertThrows(IllegalStateException.class, () -> graph.launch(0, 1, 32, MemorySegment.NULL, "a kernel"));
+        assertThrows(IllegalStateException.class, () -> graph.launch(0, 1, 32, MemorySegment.NULL, () -> "a kernel"));
     }
 
     @Test
