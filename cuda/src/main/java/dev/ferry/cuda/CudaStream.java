@@ -33,7 +33,7 @@ public final class CudaStream implements AutoCloseable {
         return stream;
     }
 
-    /** The one-kernel graph of this stream, made on first use: short kernels launch through it ({@link KernelGraph}). */
+    /** The one-kernel graph of this stream, made on first use: the reduction kernels launch through it ({@link KernelGraph}). */
     synchronized KernelGraph kernelGraph() {
         if (closed) {
             throw new IllegalStateException("the stream is closed");

@@ -26,7 +26,7 @@ import java.util.function.Supplier;
  */
 final class KernelGraph implements AutoCloseable {
     /** CUDA_KERNEL_NODE_PARAMS (v2): func, six grid and block dimensions, shared memory, kernelParams, extra, kern, ctx (zero: unused). */
-    private static final long PARAMS_BYTES = 72, GRID = 8, SHARED = 32, KERNEL_PARAMS = 40;
+    private static final long PARAMS_BYTES = 72, GRID_X = 8, GRID_Y = 12, GRID_Z = 16, BLOCK_X = 20, BLOCK_Y = 24, BLOCK_Z = 28, KERNEL_PARAMS = 40;
 
     private final CudaStream stream;
     private final MemorySegment nodeParams;
@@ -35,7 +35,8 @@ final class KernelGraph implements AutoCloseable {
 
     KernelGraph(CudaStream stream) {
         this.stream = stream;
-        this.nodeParams = Arena.ofAuto().allocate(PARAMS_BYTES, 8);
+        this.nodeParams = Arena.ofAuto().allocate(PARAMS_BYTES, 8); // zeroed: no shared memory, extra, kern or ctx
+        for (long y : new long[] {GRID_Y, GRID_Z, BLOCK_Y, BLOCK_Z}) nodeParams.set(JAVA_INT, y, 1);
     }
 
     /** Whether launches go through a graph: the driver has CUDA 12's graph calls (else cuLaunchKernel). */
@@ -59,9 +60,8 @@ final class KernelGraph implements AutoCloseable {
                 return;
             }
             nodeParams.set(JAVA_LONG, 0, function);
-            int[] dims = {blocks, 1, 1, threads, 1, 1};
-            for (int i = 0; i < dims.length; i++) nodeParams.set(JAVA_INT, GRID + 4L * i, dims[i]);
-            nodeParams.set(JAVA_INT, SHARED, 0);
+            nodeParams.set(JAVA_INT, GRID_X, blocks);
+            nodeParams.set(JAVA_INT, BLOCK_X, threads);
             nodeParams.set(ADDRESS, KERNEL_PARAMS, params);
             if (exec == 0) {
                 instantiate(what);
@@ -80,11 +80,11 @@ final class KernelGraph implements AutoCloseable {
         stream.device().makeCurrent();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(JAVA_LONG);
-            CudaCalls.check((int) Driver.CREATE.invokeExact(out, 0), "cuGraphCreate(" + what.get() + ")");
+            check((int) Driver.CREATE.invokeExact(out, 0), "cuGraphCreate", what);
             graph = out.get(JAVA_LONG, 0);
-            CudaCalls.check((int) Driver.ADD_KERNEL_NODE.invokeExact(out, graph, MemorySegment.NULL, 0L, nodeParams), "cuGraphAddKernelNode(" + what.get() + ")");
+            check((int) Driver.ADD_KERNEL_NODE.invokeExact(out, graph, MemorySegment.NULL, 0L, nodeParams), "cuGraphAddKernelNode", what);
             node = out.get(JAVA_LONG, 0);
-            CudaCalls.check((int) Driver.INSTANTIATE.invokeExact(out, graph, 0L), "cuGraphInstantiateWithFlags(" + what.get() + ")");
+            check((int) Driver.INSTANTIATE.invokeExact(out, graph, 0L), "cuGraphInstantiateWithFlags", what);
             exec = out.get(JAVA_LONG, 0);
         }
     }

@@ -210,13 +210,7 @@ class DeviceReductionTest {
         }
     }
 
-    /**
-     * The short allReduce with three "ranks" in this process, each on a stream of its own, its
-     * kernels running at once: every pairing, out of place and in place, against the host's rank-order
-     * fold, over many rounds on the same scratches (so that both slots are reused); then a rank alone
-     * comes back after its patience, its peers arrive, and it resumes; the acknowledgements follow the rounds.
-     */
-    /** The short kernel goes through the stream's graph (the driver of CUDA 12 and later has its calls), and a closed stream takes no launch. */
+    /** Kernels launch through the stream's graph (the driver of CUDA 12 and later has its calls), one per stream; a closed stream takes no launch. */
     @Test
     void shortKernelsLaunchThroughTheStreamsGraph() {
         assumeCuda();
@@ -229,6 +223,12 @@ class DeviceReductionTest {
         assertThrows(IllegalStateException.class, () -> graph.launch(0, 1, 32, MemorySegment.NULL, () -> "a kernel"));
     }
 
+    /**
+     * The short allReduce with three "ranks" in this process, each on a stream of its own, its
+     * kernels running at once: every pairing, out of place and in place, against the host's rank-order
+     * fold, over many rounds on the same scratches (so that both slots are reused); then a rank alone
+     * comes back after its patience, its peers arrive, and it resumes; the acknowledgements follow the rounds.
+     */
     @Test
     void theShortAllReduceOfRanksSharingTheGpuMatchesTheHost() {
         assumeCuda();
