@@ -108,6 +108,15 @@ mpicc.openmpi -O2 -Wall -o "$D/c/staged-pipeline" bench/experiments/staged-pipel
 # one GPU round trip per way of starting GPU work (bench/src/main/c/launch_floor.c, device-run.sh step launch-floor)
 mpicc.openmpi -O2 -std=c11 -Wall -o "$D/c/launch-floor" bench/src/main/c/launch_floor.c -ldl
 
+# async-profiler (Maven Central's tools.profiler:async-profiler, linux-x64) for device-run.sh step profile-small; optional
+ap_version=4.1
+ap_jar=$HOME/.m2/repository/tools/profiler/async-profiler/$ap_version/async-profiler-$ap_version-linux-x64.jar
+[ -f "$ap_jar" ] || mvn -B -q dependency:get -Dartifact=tools.profiler:async-profiler:$ap_version:jar:linux-x64 >/dev/null 2>&1
+if [ -f "$ap_jar" ]; then
+    mkdir -p "$D/prof" && unzip -o -q -j "$ap_jar" linux-x64/libasyncProfiler.so -d "$D/prof"
+else
+    echo "device-prepare: async-profiler $ap_version not fetched (step profile-small will say so)" >&2
+fi
 say "contents:"; du -sh "$D"/* >&2
 total=$(du -sm "$D" | cut -f1)
 [ "$total" -lt 60 ] || say "WARNING: .device is ${total} MiB: the device tool carries at most 64 MiB with the working tree"

@@ -6,6 +6,7 @@
 #                                        smcuda smcuda-c ordering-cost ops
 #                                        device-reduction device-collectives device-collectives-bench bench-chain
 #                                        device-reductions-mpi device-reductions-nodes small-floor launch-floor bench-collectives
+#                                        profile-small (async-profiler's samples of the 8-byte device allReduce)
 #                                        ipc-under-mpi (IPCMPI_NP="2 4", IPCMPI_MODES="auto ipc mpi": device
 #                                        collectives under ompi on staged's IPC path, ferry.deviceCollectives)
 #                                        ompi-device (every ompi suite with device buffers, np 2 and 4)
@@ -49,7 +50,7 @@ for k in "$D"/kits/*.tgz "$D"/kits/*.tar.xz; do
     [ -f "$k" ] || continue
     case "$k" in *ompi*) [ -d /opt/ompi-cuda ] || tar xf "$k" -C / ;; *mpich*) [ -d /opt/mpich-cuda ] || tar xf "$k" -C / ;; esac
 done
-CP_LIB="$D/lib/*"
+CP_LIB="${CP_FIRST:+$CP_FIRST:}$D/lib/*" # CP_FIRST: jars ahead of .device/lib (two builds compared in one call)
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
 # SPREAD=1: the device-collective steps leave the GPU to Ferry (node-local rank modulo the GPU count:
 # one rank per GPU at np = GPU count) instead of pinning every rank to GPU 0
@@ -651,6 +652,25 @@ step_launch-floor() {
         md '```'
         md "- \`mpirun -np $np launch-floor\`: exit $rc"; md ""
     done
+}
+
+# where an 8-byte device allReduce's time goes, by sampling: SmallCollectiveFloor --profile under
+# async-profiler's wall clock on every rank ($D/prof/libasyncProfiler.so, copied by device-prepare.sh);
+# the collapsed stacks of each rank in $OUT/profile-small-np*.tgz. PROFILE_NP (2), PROFILE_SECONDS (10),
+# PROFILE_INTERVAL (200us), PROFILE_JOPTS (more -D settings, e.g. to compare two ways in one call),
+# PROFILE_AGENT=0 (the same loop without the profiler: its time per call alone), PROFILE_TAG (names the run)
+step_profile-small() {
+    local lib=$D/prof/libasyncProfiler.so np=${PROFILE_NP:-2} tag=${PROFILE_TAG:-} agent=""
+    md "## Sampled profile of the 8-byte device allReduce, $WHERE (MPS: ${MPS:-0})"; md ""
+    local dir=$W/profile-np$np$tag; rm -rf "$dir"; mkdir -p "$dir"
+    if [ "${PROFILE_AGENT:-1}" = 1 ]; then
+        [ -f "$lib" ] || { md "- profile-small: skipped: no $lib (scripts/device-prepare.sh copies async-profiler there)"; return; }
+        agent="-agentpath:$lib=start,event=wall,interval=${PROFILE_INTERVAL:-200us},threads,collapsed,file=$dir/rank-%p.collapsed"
+    fi
+    JOPTS="$agent -Dferry.backend=staged $DEVICE_OPT ${PROFILE_JOPTS:-}" \
+        run_main profile-small-np$np$tag sys $np dev.ferry.bench.SmallCollectiveFloor --profile ${PROFILE_SECONDS:-10}
+    md ""; md '```'; grep -a "^profile:" "$W/logs/profile-small-np$np$tag.log" >> "$SUMMARY"; md '```'; md ""
+    [ -n "$agent" ] && tar czf "$OUT/profile-small-np$np$tag.tgz" -C "$dir" .
 }
 
 # MPS=1: ranks sharing a GPU run their work concurrently through one MPS server instead of being

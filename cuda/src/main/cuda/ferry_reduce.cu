@@ -221,7 +221,11 @@ __device__ __forceinline__ void reduce(void* out, const Sources& src, int count,
 // seq + 1, which each rank's stream runs after its fold of round seq. `out` may be `in`.
 // A rank that waits longer than `patience` ns returns with *status = 1 (having published its
 // arrival); the host relaunches with `resume` set, which only waits and folds. Otherwise *status = 0.
-// `system` != 0 when some rank's scratch is on another GPU: the flags' fences then have system scope.
+// `system` != 0 when some rank's scratch is on another GPU: the flags' fences then have system scope,
+// and so has the fence before the status word. With every rank on this GPU that fence has GPU scope:
+// every reader of the result and of the acknowledgements is a kernel or copy of this GPU (device memory
+// that the host reads only through CUDA, after it saw the word), and a system-scope fence there cost
+// 0.6 us per call (H100, 2 ranks under MPS: bench/results/2026-11-24-h100x1-mps-short-allreduce-profile.md).
 // Not in the host build: it needs the GPU's block barrier, memory model and clock.
 #if !defined(FERRY_HOST_EMULATION)
 #define FERRY_SHORT_HEADER 128
@@ -330,8 +334,8 @@ __device__ __forceinline__ void allreduce_short(void* out, const void* in, const
     __syncthreads();
     if (threadIdx.x == 0) {
         // the host may return on this word before the kernel ends: the result and the
-        // acknowledgements first, visible to the whole system
-        fence(1);
+        // acknowledgements first (GPU scope when every reader is on this GPU: see above)
+        fence(system);
         asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(status), "r"(0u) : "memory");
     }
 }

@@ -65,6 +65,9 @@ final class ShortAllReduce {
     private long round;
     private boolean closed;
 
+    /** The status word before the kernel writes it (0: done; 1: it waited {@link #PATIENCE_NANOS} for a peer). */
+    private static final int PENDING = 2;
+
     private static final java.lang.invoke.VarHandle INT = ValueLayout.JAVA_INT.varHandle();
 
     private ShortAllReduce(IpcMembers comm, int device, DeviceBuffer scratch, long[] scratches, long[] mapped, HostBuffer status, boolean system) {
@@ -113,6 +116,7 @@ final class ShortAllReduce {
                 scratch = Cuda.allocate(device, SCRATCH_BYTES);
                 Cuda.fill(scratch, (byte) 0);
                 status = Cuda.allocatePinned(128);
+                status.segment().set(ValueLayout.JAVA_INT, 0, PENDING);
                 CudaIpc.Export e = CudaIpc.export(scratch);
                 MemorySegment.copy(MemorySegment.ofArray(e.handle()), 0, mine.segment(), 0, CudaIpc.HANDLE_BYTES);
                 mine.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, CudaIpc.HANDLE_BYTES, e.offset());
@@ -193,13 +197,15 @@ final class ShortAllReduce {
         MemorySegment st = status.segment();
         boolean resume = false;
         while (true) {
-            st.set(ValueLayout.JAVA_INT, 0, 2);
             long t = rt.calls.start();
             DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, seq, resume, system,
                     status.address(), PATIENCE_NANOS, stream);
             rt.calls.end(Calls.Kind.KERNEL_LAUNCH, t);
             t = rt.calls.start();
             int s = awaitStatus(st, stream);
+            // armed for the next launch now, while the word's line is in this core's cache (the
+            // kernel wrote it last and writes nothing after it)
+            st.set(ValueLayout.JAVA_INT, 0, PENDING);
             rt.calls.end(Calls.Kind.STREAM_SYNC, t);
             if (s == 0) {
                 break;
@@ -217,14 +223,14 @@ final class ShortAllReduce {
 
     /**
      * Waits for the kernel's status word, which it writes last (after its result and its
-     * acknowledgements, fenced for the whole system): under MPS the word arrives several
+     * acknowledgements, fenced for every GPU that reads them): under MPS the word arrives several
      * microseconds before a stream synchronize returns. The stream is queried now and then, so that a
      * kernel that failed (and never wrote the word) is an exception, not a hang.
      */
     private static int awaitStatus(MemorySegment st, CudaStream stream) {
         for (int spins = 1; ; spins++) {
             int s = (int) INT.getAcquire(st, 0L);
-            if (s != 2) return s;
+            if (s != PENDING) return s;
             if ((spins & 1023) == 0 && stream.isIdle()) { // isIdle throws for a kernel that failed
                 return (int) INT.getAcquire(st, 0L);
             }

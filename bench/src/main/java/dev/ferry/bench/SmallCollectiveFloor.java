@@ -27,6 +27,9 @@ import dev.ferry.cuda.DeviceReduction;
  * </ul>
  *
  * <p>Run under the launcher: {@code mpirun -np N java -cp ... dev.ferry.bench.SmallCollectiveFloor}.
+ * With {@code --profile SECONDS} it runs only the 8-byte device allReduce, back to back for that
+ * long after a warm-up, for a sampling profiler attached to the ranks
+ * ({@code scripts/device-run.sh profile-small}).
  */
 public final class SmallCollectiveFloor {
     private static final int BATCHES = 9;
@@ -37,6 +40,10 @@ public final class SmallCollectiveFloor {
 
     public static void main(String[] args) {
         Cuda.ensureAvailability();
+        if (args.length == 2 && args[0].equals("--profile")) {
+            profile(Double.parseDouble(args[1]));
+            return;
+        }
         try (Communicator comm = Ferry.open(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64); DeviceBuffer c = Cuda.allocate(64);
              DeviceBuffer big = Cuda.allocate(1 << 20); DeviceBuffer bigOut = Cuda.allocate(1 << 20);
              CudaStream stream = Cuda.newStream(); HostBuffer record = HostBuffer.allocate(208); HostBuffer records = HostBuffer.allocate(208L * comm.size());
@@ -95,6 +102,42 @@ public final class SmallCollectiveFloor {
                 System.out.println("staged counters on rank 0: ipcCollectives " + k.get("ipcCollectives") + ", shortAllReduces " + k.get("shortAllReduces")
                         + ", shortAllReduceWaits " + k.get("shortAllReduceWaits") + ", ipcEventWaits " + k.get("ipcEventWaits") + ", boardRounds "
                         + k.get("boardRounds"));
+            }
+        }
+    }
+
+    /**
+     * The 8-byte device allReduce (one double, SUM; on {@code staged} the short one met on the GPU),
+     * back to back for {@code seconds} after 20000 calls of warm-up; rank 0 prints the calls and the
+     * mean time per call. The loop runs in {@code profiledLoop}, the frame a profile is cut at.
+     */
+    private static void profile(double seconds) {
+        try (Communicator comm = Ferry.open(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64)) {
+            Cuda.fill(a, (byte) 0);
+            if (comm.backend().equals("staged")) dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, true);
+            Runnable call = () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM);
+            for (int i = 0; i < 20_000; i++) call.run();
+            comm.barrier();
+            long t0 = System.nanoTime();
+            long calls = profiledLoop(comm, call, (long) (seconds * 1e9));
+            double us = (System.nanoTime() - t0) / 1e3 / calls;
+            if (comm.rank() == 0) {
+                System.out.printf(java.util.Locale.ROOT, "profile: backend %s, %d ranks, %d calls of allReduce 8 B (device), %.2f us per call%n",
+                        comm.backend(), comm.size(), calls, us);
+            }
+        }
+    }
+
+    /** Calls {@code call} in batches of 1000 until {@code nanos} have passed (rank 0 decides, every rank stops together); the calls made. */
+    private static long profiledLoop(Communicator comm, Runnable call, long nanos) {
+        long start = System.nanoTime(), calls = 0;
+        try (HostBuffer more = HostBuffer.allocate(4)) {
+            while (true) {
+                for (int i = 0; i < 1000; i++) call.run();
+                calls += 1000;
+                more.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, 0, System.nanoTime() - start < nanos ? 1 : 0);
+                comm.broadcast(more, 1, DataType.INT, 0);
+                if (more.segment().get(java.lang.foreign.ValueLayout.JAVA_INT, 0) == 0) return calls;
             }
         }
     }

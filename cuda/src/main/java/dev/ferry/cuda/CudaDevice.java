@@ -21,6 +21,8 @@ public final class CudaDevice {
     private final String name;
     private final long totalMemory;
     private final String pciBusId;
+    /** {@link #pciLocation()}, parsed once: collectives compare it on every call. */
+    private final int pciLocation;
     private volatile CUcontext context;
     private volatile long contextHandle;
 
@@ -38,6 +40,7 @@ public final class CudaDevice {
         String[] bus = new String[1];
         check(cuDeviceGetPCIBusId(bus, 32, handle), "cuDeviceGetPCIBusId");
         this.pciBusId = bus[0] == null ? "?" : bus[0].trim();
+        this.pciLocation = pciLocation(pciBusId);
     }
 
     public int ordinal() {
@@ -62,7 +65,7 @@ public final class CudaDevice {
      * {@code CUDA_VISIBLE_DEVICES} (ordinals do not have to agree); 0 when the driver gave no bus id.
      */
     public int pciLocation() {
-        return pciLocation(pciBusId);
+        return pciLocation;
     }
 
     /** {@link #pciLocation()} of a bus id {@code DOMAIN:BUS:DEVICE.FUNCTION} in hexadecimal; 0 when it is not one. */

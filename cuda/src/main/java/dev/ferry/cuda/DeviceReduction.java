@@ -336,14 +336,26 @@ public final class DeviceReduction {
             });
         }
 
-        /** The kernel for (type, op) in {@code device}'s primary context, its type's module loaded on first use. */
         /** The functions found so far by context: [kernel][type][op] flattened, 0 where not looked up yet. */
         private static final Map<Long, long[]> FOUND = new java.util.concurrent.ConcurrentHashMap<>();
         private static final int TYPES = DataType.values().length, OPS = ReduceOp.values().length;
 
+        /** The last context's table, so that a launch finds its function without a map lookup (a short collective's margin is microseconds). */
+        private record Table(long context, long[] functions) {
+        }
+
+        private static volatile Table last;
+
+        /** The kernel for (type, op) in {@code device}'s primary context, its type's module loaded on first use. */
         static long function(CudaDevice device, DataType type, ReduceOp op, Kernel kernel) {
             device.makeCurrent();
-            long[] found = FOUND.computeIfAbsent(device.contextHandle(), c -> new long[Kernel.values().length * TYPES * OPS]);
+            long context = device.contextHandle();
+            Table t = last;
+            if (t == null || t.context() != context) {
+                t = new Table(context, FOUND.computeIfAbsent(context, c -> new long[Kernel.values().length * TYPES * OPS]));
+                last = t;
+            }
+            long[] found = t.functions();
             int at = (kernel.ordinal() * TYPES + type.ordinal()) * OPS + op.ordinal();
             long f = found[at];
             if (f == 0) {
