@@ -12,6 +12,7 @@
 #   .device/kits/*.tgz      CUDA-aware MPI builds: Open MPI 5.0.7 (../shared/device-kit, or
 #                           scripts/build-cuda-ompi.sh) and MPICH (scripts/build-cuda-mpich.sh), when present
 #   .device/c/              the native C reference source (built with each MPI's mpicc over there)
+#   .device/prof/           async-profiler's libasyncProfiler.so (step profile-small), when Maven can fetch it
 # Then run scripts/device-run.sh there (see its header), e.g. through the device tool with
 # carry [".device"]. Everything must stay under the tool's 64 MiB.
 set -euo pipefail
