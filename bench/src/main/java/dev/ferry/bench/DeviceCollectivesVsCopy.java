@@ -14,10 +14,10 @@ import java.util.List;
 /**
  * How far are collectives on device buffers from the speed of the GPU's own memory? For each size
  * from 8 bytes to 256 MiB (powers of 4, and the largest size) of data per rank, the time of an
- * allReduce (doubles, SUM; 8 bytes: one double), a broadcast from rank 0, a reduceScatterBlock
- * (doubles, SUM), an allGather and an allToAll on device buffers, beside the time of one
- * device-to-device copy of the same size on the same GPU in the same run (rank 0, while the other
- * ranks wait), and the ratios. A collective's time is the slowest rank's mean over a batch of back-to-back calls,
+ * allReduce (doubles, SUM; 8 bytes: one double), the same allReduce of floats, a broadcast from
+ * rank 0, a reduceScatterBlock (doubles, SUM), an allGather and an allToAll on device buffers,
+ * beside the time of one device-to-device copy of the same size on the same GPU in the same run
+ * (rank 0, while the other ranks wait), and the ratios. A collective's time is the slowest rank's mean over a batch of back-to-back calls,
  * median of the batches; a copy's is the median of single copies (cuMemcpyAsync then stream
  * synchronize: {@link DeviceCopy#time}, the yardstick the JMH suite's report uses too). Where rank 1
  * runs on another GPU that rank 0's can map, a second yardstick: one peer copy of the same size from
@@ -52,6 +52,7 @@ public final class DeviceCollectivesVsCopy {
                 // allToAll's send, allGather's receive), so that every column moves the same data per rank
                 List<Column> columns = List.of(
                         new Column("allReduce", b -> () -> comm.allReduce(send, recv, b / 8, DataType.DOUBLE, ReduceOp.SUM)),
+                        new Column("allReduce float", b -> () -> comm.allReduce(send, recv, b / 4, DataType.FLOAT, ReduceOp.SUM)),
                         new Column("broadcast", b -> () -> comm.broadcast(send, b, DataType.BYTE, 0)),
                         new Column("reduceScatter", b -> b / 8 / size == 0 ? null : () -> comm.reduceScatterBlock(send, recv, b / 8 / size, DataType.DOUBLE, ReduceOp.SUM)),
                         new Column("allGather", b -> b / size == 0 ? null : () -> comm.allGather(send, recv, b / size, DataType.BYTE)),
