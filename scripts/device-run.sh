@@ -670,7 +670,7 @@ step_profile-small() {
     JOPTS="$agent -Dferry.backend=staged $DEVICE_OPT ${PROFILE_JOPTS:-}" \
         run_main profile-small-np$np$tag sys $np dev.ferry.bench.SmallCollectiveFloor --profile ${PROFILE_SECONDS:-10}
     md ""; md '```'; grep -a "^profile:" "$W/logs/profile-small-np$np$tag.log" >> "$SUMMARY"; md '```'; md ""
-    [ -n "$agent" ] && tar czf "$OUT/profile-small-np$np$tag.tgz" -C "$dir" .
+    if [ -n "$agent" ]; then tar czf "$OUT/profile-small-np$np$tag.tgz" -C "$dir" .; fi
 }
 
 # MPS=1: ranks sharing a GPU run their work concurrently through one MPS server instead of being

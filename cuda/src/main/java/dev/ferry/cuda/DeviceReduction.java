@@ -336,26 +336,21 @@ public final class DeviceReduction {
             });
         }
 
-        /** The functions found so far by context: [kernel][type][op] flattened, 0 where not looked up yet. */
-        private static final Map<Long, long[]> FOUND = new java.util.concurrent.ConcurrentHashMap<>();
+        /**
+         * The functions found so far by device ordinal (each device's primary context is retained once,
+         * so the ordinal names it): [kernel][type][op] flattened, 0 where not looked up yet; a row is
+         * made on the device's first launch. An array, not a map: a short collective's margin is microseconds.
+         */
+        private static final long[][] FOUND = new long[Cuda.deviceCount()][];
         private static final int TYPES = DataType.values().length, OPS = ReduceOp.values().length;
-
-        /** The last context's table, so that a launch finds its function without a map lookup (a short collective's margin is microseconds). */
-        private record Table(long context, long[] functions) {
-        }
-
-        private static volatile Table last;
 
         /** The kernel for (type, op) in {@code device}'s primary context, its type's module loaded on first use. */
         static long function(CudaDevice device, DataType type, ReduceOp op, Kernel kernel) {
             device.makeCurrent();
-            long context = device.contextHandle();
-            Table t = last;
-            if (t == null || t.context() != context) {
-                t = new Table(context, FOUND.computeIfAbsent(context, c -> new long[Kernel.values().length * TYPES * OPS]));
-                last = t;
+            long[] found = FOUND[device.ordinal()];
+            if (found == null) {
+                found = FOUND[device.ordinal()] = new long[Kernel.values().length * TYPES * OPS]; // a benign race, as below
             }
-            long[] found = t.functions();
             int at = (kernel.ordinal() * TYPES + type.ordinal()) * OPS + op.ordinal();
             long f = found[at];
             if (f == 0) {
