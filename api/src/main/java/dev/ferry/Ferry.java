@@ -21,6 +21,10 @@ import java.util.Locale;
  * message is the {@link #report()} table. Rank 0 prints one line naming the backend and why
  * ({@code -Dferry.log=quiet} silences it, {@code all} prints it on every rank).
  *
+ * <p>Every setting on the class path is read when a communicator is opened: a value that is not
+ * accepted fails {@code open()} with {@link InvalidSettingException}, naming key, value and what
+ * is accepted.
+ *
  * <p>MPI is initialized by the first open and finalized at JVM exit or by {@link #shutdown()}.
  * If a thread ends with an uncaught exception, Ferry aborts the MPI job so that other ranks do
  * not wait forever for this one ({@code -Dferry.abortOnUncaught=false} turns that off).
@@ -44,6 +48,7 @@ public final class Ferry {
     }
 
     private static synchronized Communicator open(String requested, String source) {
+        validateSettings();
         SelectionReport report = selection().report(requested, source);
         lastReport = report;
         if (report.chosen() == null) {
@@ -56,6 +61,7 @@ public final class Ferry {
 
     /** Probes every provider (without opening a communicator) and returns the table. */
     public static synchronized SelectionReport report() {
+        validateSettings();
         String[] req = BackendSelection.requested(Settings.process());
         lastReport = selection().report(req[0], req[1]);
         return lastReport;
@@ -80,6 +86,11 @@ public final class Ferry {
         if (selection != null) {
             selection.shutdown();
         }
+    }
+
+    /** Every setting on the class path, read once: a value not accepted is an {@link InvalidSettingException} here, on every rank alike. */
+    private static void validateSettings() {
+        Settings.process().validate(dev.ferry.spi.SettingsCatalog.all());
     }
 
     private static BackendSelection selection() {

@@ -2,8 +2,9 @@ package dev.ferry;
 
 /**
  * A setting ({@code -Dferry.x.y} or {@code FERRY_X_Y}) has a value Ferry does not accept. The
- * message names the key, the value, where it came from and what is accepted. Thrown where the
- * setting is first used (opening or probing the backend that reads it).
+ * message names the key, the value, where it came from and what is accepted. Thrown by
+ * {@link Ferry#open()} and {@link Ferry#report()}, which read every setting on the class path
+ * first, and wherever a setting is read before that.
  */
 public class InvalidSettingException extends InvalidArgumentException {
     private static final long serialVersionUID = 1L;

@@ -112,9 +112,9 @@ final class CallTracker {
     static final long TIMEOUT_NANOS = timeoutNanos(Settings.process());
     static final boolean WATCHDOG = TIMEOUT_NANOS > 0;
     /** {@code ferry.timeout.action}: abort (default) or report (keep waiting). */
-    static final boolean ABORT = !"report".equals(lenient(FerrySettings.TIMEOUT_ACTION));
+    static final boolean ABORT = !"report".equals(orDefault(FerrySettings.TIMEOUT_ACTION, Settings.process()));
     /** {@code ferry.timeout.dump}: print every thread's stack after the report line. */
-    static final boolean DUMP = lenient(FerrySettings.TIMEOUT_DUMP);
+    static final boolean DUMP = orDefault(FerrySettings.TIMEOUT_DUMP, Settings.process());
     /** Exit code of MPI_Abort after a timeout, as timeout(1) uses. */
     static final int TIMEOUT_EXIT_CODE = 124;
 
@@ -123,22 +123,21 @@ final class CallTracker {
     private CallTracker() {
     }
 
-    /** {@code ferry.timeout} in nanoseconds; a value not accepted is reported on stderr and ignored (no watchdog). */
+    /**
+     * {@code ferry.timeout} in nanoseconds. A value not accepted leaves the watchdog off here:
+     * {@link Ferry#open()} reads every setting before any call and throws the
+     * {@link InvalidSettingException} for it, so no call runs under a setting that was not accepted.
+     */
     static long timeoutNanos(Settings settings) {
-        try {
-            return (long) (settings.get(FerrySettings.TIMEOUT) * 1e9);
-        } catch (InvalidSettingException e) {
-            System.err.println("ferry: ignoring " + e.getMessage() + " (0 or absent: no watchdog)");
-            return 0;
-        }
+        Double seconds = orDefault(FerrySettings.TIMEOUT, settings);
+        return (long) (seconds * 1e9);
     }
 
-    /** A watchdog setting read in a static initializer: a value not accepted is reported and the default used. */
-    private static <T> T lenient(Setting<T> setting) {
+    /** A watchdog setting, read in a static initializer (which must not fail): its value, or its default when not accepted (see {@link #timeoutNanos}). */
+    private static <T> T orDefault(Setting<T> setting, Settings settings) {
         try {
-            return Settings.process().get(setting);
+            return settings.get(setting);
         } catch (InvalidSettingException e) {
-            System.err.println("ferry: ignoring " + e.getMessage() + " (default " + setting.defaultText() + ")");
             return setting.defaultValue();
         }
     }

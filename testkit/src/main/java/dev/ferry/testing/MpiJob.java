@@ -245,7 +245,7 @@ public final class MpiJob {
         cmd.add("-cp");
         cmd.add(classPath());
         cmd.add("-Dferry.test.reportDir=" + dir);
-        for (String key : List.of("ferry.test.perTestTimeout", "ferry.timeout", "ferry.log", "ferry.test.seed", "ferry.test.matrix.scale")) {
+        for (String key : List.of("ferry.test.perTestTimeout", "ferry.timeout", "ferry.log", "ferry.test.seed", "ferry.test.matrix.scale", "ferry.test.include")) {
             if (System.getProperty(key) != null && !properties.containsKey(key)) {
                 cmd.add("-D" + key + "=" + System.getProperty(key));
             }
