@@ -51,6 +51,13 @@ public final class FerrySettings implements SettingsCatalog {
     public static final Setting<Boolean> TIMEOUT_DUMP = Setting.of(MODULE, "ferry.timeout.dump", Setting.BOOLEAN, false,
             "print every thread's stack after a timeout report");
 
+    /** {@code ferry.matchReceives}: which non-blocking receives Ferry matches before the MPI library receives into them. */
+    public static final Setting<String> MATCH_RECEIVES = Setting.of(MODULE, "ferry.matchReceives", Setting.choice("device", "all"), "device",
+            "which `irecv` Ferry matches itself (probe, then receive of the whole message) before the MPI library receives into it, "
+                    + "so that the library never truncates one: `device` (receives into device memory, whose truncation crashes Open MPI's "
+                    + "CUDA path) or `all` (every receive: a truncated one never leaves its sender waiting in a rendezvous, at the cost of a "
+                    + "probe per receive); blocking receives are always matched first");
+
     /** {@code ferry.deviceReductions}: who reduces device buffers under the MPI backends (ompi, mvapich). */
     public static final Setting<String> DEVICE_REDUCTIONS = Setting.of(MODULE, "ferry.deviceReductions", Setting.choice("auto", "gpu", "mpi"), "auto",
             "reduce, allReduce and reduce-scatter of device buffers under `ompi` and `mvapich` that the node-local IPC path does not "
@@ -69,7 +76,7 @@ public final class FerrySettings implements SettingsCatalog {
 
     @Override
     public List<Setting<?>> settings() {
-        return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP,
+        return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP, MATCH_RECEIVES,
                 DEVICE_REDUCTIONS, DEVICE_COLLECTIVES);
     }
 }

@@ -41,6 +41,10 @@ public abstract class BindingTransport implements Transport {
     private final int maxTag;
     private final long maxPieceBytes;
     private BindingTransport internal; // lazily duplicated, for the point-to-point collectives
+    /** {@code ferry.matchReceives=all}: every irecv is matched by Ferry, not only those on device memory. */
+    private static final boolean MATCH_ALL_RECEIVES = "all".equals(Settings.process().get(FerrySettings.MATCH_RECEIVES));
+    /** Receives matched by Ferry before the library receives into them (device irecv, and every receive while one waits). */
+    private final MatchedReceives matching = new MatchedReceives(this);
     /** Reductions of device buffers folded on the GPU (ferry.deviceReductions), with their scratch. */
     private final DeviceFolds folds = new DeviceFolds(this);
 
@@ -133,6 +137,9 @@ public abstract class BindingTransport implements Transport {
     @Override
     public Status recv(Buffer buffer, long count, DataType type, int source, int tag) {
         long bytes = type.bytes(count);
+        if (matching.active()) {
+            return checked(matching.post(region(buffer, 0, bytes), source, tag).waitFor(), type, "recv");
+        }
         Status s = fits(bytes) ? mpiRecv(region(buffer, 0, bytes), (int) count, type, source, tag)
                 : mpiRecvLarge(region(buffer, 0, bytes), count, type, source, tag);
         return checked(s, type, "recv");
@@ -145,9 +152,19 @@ public abstract class BindingTransport implements Transport {
                 : mpiIsendLarge(region(buffer, 0, bytes), count, type, dest, tag);
     }
 
+    /**
+     * A receive on device memory is matched by Ferry first ({@link MatchedReceives}): the MPI
+     * library never gets a device receive shorter than its message. So is a receive over the piece
+     * limit (one large-count or derived-datatype receive, which some libraries leave empty when
+     * they truncate it), every receive while one of those waits, to keep MPI's matching order, and
+     * every receive under {@code ferry.matchReceives=all}.
+     */
     @Override
     public Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
         long bytes = type.bytes(count);
+        if (MATCH_ALL_RECEIVES || buffer.kind().needsCuda() || !fits(bytes) || matching.active()) {
+            return new CheckedReceive(matching.post(region(buffer, 0, bytes), source, tag), type);
+        }
         Request r = fits(bytes) ? mpiIrecv(region(buffer, 0, bytes), (int) count, type, source, tag)
                 : mpiIrecvLarge(region(buffer, 0, bytes), count, type, source, tag);
         return new CheckedReceive(r, type);
@@ -157,7 +174,7 @@ public abstract class BindingTransport implements Transport {
     public Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
                                 Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
         long sb = sendType.bytes(sendCount), rb = recvType.bytes(recvCount);
-        if (fits(sb) && fits(rb)) {
+        if (fits(sb) && fits(rb) && !matching.active()) {
             return checked(mpiSendRecv(region(sendBuffer, 0, sb), (int) sendCount, sendType, dest, sendTag,
                     region(recvBuffer, 0, rb), (int) recvCount, recvType, source, recvTag), recvType, "sendRecv");
         }
@@ -340,6 +357,7 @@ public abstract class BindingTransport implements Transport {
             internal = null;
         }
         try {
+            matching.close();
             folds.close();
             if (in != null) {
                 in.close();
@@ -607,24 +625,27 @@ public abstract class BindingTransport implements Transport {
     public record Probed(Status status, Object handle) {
     }
 
+    // While receives wait to be matched by Ferry (MatchedReceives), probes see what MPI would show
+    // after those receives took their messages.
+
     @Override
     public Status probe(int source, int tag) {
-        return mpiProbe(source, tag);
+        return matching.active() ? matching.await(() -> matching.iprobe(source, tag)) : mpiProbe(source, tag);
     }
 
     @Override
     public Optional<Status> iprobe(int source, int tag) {
-        return mpiIprobe(source, tag);
+        return matching.active() ? matching.iprobe(source, tag) : mpiIprobe(source, tag);
     }
 
     @Override
     public MatchedMessage mprobe(int source, int tag) {
-        return new BindingMessage(mpiMprobe(source, tag));
+        return matching.active() ? matching.await(() -> matching.improbe(source, tag, BindingMessage::new)) : new BindingMessage(mpiMprobe(source, tag));
     }
 
     @Override
     public Optional<MatchedMessage> improbe(int source, int tag) {
-        return mpiImprobe(source, tag).map(BindingMessage::new);
+        return matching.active() ? matching.improbe(source, tag, BindingMessage::new) : mpiImprobe(source, tag).map(BindingMessage::new);
     }
 
     /** A matched message of the binding; the front calls recv or irecv once, with checked arguments. */
