@@ -4,6 +4,9 @@
 #                                        conformance-staged staged-check-sys staged-check-pool staged-pipeline
 #                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
 #                                        smcuda smcuda-c ordering-cost ops
+#                                        trust (the truncated device irecv in C and every suite with device
+#                                        buffers on every backend; SPREAD=1 one rank per GPU, else GPU 0 with MPS=1;
+#                                        TRUST_NP rank counts, default 2)
 #                                        device-reduction device-collectives device-collectives-bench bench-chain
 #                                        device-reductions-mpi device-reductions-nodes small-floor launch-floor bench-collectives
 #                                        profile-small (async-profiler's samples of the 8-byte device allReduce)
@@ -265,6 +268,74 @@ step_smcuda-c() {
     done; done
     md ""
 }
+
+# The truncated device irecv in C (bench/experiments/smcuda-probe.c): the sequence of receives that
+# crashed a Java rank as it reached Open MPI (irecv-truncate), and as Ferry hands it over now
+# (mrecv-truncate), for each long-message size; the CUDA context made current before MPI_Init as in a
+# Java rank. With SPREAD=1 one rank per GPU, else both on GPU 0.
+trust_c_rows() {
+    mpi_env cuda
+    local bin=$D/c/smcuda-probe
+    [ -x "$bin" ] || { md "| C | skipped: .device/c/smcuda-probe not built | | | |"; return; }
+    local phase bytes dev=""
+    [ "${SPREAD:-0}" = 1 ] || dev="-x CUDA_VISIBLE_DEVICES=0"
+    for bytes in 100003 4194304; do for phase in irecv-truncate mrecv-truncate; do
+        local log=$W/logs/trust-c-$phase-$bytes.log
+        timeout 90 "${LAUNCH[@]}" $dev -np 2 "$bin" "$phase" cuda-first "$bytes" > "$log" 2>&1
+        local rc=$?
+        md "| C $phase $bytes B | \`cuda\` np=2, CUDA context before MPI_Init | $(grep -a -o -E "$phase.* (ok|FAIL).*|HANG at .*" "$log" | head -1 | cut -c1-120) | exit $rc | $(grep -a -o -i -E "rgpusm[a-z_]*|SIGSEGV|Segmentation fault|MPI_ERR_TRUNCATE=[0-9]+\)" "$log" | sort | uniq -c | tr '\n' ';' | cut -c1-160) |"
+    done; done
+}
+
+# Every suite of the trust checks with device buffers on this layout (SPREAD=1: one rank per GPU;
+# else every rank on GPU 0, run with MPS=1): conformance, application patterns (the device mistakes
+# in the reported order and in seeded random orders among them), the bad-input matrix, message
+# matching (also with every receive matched by Ferry), probes and requests, vector and non-blocking
+# collectives; on ompi (both bindings), staged (IPC on and off), nccl (one rank per GPU) and mvapich
+# over the CUDA-aware MPICH kit (one rank per GPU). TRUST_NP: rank counts (default 2).
+trust_rows() {
+    local t=-Dferry.test.perTestTimeout=120 np lib
+    lib=$(find_nccl)
+    for np in ${TRUST_NP:-2}; do
+        for b in ffm java; do
+            local o=(-Dferry.backend=ompi -Dferry.ompi.binding=$b $DEVICE_OPT "$t")
+            suite trust-ompi-$b-conformance-np$np cuda $np dev.ferry.ompi.OmpiContract "${o[@]}"
+            suite trust-ompi-$b-patterns-np$np cuda $np dev.ferry.testing.ApplicationPatterns "${o[@]}"
+        done
+        local o=(-Dferry.backend=ompi $DEVICE_OPT "$t")
+        suite trust-ompi-matrix-np$np cuda $np dev.ferry.ompi.OmpiBadInputMatrix "${o[@]}" -Dferry.timeout=60
+        suite trust-ompi-matching-np$np cuda $np dev.ferry.ompi.OmpiMessageMatching "${o[@]}" -Dferry.maxPieceBytes=4096
+        suite trust-ompi-matching-ferry-np$np cuda $np dev.ferry.ompi.OmpiMessageMatching "${o[@]}" -Dferry.maxPieceBytes=4096 -Dferry.matchReceives=all
+        suite trust-ompi-probe-np$np cuda $np dev.ferry.ompi.OmpiProbeAndRequests "${o[@]}"
+        suite trust-ompi-variants-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract "${o[@]}"
+        for ipc in true false; do
+            local so=(-Dferry.backend=staged -Dferry.staged.ipc=$ipc $DEVICE_OPT "$t")
+            suite trust-staged-ipc-$ipc-conformance-np$np sys $np dev.ferry.staged.StagedContract "${so[@]}"
+            suite trust-staged-ipc-$ipc-patterns-np$np sys $np dev.ferry.testing.ApplicationPatterns "${so[@]}"
+        done
+        local so=(-Dferry.backend=staged $DEVICE_OPT "$t")
+        suite trust-staged-matrix-np$np sys $np dev.ferry.staged.StagedBadInputMatrix "${so[@]}" -Dferry.timeout=60
+        suite trust-staged-probe-np$np sys $np dev.ferry.staged.StagedProbeAndRequests "${so[@]}"
+        suite trust-staged-variants-np$np sys $np dev.ferry.testing.CollectiveVariantsContract "${so[@]}"
+        if [ "${SPREAD:-0}" = 1 ] && [ "$np" -le "$NGPU" ]; then
+            if [ -n "$lib" ]; then
+                local no=(-Dferry.backend=nccl -Dferry.nccl.lib="$lib" "$t")
+                suite trust-nccl-conformance-np$np cuda $np dev.ferry.nccl.NcclContract "${no[@]}"
+                suite trust-nccl-patterns-np$np cuda $np dev.ferry.testing.ApplicationPatterns "${no[@]}"
+                suite trust-nccl-variants-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract "${no[@]}"
+            else
+                md "| trust-nccl | skipped: no libnccl.so.2 on this machine | | | |"
+            fi
+            local mo=(-Dferry.backend=mvapich "$t")
+            suite trust-mvapich-conformance-np$np mpich $np dev.ferry.mvapich.MvapichContract "${mo[@]}"
+            suite trust-mvapich-patterns-np$np mpich $np dev.ferry.testing.ApplicationPatterns "${mo[@]}"
+            suite trust-mvapich-matching-np$np mpich $np dev.ferry.mvapich.MvapichMessageMatching "${mo[@]}" -Dferry.maxPieceBytes=4096
+            suite trust-mvapich-probe-np$np mpich $np dev.ferry.mvapich.MvapichProbeAndRequests "${mo[@]}"
+            suite trust-mvapich-matrix-np$np mpich $np dev.ferry.mvapich.MvapichBadInputMatrix "${mo[@]}" -Dferry.timeout=60
+        fi
+    done
+}
+step_trust() { conformance_table "Trust: the truncated device irecv in C, and every suite with device buffers, $WHERE (MPS: ${MPS:-0})" trust_c_rows trust_rows; }
 
 # what the device ordering contract costs: DeviceSupport.enter + close with nothing queued, the cost
 # added to every call on device memory (bench OrderingCost), and the 8-byte device ping-pong
