@@ -58,14 +58,6 @@ public final class FerrySettings implements SettingsCatalog {
                     + "CUDA path) or `all` (every receive: a truncated one never leaves its sender waiting in a rendezvous, at the cost of a "
                     + "probe per receive); blocking receives are always matched first");
 
-    /** {@code ferry.deviceReductions}: who reduces device buffers under the MPI backends (ompi, mvapich). */
-    public static final Setting<String> DEVICE_REDUCTIONS = Setting.of(MODULE, "ferry.deviceReductions", Setting.choice("auto", "gpu", "mpi"), "auto",
-            "reduce, allReduce and reduce-scatter of device buffers under `ompi` and `mvapich` that the node-local IPC path does not "
-                    + "carry: `gpu` moves the data with the MPI (device memory: allGather or gather of every input below 1 MiB per rank and 8 MiB in all, "
-                    + "allToAll of blocks above and for reduce-scatter) and folds it on the GPU in rank order; `mpi` hands the reduction to "
-                    + "the MPI (CUDA-aware MPIs reduce on the host); `auto`: `gpu` from 64 KiB per rank (reduce-scatter: 256 KiB sent "
-                    + "per rank) when every rank's buffers are device memory, the measured crossover");
-
     /** {@code ferry.deviceCollectives}: who runs collectives on device buffers of one node's ranks under the MPI backends (ompi, mvapich). */
     public static final Setting<String> DEVICE_COLLECTIVES = Setting.of(MODULE, "ferry.deviceCollectives", Setting.choice("auto", "ipc", "mpi"), "auto",
             "collectives on device buffers under `ompi` and `mvapich` with a CUDA-aware MPI: `auto` runs them among ranks all on "
@@ -77,6 +69,6 @@ public final class FerrySettings implements SettingsCatalog {
     @Override
     public List<Setting<?>> settings() {
         return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP, MATCH_RECEIVES,
-                DEVICE_REDUCTIONS, DEVICE_COLLECTIVES);
+                DEVICE_COLLECTIVES);
     }
 }

@@ -24,6 +24,19 @@ public class InvalidSettingException extends InvalidArgumentException {
         this.value = value;
     }
 
+    /**
+     * A value that parses but cannot serve what it was used for: {@code message} says why.
+     *
+     * @param key     the setting's key, {@code ferry.x.y}
+     * @param value   the text given (trimmed)
+     * @param message the whole message, naming key, value and why it cannot be used
+     */
+    public InvalidSettingException(String key, String value, String message) {
+        super(message);
+        this.key = key;
+        this.value = value;
+    }
+
     /** The setting's key, {@code ferry.x.y}. */
     public String key() {
         return key;

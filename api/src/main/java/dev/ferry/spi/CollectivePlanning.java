@@ -1,0 +1,17 @@
+package dev.ferry.spi;
+
+import dev.ferry.Settings;
+
+/**
+ * The collectives planner, found with {@link java.util.ServiceLoader} ({@code ferry-collectives}
+ * provides it): it takes the world transport a backend opened and returns one whose collectives it
+ * plans, each call on the algorithm its cost tables time fastest. Without one on the class path,
+ * collectives are the backend's own.
+ */
+public interface CollectivePlanning {
+    /**
+     * {@code world} with planned collectives, taking ownership (closing it when this fails).
+     * Collective over {@code world}: every rank calls it.
+     */
+    Transport plan(Transport world, Settings settings);
+}
