@@ -38,6 +38,11 @@ final class IpcAlgorithms {
 
     private enum Kind { SHORT, FOLD, SLICED, COPY }
 
+    /** The engine under one of these algorithms (diagnostics). */
+    static IpcCollectives engine(Algorithm a) {
+        return ((Variant) a).owner.engine;
+    }
+
     /** The engine and the node IPC of the four algorithms, released once when the last of them closes. */
     private static final class Owner {
         final IpcCollectives engine;

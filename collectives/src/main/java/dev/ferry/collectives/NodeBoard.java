@@ -33,7 +33,7 @@ import java.nio.file.StandardOpenOption;
  * rank that never arrives leaves the others waiting, as an MPI collective would; the watchdog
  * ({@code ferry.timeout}) sees the caller's collective in progress.
  */
-final class NodeBoard implements AutoCloseable {
+public final class NodeBoard implements AutoCloseable {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final int LINE = 64;
 
@@ -64,7 +64,7 @@ final class NodeBoard implements AutoCloseable {
      * The board of {@code t}'s ranks (collective; every rank of {@code t} is on this node), or null on
      * every rank when some rank could not make or map it (the caller then uses host MPI collectives).
      */
-    static NodeBoard open(Transport t, long slotBytes, Runnable progress) {
+    public static NodeBoard open(Transport t, long slotBytes, Runnable progress) {
         int n = t.size(), me = t.rank();
         long bytes = size(n, slotBytes);
         Path file = null;
@@ -125,7 +125,7 @@ final class NodeBoard implements AutoCloseable {
      * Publishes {@code mine} (at most the slot size) and waits for every rank's record of this call,
      * which it copies, rank after rank, into {@code all} (as an allGather would).
      */
-    void exchange(MemorySegment mine, MemorySegment all, long recordBytes, Runnable progress) {
+    public void exchange(MemorySegment mine, MemorySegment all, long recordBytes, Runnable progress) {
         long k = ++records;
         long parity = k & 1;
         MemorySegment.copy(mine, 0, board, slot(me, parity), recordBytes);
@@ -137,7 +137,7 @@ final class NodeBoard implements AutoCloseable {
     }
 
     /** Returns once every rank has called it as many times as this one. */
-    void barrier(Runnable progress) {
+    public void barrier(Runnable progress) {
         long k = ++barriers;
         LONG.setRelease(board, (long) LINE * me + 8, k);
         for (int r = 0; r < n; r++) {

@@ -31,7 +31,7 @@ public final class Planner implements AutoCloseable {
     private final CostTable.Setting setting;
     private final String backend;
     private final Map<String, Algorithm> forced = new LinkedHashMap<>();
-    private final String forcedText;
+    private String forcedText;
     /** The algorithm the backend asks for where it fits ({@link dev.ferry.spi.Transport#preferredAlgorithm}), or null. */
     private final Algorithm preferred;
     /** {@code ferry.collectives.uniformBuffers}: votes are each rank's own answer. */
@@ -60,6 +60,18 @@ public final class Planner implements AutoCloseable {
         this.uniform = uniform;
         String wanted = group.mover().preferredAlgorithm();
         this.preferred = wanted == null ? null : byName(wanted);
+        force(choice, choiceText);
+    }
+
+    /**
+     * Runs the collectives {@code choice} names (as {@code ferry.collectives} parsed; null: none) on
+     * the algorithms it names from the next call on, on this communicator; checked as the setting
+     * is. For measurements and tests ({@link CollectivesDiagnostics#force}); call it on every rank alike.
+     */
+    synchronized void force(Map<String, String> choice, String choiceText) {
+        forced.clear();
+        plans.clear();
+        forcedText = choiceText;
         if (choice != null) {
             for (Map.Entry<String, String> e : choice.entrySet()) {
                 Algorithm a = byName(e.getValue());
@@ -103,7 +115,7 @@ public final class Planner implements AutoCloseable {
     }
 
     /** The algorithm {@code ferry.collectives} names for {@code c}, or null. */
-    private Algorithm forced(Collective c) {
+    private synchronized Algorithm forced(Collective c) {
         Algorithm a = forced.get(c.label());
         if (a == null) {
             a = forced.get("*");

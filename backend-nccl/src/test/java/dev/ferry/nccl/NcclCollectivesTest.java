@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.Communicator;
 import dev.ferry.spi.CheckedCommunicator;
+import dev.ferry.spi.Transport;
 import dev.ferry.DataType;
 import dev.ferry.HostBuffer;
 import dev.ferry.InvalidArgumentException;
@@ -18,22 +19,25 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The decorator without a GPU (this machine, CI): the start-up placement allGather refuses NCCL
- * (no GPU on the rank), and every operation then goes to the inner communicator, which a fake of
- * one rank records. What runs on NCCL is for the GPU plan (NcclContract and friends).
+ * NCCL as an algorithm of the planner without a GPU (this machine, CI): it cannot serve (no GPU on
+ * the rank) and says why; every collective then runs on the planner's other algorithms over the
+ * backend's transport, which a fake of one rank records, and messages go to it straight. What runs
+ * on NCCL is for the GPU plan (NcclContract and friends).
  */
-class NcclTransportTest {
+class NcclCollectivesTest {
+    private static Communicator planned(Transport mover) {
+        return new CheckedCommunicator(new dev.ferry.collectives.PlannedTransport(mover, dev.ferry.Settings.of(java.util.Map.of())));
+    }
 
     @Test
-    void withoutAGpuTheWorldDelegatesEverythingAndSaysWhy() {
+    void withoutAGpuNcclSaysWhyAndEveryCollectiveTakesTheBackendsOwn() {
         List<String> calls = new ArrayList<>();
-        try (Communicator c = new CheckedCommunicator(NcclTransport.world(new OneRankHostTransport(calls)));
+        try (Communicator c = planned(new NcclProvider.PreferNccl(new OneRankHostTransport(calls)));
              HostBuffer a = HostBuffer.allocate(64); HostBuffer b = HostBuffer.allocate(64)) {
-            assertEquals(List.of("allGather"), calls, "one allGather of host name and GPU at start-up");
+            assertEquals(List.of("allGather", "allReduce"), calls, "the topology: one allGather of every rank's record and one agreement at start-up");
             assertEquals("nccl", c.backend());
-            assertFalse(NcclTransport.of(c).ncclActive());
-            assertTrue(Nccl.inactiveReason(c).orElseThrow().contains("no usable GPU"), Nccl.inactiveReason(c).toString());
-            assertTrue(NcclProvider.runtimeDetails().get("gpu placement").startsWith("refused: rank 0"), NcclProvider.runtimeDetails().toString());
+            assertTrue(Nccl.inactiveReason(c).orElseThrow().contains("not every rank has a GPU")
+                    || Nccl.inactiveReason(c).orElseThrow().contains("NCCL library is unavailable"), Nccl.inactiveReason(c).toString());
             calls.clear();
             c.allReduce(a, b, 4, DataType.INT, ReduceOp.SUM);
             c.broadcast(a, 4, DataType.INT, 0);
@@ -48,8 +52,8 @@ class NcclTransportTest {
             c.isend(a, 1, DataType.BYTE, 0, 3).waitFor();
             c.irecv(b, 1, DataType.BYTE, 0, 3).waitFor();
             assertEquals(List.of("allReduce", "broadcast", "reduce", "allGather", "gather", "scatter", "allToAll", "barrier", "send", "recv",
-                    "isend", "irecv"), calls, "no agreement round either: NCCL is off on every rank");
-            assertFalse(c.supportsDeviceBuffers(), "neither NCCL nor the fake inner backend carries device memory");
+                    "isend", "irecv"), calls, "no vote either: NCCL cannot serve on any rank");
+            assertFalse(c.supportsDeviceBuffers(), "the fake backend carries no device memory");
             assertThrows(UnsupportedBufferException.class,
                     () -> c.allReduce(dev.ferry.DeviceBuffer.wrap(0, 0x1000, 64), b, 4, DataType.INT, ReduceOp.SUM));
             calls.clear();
@@ -61,28 +65,28 @@ class NcclTransportTest {
             c.gatherV(a, 4, b, new long[] {4}, new long[] {0}, DataType.INT, 0);
             c.allGatherV(a, 4, b, new long[] {4}, new long[] {0}, DataType.INT);
             c.allToAllV(a, new long[] {4}, new long[] {0}, b, new long[] {4}, new long[] {0}, DataType.INT);
-            assertEquals(List.of("reduceScatterBlock", "reduceScatter", "scan", "exscan", "scatterV", "gatherV", "allGatherV", "allToAllV"), calls,
-                    "with NCCL off, the new collectives go to the inner communicator");
+            assertEquals(List.of("reduceScatter", "reduceScatter", "scan", "exscan", "scatterV", "gatherV", "allGatherV", "allToAllV"), calls,
+                    "reduceScatterBlock is the planner's reduceScatter of equal blocks");
         }
     }
 
     @Test
-    void inactiveReasonOfAnotherBackendsCommunicatorIsASpecificException() {
+    void inactiveReasonOfACommunicatorWithoutAPlannerIsASpecificException() {
         try (Communicator other = new CheckedCommunicator(new OneRankHostTransport(new ArrayList<>()))) {
             dev.ferry.InvalidArgumentException e = assertThrows(dev.ferry.InvalidArgumentException.class, () -> Nccl.inactiveReason(other));
-            assertTrue(e.getMessage().contains("is not a communicator of backend nccl"), e.getMessage());
+            assertTrue(e.getMessage().contains("has no NCCL collectives"), e.getMessage());
         }
     }
 
     @Test
-    void splitAndDuplicateCheckTheirOwnRanksAgainAndNoColorGivesNull() {
+    void splitAndDuplicateFindTheirOwnTopologyAndNoColorGivesNull() {
         List<String> calls = new ArrayList<>();
-        try (Communicator c = new CheckedCommunicator(NcclTransport.world(new OneRankHostTransport(calls)))) {
+        try (Communicator c = planned(new NcclProvider.PreferNccl(new OneRankHostTransport(calls)))) {
             calls.clear();
             try (Communicator d = c.duplicate()) {
-                assertEquals(List.of("duplicate", "allGather"), calls, "a communicator refused for its GPUs checks the new one's ranks");
+                assertEquals(List.of("duplicate", "allGather", "allReduce"), calls, "a duplicate finds its ranks' topology");
                 assertEquals("nccl", d.backend());
-                assertFalse(NcclTransport.of(d).ncclActive());
+                assertTrue(Nccl.inactiveReason(d).isPresent());
             }
             calls.clear();
             assertNull(c.split(-1, 0));
@@ -96,10 +100,10 @@ class NcclTransportTest {
 
     @Test
     void timeoutComesFromTheSettings() {
-        assertEquals(2_500_000_000L, NcclTransport.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.nccl.timeout", "2.5"))));
-        assertEquals(3_000_000_000L, NcclTransport.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3"))), "ferry.timeout is the fallback");
-        assertEquals(0, NcclTransport.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3", "ferry.nccl.timeout", "0"))));
+        assertEquals(2_500_000_000L, NcclCollectives.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.nccl.timeout", "2.5"))));
+        assertEquals(3_000_000_000L, NcclCollectives.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3"))), "ferry.timeout is the fallback");
+        assertEquals(0, NcclCollectives.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3", "ferry.nccl.timeout", "0"))));
         assertThrows(InvalidArgumentException.class,
-                () -> NcclTransport.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.nccl.timeout", "soon"))));
+                () -> NcclCollectives.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.nccl.timeout", "soon"))));
     }
 }
