@@ -58,17 +58,8 @@ public final class FerrySettings implements SettingsCatalog {
                     + "CUDA path) or `all` (every receive: a truncated one never leaves its sender waiting in a rendezvous, at the cost of a "
                     + "probe per receive); blocking receives are always matched first");
 
-    /** {@code ferry.deviceCollectives}: who runs collectives on device buffers of one node's ranks under the MPI backends (ompi, mvapich). */
-    public static final Setting<String> DEVICE_COLLECTIVES = Setting.of(MODULE, "ferry.deviceCollectives", Setting.choice("auto", "ipc", "mpi"), "auto",
-            "collectives on device buffers under `ompi` and `mvapich` with a CUDA-aware MPI: `auto` runs them among ranks all on "
-                    + "one node over CUDA IPC with reductions on the GPU (the `staged` backend's collectives, when ferry-backend-staged is "
-                    + "on the class path) where every rank's buffers allow it, else hands them to the MPI; `ipc`: as `auto`, but such a "
-                    + "call that cannot take the IPC path fails with UnsupportedBufferException (and opening fails without "
-                    + "ferry-backend-staged); `mpi`: always the MPI");
-
     @Override
     public List<Setting<?>> settings() {
-        return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP, MATCH_RECEIVES,
-                DEVICE_COLLECTIVES);
+        return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP, MATCH_RECEIVES);
     }
 }

@@ -14,4 +14,14 @@ public interface CollectivePlanning {
      * Collective over {@code world}: every rank calls it.
      */
     Transport plan(Transport world, Settings settings);
+
+    /** How the collectives of {@code c} run, one line per collective at a ladder of sizes (for {@code ferry doctor}); empty when it has no planner. */
+    default java.util.List<String> describe(dev.ferry.Communicator c) {
+        return java.util.List.of();
+    }
+
+    /** The measured cost tables the planner has, one line each (for {@code ferry doctor}). */
+    default java.util.List<String> describeTables() {
+        return java.util.List.of();
+    }
 }

@@ -268,7 +268,7 @@ public class StagedContract extends CommunicatorContract {
     private StagedRuntime assumeIpcWith(int peer) {
         StagedRuntime rt = staged(comm).runtime();
         boolean mine = rt.ipcEnabled() && staged(comm).peers().ipcPeer(peer);
-        Assumptions.assumeTrue(dev.ferry.testing.TestWorld.allAgree(comm, mine), "CUDA IPC is not possible between every pair here (ferry.staged.ipc=false, or ranks on different nodes)");
+        Assumptions.assumeTrue(dev.ferry.testing.TestWorld.allAgree(comm, mine), "CUDA IPC is not possible between every pair here (ferry.ipc=false, or ranks on different nodes)");
         return rt;
     }
 

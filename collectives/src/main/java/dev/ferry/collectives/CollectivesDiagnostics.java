@@ -41,6 +41,14 @@ public final class CollectivesDiagnostics {
         planner(c).force(parsed, choice);
     }
 
+    /**
+     * Plans {@code c}'s collectives from {@code first}'s measurements ahead of the tables it had
+     * (as {@code ferry.collectives.table} would), from the next call on. Call it on every rank alike.
+     */
+    public static void useTable(Communicator c, CostTable first) {
+        planner(c).useTable(first);
+    }
+
     /** The name of the algorithm that ran this thread's last collective, or null. */
     public static String lastAlgorithm() {
         return Planner.lastAlgorithm();

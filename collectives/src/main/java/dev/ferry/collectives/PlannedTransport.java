@@ -49,6 +49,11 @@ public final class PlannedTransport extends ForwardingTransport {
         }
     }
 
+    /** The tables measured for this project ({@code costs/}). */
+    static CostTable builtIn() {
+        return BUILT_IN;
+    }
+
     private static CostTable table(Settings settings) {
         String path = settings.get(CollectivesSettings.TABLE);
         if (path == null) {

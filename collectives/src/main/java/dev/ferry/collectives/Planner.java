@@ -27,8 +27,8 @@ public final class Planner implements AutoCloseable {
 
     private final Group group;
     private final List<Algorithm> algorithms;
-    private final CostTable table;
-    private final CostTable.Setting setting;
+    private CostTable table;
+    private CostTable.Setting setting;
     private final String backend;
     private final Map<String, Algorithm> forced = new LinkedHashMap<>();
     private String forcedText;
@@ -88,6 +88,13 @@ public final class Planner implements AutoCloseable {
         }
     }
 
+    /** Plans from {@code first}'s measurements ahead of the current table's, from the next call on (measurements and tests). */
+    synchronized void useTable(CostTable first) {
+        table = table.withFirst(first);
+        setting = table.closest(group.topology(), backend);
+        plans.clear();
+    }
+
     /** The algorithm named {@code name}, or null. */
     public Algorithm byName(String name) {
         for (Algorithm a : algorithms) {
@@ -106,7 +113,7 @@ public final class Planner implements AutoCloseable {
     }
 
     /** The measured setting whose costs this communicator uses (null: no table applies). */
-    public CostTable.Setting setting() {
+    public synchronized CostTable.Setting setting() {
         return setting;
     }
 
@@ -125,7 +132,7 @@ public final class Planner implements AutoCloseable {
     }
 
     /** The cost of {@code a} for {@code s} in microseconds from the table; NaN when not measured. */
-    public double cost(Algorithm a, Shape s) {
+    public synchronized double cost(Algorithm a, Shape s) {
         return table.micros(setting, a.name(), s);
     }
 
