@@ -41,6 +41,8 @@ import java.util.Map;
  * collectives go to NCCL and everything else still goes to the inner backend.
  */
 public final class NcclProvider implements TransportProvider {
+    private static final System.Logger LOG = System.getLogger(NcclProvider.class.getName());
+
     /** Above the CUDA-aware MPI backends (100) and staged (60). */
     static final int PRIORITY = 110;
     /** Inner backends, in the order they are probed. */
@@ -207,7 +209,7 @@ public final class NcclProvider implements TransportProvider {
                 throw new FerryException("backend nccl (requested by name) cannot run here: " + why);
             }
             if (c.rank() == 0 && !"quiet".equals(context.settings().get(FerrySettings.LOG))) {
-                System.err.println("ferry nccl: device collectives go to " + inner + ", not NCCL: " + c.ncclInactiveReason());
+                LOG.log(System.Logger.Level.INFO, "ferry nccl: device collectives go to " + inner + ", not NCCL: " + c.ncclInactiveReason());
             }
         }
         return c;

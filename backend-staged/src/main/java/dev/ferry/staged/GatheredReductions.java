@@ -37,6 +37,8 @@ import java.lang.foreign.MemorySegment;
  * {@link HostReduction}, so that the protocol runs without a GPU.
  */
 final class GatheredReductions {
+    private static final System.Logger LOG = System.getLogger(GatheredReductions.class.getName());
+
     private final StagedTransport comm;
     private final StagedRuntime rt;
     /** This rank's input and every rank's gathered, in host memory (pinned for device buffers); kept for the next call. */
@@ -67,7 +69,7 @@ final class GatheredReductions {
             all = host(all, like, bytes * comm.size());
             return true;
         } catch (RuntimeException e) {
-            System.err.println("ferry staged: rank " + comm.rank() + ": no host memory for a gathered reduction of " + bytes + " bytes per rank ("
+            LOG.log(System.Logger.Level.WARNING, "ferry staged: rank " + comm.rank() + ": no host memory for a gathered reduction of " + bytes + " bytes per rank ("
                     + e.getMessage() + "); this call is reduced by the inner MPI");
             return false;
         }

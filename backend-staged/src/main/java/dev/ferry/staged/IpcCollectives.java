@@ -67,6 +67,8 @@ import java.util.List;
  * equal to {@link dev.ferry.spi.HostReduction}'s fold.
  */
 final class IpcCollectives {
+    private static final System.Logger LOG = System.getLogger(IpcCollectives.class.getName());
+
     /** allReduce and reduce up to this many bytes: one rank folds all inputs, no slicing. */
     static final long SHORT_BYTES = 256 * 1024;
 
@@ -206,7 +208,7 @@ final class IpcCollectives {
             } catch (CudaException e) {
                 closeEvents();
                 events = false;
-                System.err.println("ferry staged: rank " + comm.rank() + ": no interprocess CUDA event (" + e.getMessage()
+                LOG.log(System.Logger.Level.WARNING, "ferry staged: rank " + comm.rank() + ": no interprocess CUDA event (" + e.getMessage()
                         + "); IPC collectives end with a stream synchronize and a barrier instead");
                 return null;
             }
@@ -572,7 +574,7 @@ final class IpcCollectives {
                 }
                 eventsOk = false;
                 eventFailed = true;
-                System.err.println("ferry staged: rank " + me + ": cannot open a peer's interprocess CUDA event (" + e.getMessage()
+                LOG.log(System.Logger.Level.WARNING, "ferry staged: rank " + me + ": cannot open a peer's interprocess CUDA event (" + e.getMessage()
                         + "); IPC collectives of this communicator end with a stream synchronize and a barrier instead");
             }
         }
@@ -615,7 +617,7 @@ final class IpcCollectives {
                 verified = Boolean.FALSE;
                 c.release();
                 if (failure != null) {
-                    System.err.println("ferry staged: rank " + me + ": CUDA IPC collectives are off for this communicator: " + failure);
+                    LOG.log(System.Logger.Level.WARNING, "ferry staged: rank " + me + ": CUDA IPC collectives are off for this communicator: " + failure);
                 }
                 return refuse(what, "a rank could not map or reach a peer's memory" + (failure != null ? " (here: " + failure + ")" : ""));
             }

@@ -25,6 +25,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * allows host memory on one rank and device memory on another); across nodes, nothing.
  */
 final class MpiWithIpcCollectives extends ForwardingTransport implements IpcMembers {
+    private static final System.Logger LOG = System.getLogger(MpiWithIpcCollectives.class.getName());
+
     private final StagedRuntime rt;
     private final StagedSettings.DeviceCollectives mode;
     private final Peers peers;
@@ -85,7 +87,7 @@ final class MpiWithIpcCollectives extends ForwardingTransport implements IpcMemb
             return rt.exports.offer((DeviceBuffer) buffer);
         } catch (CudaException e) {
             if (warned.compareAndSet(false, true)) {
-                System.err.println("ferry: rank " + rank() + " cannot export its device memory by CUDA IPC (" + e.getMessage()
+                LOG.log(System.Logger.Level.WARNING, "ferry: rank " + rank() + " cannot export its device memory by CUDA IPC (" + e.getMessage()
                         + "); such collectives go to " + inner.backend() + " instead");
             }
             return null;

@@ -34,6 +34,8 @@ import java.nio.file.StandardOpenOption;
  * ({@code ferry.timeout}) sees the caller's collective in progress.
  */
 final class NodeBoard implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(NodeBoard.class.getName());
+
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final int LINE = 64;
 
@@ -112,7 +114,7 @@ final class NodeBoard implements AutoCloseable {
             if (ok.segment().get(ValueLayout.JAVA_INT, 4) == 0) {
                 arena.close();
                 if (failure != null) {
-                    System.err.println("ferry staged: rank " + me + ": no shared-memory board for node-local collectives (" + failure
+                    LOG.log(System.Logger.Level.WARNING, "ferry staged: rank " + me + ": no shared-memory board for node-local collectives (" + failure
                             + "); they exchange their records through MPI instead");
                 }
                 return null;

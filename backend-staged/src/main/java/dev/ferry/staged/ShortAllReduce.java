@@ -36,6 +36,8 @@ import java.lang.foreign.ValueLayout;
  * round.
  */
 final class ShortAllReduce {
+    private static final System.Logger LOG = System.getLogger(ShortAllReduce.class.getName());
+
     /** The largest allReduce this path carries, in bytes per rank (one slot). */
     static final long SLOT_BYTES = 16 * 1024;
     /**
@@ -170,7 +172,7 @@ final class ShortAllReduce {
             }
         }
         if (failure != null) {
-            System.err.println("ferry staged: rank " + me + ": the short allReduce on the GPU is off for this communicator: " + failure);
+            LOG.log(System.Logger.Level.WARNING, "ferry staged: rank " + me + ": the short allReduce on the GPU is off for this communicator: " + failure);
         }
         // no round ran: nobody reads this rank's scratch
         for (int r = 0; r < n; r++) {

@@ -32,6 +32,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * copy of at most {@code eager} bytes at the receiver.
  */
 final class StagedTransport implements Transport, IpcMembers {
+    private static final System.Logger LOG = System.getLogger(StagedTransport.class.getName());
+
     private final Transport user;
     private final Transport bulk;
     private final StagedRuntime rt;
@@ -195,7 +197,7 @@ final class StagedTransport implements Transport, IpcMembers {
             if (warned[0]) return;
             warned[0] = true;
         }
-        System.err.println("ferry staged: rank " + rank() + (from == rank() ? " cannot export its device memory" : " cannot map device memory of rank " + from)
+        LOG.log(System.Logger.Level.WARNING, "ferry staged: rank " + rank() + (from == rank() ? " cannot export its device memory" : " cannot map device memory of rank " + from)
                 + " by CUDA IPC (" + e.getMessage() + "); staging through host memory instead");
     }
 
