@@ -13,7 +13,7 @@ import java.util.Locale;
  * }
  * }</pre>
  *
- * <p>Selection: {@code -Dferry.backend=auto|ompi|mvapich|staged} (environment {@code FERRY_BACKEND}
+ * <p>Selection: {@code -Dferry.backend=auto|ompi|mvapich|staged|nccl} (environment {@code FERRY_BACKEND}
  * as fallback, {@code auto} by default). {@code auto} probes every provider and takes the
  * available one of highest priority: a CUDA-aware MPI that takes device buffers directly, then
  * {@code staged} where a CUDA driver is present, then the launched MPI for host buffers. A named
