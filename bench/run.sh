@@ -52,7 +52,7 @@ EOF
 }
 
 suite=quick np=2 limit=0 hostfile="" family=openmpi kind=mpirun out="" java="" cp="" mpijar="" mpirun="" mpicc="" nativebin=""
-run_java=1 run_native=1 report_only=0 over=auto
+run_java=1 run_native=1 report_only=0 over=auto parse_only=0
 pass=()       # options passed to BenchMain (and, for the C reference, through --print-native-args)
 extra=()      # extra launcher arguments
 while [ $# -gt 0 ]; do
@@ -77,6 +77,7 @@ while [ $# -gt 0 ]; do
         --mpicc) mpicc=$2; shift 2 ;;
         --native-bin) nativebin=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
+        --parse-only) parse_only=1; shift ;;
         --) shift; extra+=("$@"); break ;;
         *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     esac
@@ -86,6 +87,8 @@ case "$kind" in mpirun|srun) ;; *) echo "run.sh: --launcher must be mpirun or sr
 if [ "$kind" = srun ] && [ -n "$hostfile" ]; then
     echo "run.sh: --hostfile is for mpirun; under srun the nodes come from the allocation (or srun options after --, e.g. -N 2)" >&2; exit 2
 fi
+# --parse-only (what ./ferry bench checks before it builds): the options are valid, nothing runs
+[ $parse_only = 0 ] || exit 0
 [ -n "$out" ] || out="$here/target/results/$suite-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -208,7 +211,8 @@ else
     fwd() { genv+=("$1"); }
 fi
 export FERRY_BENCH_OVERSUBSCRIBED=$oversubscribed
-fwd FERRY_BENCH_OVERSUBSCRIBED
+# Ferry's settings (FERRY_*) and NCCL's (NCCL_*) reach the ranks on every host
+for v in $(compgen -e | grep -E '^(FERRY_|NCCL_)[A-Za-z0-9_]*$' | grep -v '^FERRY_BENCH_LAUNCH$' || true); do fwd "$v"; done
 if [ -n "${LD_LIBRARY_PATH:-}" ]; then fwd LD_LIBRARY_PATH; fi
 launch+=("${extra[@]}")
 # the launcher plus the environment it forwards (MPICH takes one -genvlist)

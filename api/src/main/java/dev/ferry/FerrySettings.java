@@ -18,7 +18,7 @@ public final class FerrySettings implements SettingsCatalog {
             "the backend `Ferry.open()` opens: `auto` (the available one of highest priority) or a backend's name");
     /** {@code ferry.log}: who prints the line naming the backend chosen. */
     public static final Setting<String> LOG = Setting.of(MODULE, "ferry.log", Setting.choice("rank0", "all", "quiet"), "rank0",
-            "who prints the line naming the backend and why: `rank0`, `all` ranks, or `quiet`");
+            "which ranks log the line naming the backend and why (INFO, logger `dev.ferry.Ferry`): `rank0`, `all` ranks, or `quiet` (none)");
     /** {@code ferry.device}: the CUDA device ordinal; unset: node-local rank modulo the device count. */
     public static final Setting<Integer> DEVICE = Setting.derived(MODULE, "ferry.device", Setting.INT,
             "node-local rank mod devices", "the CUDA device ordinal this rank uses");

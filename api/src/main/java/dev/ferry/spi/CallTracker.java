@@ -330,15 +330,14 @@ final class CallTracker {
                 + Settings.process().text(FerrySettings.TIMEOUT) + "); "
                 + (ABORT ? "aborting the MPI job (MPI_Abort, exit code " + TIMEOUT_EXIT_CODE + "): a blocking MPI call cannot be cancelled"
                          : "still waiting (ferry.timeout.action=report)");
-        StringBuilder sb = new StringBuilder(line).append(System.lineSeparator());
+        StringBuilder sb = new StringBuilder(line);
         if (DUMP) {
-            sb.append("ferry: threads of rank ").append(MpiLifecycle.worldRank()).append(':').append(System.lineSeparator());
+            sb.append(System.lineSeparator()).append("ferry: threads of rank ").append(MpiLifecycle.worldRank()).append(':');
             for (ThreadInfo ti : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false, 64)) {
-                sb.append(ti);
+                sb.append(System.lineSeparator()).append(ti);
             }
         }
-        System.err.print(sb);
-        System.err.flush();
+        MpiLifecycle.reportFault(sb.toString().stripTrailing());
         if (ABORT) {
             MpiLifecycle.abort(TIMEOUT_EXIT_CODE);
         }
