@@ -37,7 +37,6 @@ import java.lang.foreign.ValueLayout;
  * round.
  */
 final class ShortAllReduce {
-    private static final System.Logger LOG = System.getLogger(ShortAllReduce.class.getName());
 
     /** The largest allReduce this path carries, in bytes per rank (one slot). */
     static final long SLOT_BYTES = 16 * 1024;
