@@ -142,11 +142,9 @@ final class BackendSelection implements OpenContext {
      * backend's own collectives when no planner is on the class path.
      */
     private Transport planned(Transport world) {
-        for (CollectivePlanning p : ServiceLoader.load(CollectivePlanning.class, BackendSelection.class.getClassLoader())) {
-            decoration = "collectives planned per call (ferry doctor shows the plan)";
-            return p.plan(world, settings);
-        }
-        return world;
+        Transport t = CollectivePlanning.planned(world, settings, BackendSelection.class.getClassLoader());
+        if (t != world) decoration = "collectives planned per call (ferry doctor shows the plan)";
+        return t;
     }
 
     /** What the last {@link #open(SelectionReport)} put over the chosen backend, for the start-up line; null: nothing. */

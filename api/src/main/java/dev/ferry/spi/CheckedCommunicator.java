@@ -119,6 +119,20 @@ public final class CheckedCommunicator implements Communicator {
         return transport;
     }
 
+    /**
+     * The transport of class {@code type} under this front, looking through the transports that
+     * forward to another ({@link ForwardingTransport}, the collectives planner among them); null
+     * when there is none (a backend's interop: the MPI handle under a communicator).
+     */
+    public <T extends Transport> T transport(Class<T> type) {
+        Transport t = transport;
+        while (t != null) {
+            if (type.isInstance(t)) return type.cast(t);
+            t = t instanceof ForwardingTransport f ? f.inner() : null;
+        }
+        return null;
+    }
+
     @Override
     public boolean supportsDeviceBuffers() {
         return transport.supportsDeviceBuffers();

@@ -15,6 +15,18 @@ public interface CollectivePlanning {
      */
     Transport plan(Transport world, Settings settings);
 
+    /**
+     * {@code world} with planned collectives by the first planner on the class path of
+     * {@code loader}, or {@code world} itself when there is none: what a backend's {@code wrap} of a
+     * foreign MPI communicator uses, so that wrapped communicators plan as opened ones do.
+     */
+    static Transport planned(Transport world, Settings settings, ClassLoader loader) {
+        for (CollectivePlanning p : java.util.ServiceLoader.load(CollectivePlanning.class, loader)) {
+            return p.plan(world, settings);
+        }
+        return world;
+    }
+
     /** How the collectives of {@code c} run, one line per collective at a ladder of sizes (for {@code ferry doctor}); empty when it has no planner. */
     default java.util.List<String> describe(dev.ferry.Communicator c) {
         return java.util.List.of();

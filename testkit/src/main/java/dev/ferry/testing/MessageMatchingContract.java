@@ -53,7 +53,7 @@ public abstract class MessageMatchingContract {
         comm = TestWorld.world().duplicate();
         rank = comm.rank();
         size = comm.size();
-        piece = comm instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof BindingTransport b ? b.maxPieceBytes() : BindingTransport.configuredMaxPieceBytes();
+        piece = comm instanceof dev.ferry.spi.CheckedCommunicator f && f.transport(BindingTransport.class) instanceof BindingTransport b ? b.maxPieceBytes() : BindingTransport.configuredMaxPieceBytes();
         assertTrue(piece <= 1 << 20, "run this suite with a small -Dferry.maxPieceBytes (e.g. 4096); it is " + piece);
     }
 
