@@ -200,6 +200,12 @@ final class StagedTransport implements Transport {
         rt.progress.poll();
     }
 
+    /** The inner MPI reduces every staged chunk (and host buffers go to it whole): its reductions are these. */
+    @Override
+    public boolean reduces(dev.ferry.DataType type, dev.ferry.ReduceOp op) {
+        return user.reduces(type, op);
+    }
+
     @Override
     public boolean stagesHostBuffers() {
         return rt.settings.stageHostBuffers();

@@ -118,6 +118,8 @@ public final class Tune {
             md.append("- commit: ").append(System.getenv().getOrDefault("FERRY_COMMIT", "(not given)")).append(", date ").append(Instant.now()).append('\n');
             md.append("- each time: the slowest rank's mean per call in a batch, median (min-max) of ").append(BATCHES).append(" batches, us\n");
         }
+        String header = "# gpu\tplacement\tranks\tbackend\tcollective\talgorithm\tbytes\tmicros\n# measured by dev.ferry.bench.Tune on "
+                + topo.describe() + ", commit " + System.getenv().getOrDefault("FERRY_COMMIT", "(not given)") + ", " + Instant.now() + "\n";
         // per collective: size -> algorithm -> point
         Map<String, Map<Long, Map<String, Point>>> measured = new LinkedHashMap<>();
         List<String> algorithms = CollectivesDiagnostics.algorithms(comm);
@@ -162,10 +164,9 @@ public final class Tune {
                     System.out.println();
                 }
             }
+            // after each collective, so that a run stopped early keeps what it measured
+            if (zero) Files.writeString(out.resolve("costs.tsv"), header + String.join("\n", rows) + "\n", StandardCharsets.UTF_8);
         }
-        String header = "# gpu\tplacement\tranks\tbackend\tcollective\talgorithm\tbytes\tmicros\n# measured by dev.ferry.bench.Tune on "
-                + topo.describe() + ", commit " + System.getenv().getOrDefault("FERRY_COMMIT", "(not given)") + ", " + Instant.now() + "\n";
-        if (zero) Files.writeString(out.resolve("costs.tsv"), header + String.join("\n", rows) + "\n", StandardCharsets.UTF_8);
 
         // as planned: from the tables before (built in) and from this measurement
         Map<String, Map<Long, String[]>> before = planned(measured, null);
