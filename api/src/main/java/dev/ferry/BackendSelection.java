@@ -1,5 +1,6 @@
 package dev.ferry;
 
+import dev.ferry.flight.FlightRecorder;
 import dev.ferry.spi.Capability;
 import dev.ferry.spi.Launch;
 import dev.ferry.spi.OpenContext;
@@ -134,7 +135,9 @@ final class BackendSelection implements OpenContext {
         String mode = settings.get(FerrySettings.DEVICE_COLLECTIVES); // a bad value fails before anything is opened
         self = probes.get(report.chosen());
         Probe chosen = self;
+        FlightRecorder.checkSettings(); // as the mode: a bad value fails before anything is opened
         Transport world = open(report.chosen());
+        FlightRecorder.start(world);
         return new CheckedCommunicator(withDeviceCollectives(world, mode, chosen, providers.get(report.chosen())));
     }
 

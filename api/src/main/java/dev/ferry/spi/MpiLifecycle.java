@@ -4,6 +4,7 @@ import dev.ferry.FerrySettings;
 import dev.ferry.Settings;
 import dev.ferry.Ferry;
 import dev.ferry.ThreadLevel;
+import dev.ferry.flight.FlightRecorder;
 
 /**
  * The end of an MPI process, done the same way by every binding: MPI_Finalize at JVM exit (or at
@@ -71,7 +72,7 @@ public final class MpiLifecycle {
                     e.printStackTrace();
                 }
                 if (aborts != null) {
-                    abortJob(aborts);
+                    abortJob(aborts, t, e);
                 }
             });
         }
@@ -138,9 +139,10 @@ public final class MpiLifecycle {
     /** How long the output gets to reach the launcher before MPI_Abort tears the job down. */
     private static final long FORWARD_OUTPUT_MILLIS = 200;
 
-    private static void abortJob(Binding b) {
+    private static void abortJob(Binding b, Thread t, Throwable e) {
         System.out.flush();
         System.err.flush();
+        FlightRecorder.dump("uncaught " + e + " in thread \"" + t.getName() + "\"", true);
         try {
             // MPI_Abort makes the launcher kill every rank; output still in its pipes from this rank
             // (the stack trace) was seen lost under MPICH's Hydra, so give it a moment to be forwarded
@@ -204,6 +206,7 @@ public final class MpiLifecycle {
             System.err.println("ferry: rank " + worldRank() + ": the JVM is exiting while " + busy + "; not calling MPI_Finalize, which "
                     + "would wait for ranks that wait for this one: the launcher ends the job");
             System.err.flush();
+            FlightRecorder.dumpAtExit("exiting while " + busy);
             return;
         }
         try {

@@ -1,0 +1,226 @@
+package dev.ferry.flight;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * When and where the ranks of one job write their dumps, without MPI (which is what hangs): through
+ * files in the job's folder {@code ferry.flight.dir/JOB}. A rank with a reason of its own (a
+ * watchdog timeout, an uncaught exception, an exit in the middle of a call, SIGUSR2) writes its
+ * dump {@code rank-R.txt} and then a request {@code dump-request} naming a new round; every rank
+ * watches that file (a daemon thread, five looks a second) and answers a new round with its own
+ * dump; rank 0 then waits for every rank's dump of the round (3 s at most), builds the
+ * {@link HangReport}, writes it to {@code report.txt} and prints it. A rank about to abort the job
+ * waits for that report first (5 s at most), since the abort ends every rank. {@code ferry doctor
+ * --hang} asks every job under the folder at once through {@code ferry.flight.dir/dump-request}.
+ * Where the folder is not shared between nodes, ranks of other nodes dump only for their own
+ * reasons, and the report says which dumps are missing.
+ *
+ * <p>While JFR records, each dump also writes the recordings so far ({@code rank-R.jfr}).
+ */
+final class DumpCoordinator {
+    /** A request for dumps: in a job's folder (that job), or in the flight folder (every job in it). */
+    static final String REQUEST = "dump-request";
+    static final String REPORT = "report.txt";
+    private static final long LOOK_MILLIS = 200;
+    private static final long COLLECT_MILLIS = 3000;
+    /** A launcher that ends the job after a lost rank sends SIGKILL soon after SIGTERM (Open MPI: about half a second). */
+    private static final long COLLECT_EXITING_MILLIS = 300;
+    private static final long REPORT_WAIT_MILLIS = 5000;
+
+    private final Path root;
+    private final Path dir;
+    private final String job;
+    private final int rank;
+    private final int size;
+    private final long startedMillis = System.currentTimeMillis();
+    private final File jobRequest;
+    private final File allRequest;
+    private long jobRequestSeen; // the request files' modification times last answered
+    private long allRequestSeen;
+    private String ownReason = "";
+    private boolean exiting;
+
+    DumpCoordinator(Path root, String job, int rank, int size) {
+        this.root = root.toAbsolutePath();
+        this.dir = this.root.resolve(job);
+        this.job = job;
+        this.rank = rank;
+        this.size = size;
+        this.jobRequest = dir.resolve(REQUEST).toFile();
+        this.allRequest = this.root.resolve(REQUEST).toFile();
+    }
+
+    /** For a process whose world was never opened through {@code Ferry.open()}: its own folder, no requests. */
+    static DumpCoordinator alone(Path root, int rank) {
+        return new DumpCoordinator(root, "process-" + ProcessHandle.current().pid(), rank, -1);
+    }
+
+    int rank() {
+        return rank;
+    }
+
+    /** Starts the watcher thread and the SIGUSR2 handler. */
+    void start() {
+        allRequestSeen = allRequest.lastModified(); // a request older than this job is not for it
+        Thread t = new Thread(this::watch, "ferry-flight");
+        t.setDaemon(true);
+        t.start();
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("USR2"), s -> FlightRecorder.dump("SIGUSR2", false));
+        } catch (IllegalArgumentException | UnsupportedOperationException e) {
+            // the signal is taken (-Xrs, or the JVM uses it here): dumps come from the other triggers
+        }
+    }
+
+    private void watch() {
+        while (true) {
+            try {
+                Thread.sleep(LOOK_MILLIS);
+                answerRequests();
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                System.err.println("ferry: rank " + rank + ": the flight recorder's watcher failed: " + e);
+            }
+        }
+    }
+
+    private synchronized void answerRequests() {
+        long j = jobRequest.lastModified();
+        long a = allRequest.lastModified();
+        if (j != 0 && j != jobRequestSeen) {
+            jobRequestSeen = j;
+            answer(read(jobRequest.toPath()));
+        }
+        if (a != 0 && a != allRequestSeen && a >= startedMillis) {
+            allRequestSeen = a;
+            String asked = read(allRequest.toPath());
+            request(asked); // the job's own request too: ranks whose watcher looked at the folder's one earlier answer as well
+            answer(asked);
+        }
+    }
+
+    /** See {@link FlightRecorder#dump} ({@code exiting}: {@link FlightRecorder#dumpAtExit}). */
+    synchronized void dumpNow(String reason, boolean abortFollows, boolean exiting) {
+        if (ownReason.isEmpty()) {
+            ownReason = reason;
+        }
+        this.exiting |= exiting;
+        long reportBefore = reportStamp();
+        request("rank " + rank + ": " + reason); // first: every dump of this round is then newer than the request
+        write("");
+        if (rank == 0) {
+            report(jobRequestSeen, exiting ? COLLECT_EXITING_MILLIS : COLLECT_MILLIS);
+        }
+        JfrRecordings.dump(dir, "rank-" + rank);
+        if (rank != 0 && abortFollows && size > 0) {
+            long end = System.currentTimeMillis() + REPORT_WAIT_MILLIS;
+            while (System.currentTimeMillis() < end && reportStamp() == reportBefore) {
+                sleep(50);
+            }
+        }
+    }
+
+    private void answer(String asked) {
+        write(asked);
+        if (rank == 0) {
+            report(jobRequestSeen, exiting ? COLLECT_EXITING_MILLIS : COLLECT_MILLIS);
+        }
+        JfrRecordings.dump(dir, "rank-" + rank); // after the report: a recording can take a while to write
+    }
+
+    /** Writes this rank's dump. */
+    private void write(String asked) {
+        try {
+            Files.createDirectories(dir);
+            String text = RankDump.render(job, rank, size, ownReason, asked, exiting);
+            writeAtomically(dir.resolve("rank-" + rank + ".txt"), text);
+        } catch (IOException e) {
+            System.err.println("ferry: rank " + rank + ": cannot write the flight-recorder dump into " + dir + ": " + e);
+        }
+    }
+
+    /** Writes a request for a new round of dumps of this job. */
+    private void request(String asked) {
+        try {
+            Files.createDirectories(dir);
+            writeAtomically(jobRequest.toPath(), asked + "\n");
+            jobRequestSeen = jobRequest.lastModified();
+        } catch (IOException e) {
+            System.err.println("ferry: rank " + rank + ": cannot ask the other ranks for their dumps (" + jobRequest + "): " + e);
+        }
+    }
+
+    /**
+     * Rank 0: waits for every rank's dump of the round asked at {@code requested} (the request
+     * file's modification time: the dumps' times come from the same file system), at most
+     * {@code collectMillis}; then builds the report, writes and prints it.
+     */
+    private void report(long requested, long collectMillis) {
+        long end = System.currentTimeMillis() + collectMillis;
+        while (size > 0 && System.currentTimeMillis() < end && !allDumped(requested)) {
+            sleep(LOOK_MILLIS / 4);
+        }
+        try {
+            String text = HangReport.build(dir);
+            writeAtomically(dir.resolve(REPORT), text);
+            System.err.print("ferry: rank 0: hang report (" + dir.resolve(REPORT) + "):\n" + text);
+            System.err.flush();
+        } catch (IOException | RuntimeException e) {
+            System.err.println("ferry: rank 0: cannot build the hang report from " + dir + ": " + e
+                    + " (./ferry hang-report " + dir + " builds it from the dumps)");
+        }
+    }
+
+    /** Whether every rank's dump was written at or after {@code since} (a file time). */
+    private boolean allDumped(long since) {
+        for (int r = 0; r < size; r++) {
+            if (dir.resolve("rank-" + r + ".txt").toFile().lastModified() < since) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private long reportStamp() {
+        File f = dir.resolve(REPORT).toFile();
+        return f.lastModified() ^ f.length() * 31;
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.readString(p).strip();
+        } catch (IOException e) {
+            return "a request (" + p + " unreadable: " + e.getMessage() + ")";
+        }
+    }
+
+    static void writeAtomically(Path target, String text) throws IOException {
+        Path tmp = target.resolveSibling(target.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+        Files.writeString(tmp, text, StandardCharsets.UTF_8);
+        try {
+            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The folder of this job's dumps. */
+    Path dir() {
+        return dir;
+    }
+}
