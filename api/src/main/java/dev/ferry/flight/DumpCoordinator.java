@@ -43,7 +43,7 @@ final class DumpCoordinator {
     private final File allRequest;
     private long jobRequestSeen; // the request files' modification times last answered
     private long allRequestSeen;
-    private String ownReason = "";
+    private String ownReason = ""; // the latest reason this rank had to dump on its own
     private boolean exiting;
 
     DumpCoordinator(Path root, String job, int rank, int size) {
@@ -108,9 +108,7 @@ final class DumpCoordinator {
 
     /** See {@link FlightRecorder#dump} ({@code exiting}: {@link FlightRecorder#dumpAtExit}). */
     synchronized void dumpNow(String reason, boolean abortFollows, boolean exiting) {
-        if (ownReason.isEmpty()) {
-            ownReason = reason;
-        }
+        ownReason = reason;
         this.exiting |= exiting;
         long reportBefore = reportStamp();
         request("rank " + rank + ": " + reason); // first: every dump of this round is then newer than the request

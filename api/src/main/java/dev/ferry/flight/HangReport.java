@@ -368,8 +368,8 @@ public final class HangReport {
         long newest = inside.values().stream().mapToLong(RankDump.Operation::collective).max().orElse(0);
         if (newest > 0) {
             List<Integer> waiting = inside.entrySet().stream().filter(e -> e.getValue().collective() == newest).map(Map.Entry::getKey).toList();
-            RankDump.Operation op = inside.get(waiting.get(0));
-            String call = op.op() + " #" + newest + " on " + name;
+            boolean oneOp = waiting.stream().map(r -> inside.get(r).op()).distinct().count() == 1;
+            String call = (oneOp ? inside.get(waiting.get(0)).op() : "collective") + " #" + newest + " on " + name;
             List<Integer> behind = new ArrayList<>();
             for (int r = 0; r < g.size(); r++) {
                 Long got = reached.get(r);
