@@ -11,12 +11,12 @@ import java.nio.file.StandardCopyOption;
 /**
  * When and where the ranks of one job write their dumps, without MPI (which is what hangs): through
  * files in the job's folder {@code ferry.flight.dir/JOB}. A rank with a reason of its own (a
- * watchdog timeout, an uncaught exception, an exit in the middle of a call, SIGUSR2) writes its
+ * watchdog timeout, an uncaught exception, an exit in the middle of a call, SIGUSR1) writes its
  * dump {@code rank-R.txt} and then a request {@code dump-request} naming a new round; every rank
  * watches that file (a daemon thread, five looks a second) and answers a new round with its own
- * dump; rank 0 then waits for every rank's dump of the round (3 s at most), builds the
+ * dump; rank 0 then waits for every rank's dump of the round (4 s at most), builds the
  * {@link HangReport}, writes it to {@code report.txt} and prints it. A rank about to abort the job
- * waits for that report first (5 s at most), since the abort ends every rank. {@code ferry doctor
+ * waits for that report first (6 s at most), since the abort ends every rank. {@code ferry doctor
  * --hang} asks every job under the folder at once through {@code ferry.flight.dir/dump-request}.
  * Where the folder is not shared between nodes, ranks of other nodes dump only for their own
  * reasons, and the report says which dumps are missing.
@@ -28,10 +28,10 @@ final class DumpCoordinator {
     static final String REQUEST = "dump-request";
     static final String REPORT = "report.txt";
     private static final long LOOK_MILLIS = 200;
-    private static final long COLLECT_MILLIS = 3000;
+    private static final long COLLECT_MILLIS = 4000;
     /** A launcher that ends the job after a lost rank sends SIGKILL soon after SIGTERM (Open MPI: about half a second). */
     private static final long COLLECT_EXITING_MILLIS = 300;
-    private static final long REPORT_WAIT_MILLIS = 5000;
+    private static final long REPORT_WAIT_MILLIS = 6000;
 
     private final Path root;
     private final Path dir;
@@ -65,14 +65,21 @@ final class DumpCoordinator {
         return rank;
     }
 
-    /** Starts the watcher thread and the SIGUSR2 handler. */
+    /**
+     * Starts the watcher thread and the SIGUSR1 handler: not SIGUSR2, which HotSpot sends its own
+     * threads to sample them while JFR records. A handler the program installed first stays.
+     */
     void start() {
         allRequestSeen = allRequest.lastModified(); // a request older than this job is not for it
         Thread t = new Thread(this::watch, "ferry-flight");
         t.setDaemon(true);
         t.start();
         try {
-            sun.misc.Signal.handle(new sun.misc.Signal("USR2"), s -> FlightRecorder.dump("SIGUSR2", false));
+            sun.misc.Signal usr1 = new sun.misc.Signal("USR1");
+            sun.misc.SignalHandler before = sun.misc.Signal.handle(usr1, s -> FlightRecorder.dump("SIGUSR1", false));
+            if (before != sun.misc.SignalHandler.SIG_DFL) {
+                sun.misc.Signal.handle(usr1, before); // the program's own: dumps come from the other triggers
+            }
         } catch (IllegalArgumentException | UnsupportedOperationException e) {
             // the signal is taken (-Xrs, or the JVM uses it here): dumps come from the other triggers
         }
@@ -115,9 +122,7 @@ final class DumpCoordinator {
         write("");
         if (rank == 0) {
             report(jobRequestSeen, exiting ? COLLECT_EXITING_MILLIS : COLLECT_MILLIS);
-        }
-        JfrRecordings.dump(dir, "rank-" + rank);
-        if (rank != 0 && abortFollows && size > 0) {
+        } else if (abortFollows && size > 0) {
             long end = System.currentTimeMillis() + REPORT_WAIT_MILLIS;
             while (System.currentTimeMillis() < end && reportStamp() == reportBefore) {
                 sleep(50);
@@ -130,13 +135,16 @@ final class DumpCoordinator {
         if (rank == 0) {
             report(jobRequestSeen, exiting ? COLLECT_EXITING_MILLIS : COLLECT_MILLIS);
         }
-        JfrRecordings.dump(dir, "rank-" + rank); // after the report: a recording can take a while to write
     }
 
-    /** Writes this rank's dump. */
+    /**
+     * Writes this rank's JFR recordings, then its dump: once rank 0 has every dump, the job may be
+     * aborted, and a recording cut short by that would be lost.
+     */
     private void write(String asked) {
         try {
             Files.createDirectories(dir);
+            JfrRecordings.dump(dir, "rank-" + rank);
             String text = RankDump.render(job, rank, size, ownReason, asked, exiting);
             writeAtomically(dir.resolve("rank-" + rank + ".txt"), text);
         } catch (IOException e) {

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * of this rank ({@link OperationRing}), kept always; a JFR event per call while a recording asks
  * for Ferry's events ({@code dev.ferry.Collective}, {@code dev.ferry.PointToPoint},
  * {@code dev.ferry.Wait}); and, on a watchdog timeout, an uncaught exception, an exit in the
- * middle of a call, SIGUSR2 or {@code ferry doctor --hang}, a dump of every rank's rings into
+ * middle of a call, SIGUSR1 or {@code ferry doctor --hang}, a dump of every rank's rings into
  * {@code ferry.flight.dir} and a {@link HangReport} built by rank 0 ({@link DumpCoordinator}).
  *
  * <p>{@code ferry.flight.ring=0} turns all of it off: the call tracker then skips the recorder

@@ -105,7 +105,7 @@ public record RankDump(Header header, List<Comm> comms, List<Operation> calls) {
                 Boolean.toString(exiting));
         for (OperationRing r : FlightRecorder.rings()) {
             Communicator c = r.communicator();
-            if (c == null) continue;
+            if (c == null || c.isClosed()) continue; // closed since: its last operations cannot be what hangs
             line(sb, "comm", "id", r.id(), "origin", r.origin(), "rank", Integer.toString(c.rank()), "size", Integer.toString(c.size()), "backend",
                     c.backend(), "local", c.toString(), "operations", Long.toString(r.operations()), "collectives", Long.toString(r.collectives()));
             for (RingEntry.Snapshot e : r.snapshot()) {

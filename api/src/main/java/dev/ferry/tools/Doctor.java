@@ -55,7 +55,7 @@ public final class Doctor {
         Map<Path, String> reports = HangReport.ofRunningJobs(dir, 10_000);
         if (reports.isEmpty()) {
             System.err.println("no running Ferry job answered within 10 s (a job's ranks watch the flight folder of their working directory, "
-                    + "-Dferry.flight.dir; SIGUSR2 to a rank, or to mpirun, which forwards it, asks one job)");
+                    + "-Dferry.flight.dir; SIGUSR1 to a rank, or to mpirun, which forwards it, asks one job)");
             System.exit(2);
         }
         reports.forEach((job, text) -> System.out.print("==== " + job + "\n" + text));

@@ -65,9 +65,14 @@ enum HangCase {
         } + ": the report's first line names the rank and the call";
     }
 
-    /** The job of this case on {@code job} (3 ranks of a pair, launcher set), with the watchdog and, when asked, JFR. */
+    /** The job of this case on {@code job} (3 ranks of a pair, launcher set), with the watchdog ({@value #WATCHDOG_SECONDS} s) and, when asked, JFR. */
     MpiJob configure(MpiJob job, boolean jfr) {
-        job.main(HangProgram.class.getName(), arg).timeout(120).property("ferry.timeout", Integer.toString(WATCHDOG_SECONDS));
+        return configure(job, jfr, WATCHDOG_SECONDS);
+    }
+
+    /** As {@link #configure(MpiJob, boolean)}, with a watchdog of {@code watchdogSeconds}. */
+    MpiJob configure(MpiJob job, boolean jfr, int watchdogSeconds) {
+        job.main(HangProgram.class.getName(), arg).timeout(120).property("ferry.timeout", Integer.toString(watchdogSeconds));
         if (jfr) {
             job.jvmArgs("-XX:StartFlightRecording");
         }
@@ -76,6 +81,11 @@ enum HangCase {
 
     /** Runs {@code job} (made by {@link #configure}) and asserts what the case must show; returns the report's first line. */
     String check(String label, String backend, MpiJob job, boolean jfr) throws IOException, InterruptedException {
+        return check(label, backend, job, jfr, WATCHDOG_SECONDS);
+    }
+
+    /** As {@link #check(String, String, MpiJob, boolean)}, for a job configured with a watchdog of {@code watchdogSeconds}. */
+    String check(String label, String backend, MpiJob job, boolean jfr, int watchdogSeconds) throws IOException, InterruptedException {
         MpiJob.Result r = job.run();
         long end = System.currentTimeMillis();
         Matcher skip = Pattern.compile("ferry-hang: SKIP (.*)").matcher(r.output());
@@ -89,7 +99,7 @@ enum HangCase {
         Matcher began = Pattern.compile("ferry-hang: the hang begins at (\\d+)").matcher(r.output());
         assertTrue(began.find(), () -> "rank 0 never reached the case:\n" + r.tail(60));
         long after = end - Long.parseLong(began.group(1));
-        assertTrue(after < WATCHDOG_SECONDS * 1000L + FaultIT.BOUND_MS,
+        assertTrue(after < watchdogSeconds * 1000L + FaultIT.BOUND_MS,
                 () -> arg + ": the job ended " + after + " ms after the hang began (bound: ferry.timeout + " + FaultIT.BOUND_MS + " ms):\n" + r.tail(40));
 
         Path folder = jobFolder(job.flightDir());
@@ -112,7 +122,7 @@ enum HangCase {
             jfrPrint(folder.resolve("rank-0.jfr"));
         }
         System.out.println("[ferry-flight] " + label + " " + arg + ": ended " + String.format(Locale.ROOT, "%.1f", after / 1000.0)
-                + " s after the hang began (ferry.timeout=" + WATCHDOG_SECONDS + "); report by " + (byRank0 ? "rank 0" : "HangReport only") + ": " + command[0]);
+                + " s after the hang began (ferry.timeout=" + watchdogSeconds + "); report by " + (byRank0 ? "rank 0" : "HangReport only") + ": " + command[0]);
         return command[0];
     }
 
