@@ -32,6 +32,7 @@ final class DumpCoordinator {
     /** A launcher that ends the job after a lost rank sends SIGKILL soon after SIGTERM (Open MPI: about half a second). */
     private static final long COLLECT_EXITING_MILLIS = 300;
     private static final long REPORT_WAIT_MILLIS = 6000;
+    private static final long JOIN_MILLIS = 10_000;
 
     private final Path root;
     private final Path dir;
@@ -43,6 +44,7 @@ final class DumpCoordinator {
     private final File allRequest;
     private long jobRequestSeen; // the request files' modification times last answered
     private long allRequestSeen;
+    private long roundMillis; // this node's clock when this rank last asked for or answered a round
     private String ownReason = ""; // the latest reason this rank had to dump on its own
     private boolean exiting;
 
@@ -76,12 +78,21 @@ final class DumpCoordinator {
         t.start();
         try {
             sun.misc.Signal usr1 = new sun.misc.Signal("USR1");
-            sun.misc.SignalHandler before = sun.misc.Signal.handle(usr1, s -> FlightRecorder.dump("SIGUSR1", false));
+            sun.misc.SignalHandler before = sun.misc.Signal.handle(usr1, s -> signalled());
             if (before != sun.misc.SignalHandler.SIG_DFL) {
                 sun.misc.Signal.handle(usr1, before); // the program's own: dumps come from the other triggers
             }
         } catch (IllegalArgumentException | UnsupportedOperationException e) {
             // the signal is taken (-Xrs, or the JVM uses it here): dumps come from the other triggers
+        }
+    }
+
+    /** SIGUSR1: a new round, whatever is under way (someone asks for a report now). */
+    private void signalled() {
+        try {
+            dumpNow("SIGUSR1", false, false, true);
+        } catch (RuntimeException | Error e) {
+            System.err.println("ferry: rank " + rank + ": the flight recorder could not write its dump: " + e);
         }
     }
 
@@ -103,6 +114,7 @@ final class DumpCoordinator {
         long a = allRequest.lastModified();
         if (j != 0 && j != jobRequestSeen) {
             jobRequestSeen = j;
+            roundMillis = System.currentTimeMillis();
             answer(read(jobRequest.toPath()));
         }
         if (a != 0 && a != allRequestSeen && a >= startedMillis) {
@@ -113,18 +125,35 @@ final class DumpCoordinator {
         }
     }
 
-    /** See {@link FlightRecorder#dump} ({@code exiting}: {@link FlightRecorder#dumpAtExit}). */
-    synchronized void dumpNow(String reason, boolean abortFollows, boolean exiting) {
-        ownReason = reason;
-        this.exiting |= exiting;
-        long reportBefore = reportStamp();
-        request("rank " + rank + ": " + reason); // first: every dump of this round is then newer than the request
-        write("");
-        if (rank == 0) {
-            report(jobRequestSeen, exiting ? COLLECT_EXITING_MILLIS : COLLECT_MILLIS);
-        } else if (abortFollows && size > 0) {
+    /**
+     * See {@link FlightRecorder#dump} ({@code exiting}: {@link FlightRecorder#dumpAtExit}). A rank
+     * whose reason comes while a round is under way (a request it has not answered yet, or one of
+     * the last {@link #JOIN_MILLIS}) joins it instead of asking for another: the ranks that time
+     * out in one hang do so within a few seconds of each other, and each new round would make
+     * every rank dump again and rank 0 wait and print again. {@code newRound}: ask for one anyway.
+     */
+    void dumpNow(String reason, boolean abortFollows, boolean exiting, boolean newRound) {
+        long round;
+        synchronized (this) {
+            ownReason = reason;
+            this.exiting |= exiting;
+            long pending = jobRequest.lastModified();
+            if (!newRound && pending != 0 && pending != jobRequestSeen) {
+                jobRequestSeen = pending;
+                roundMillis = System.currentTimeMillis();
+            } else if (newRound || roundMillis == 0 || System.currentTimeMillis() - roundMillis > JOIN_MILLIS) {
+                request("rank " + rank + ": " + reason); // first: every dump of this round is then newer than the request
+            }
+            round = jobRequestSeen;
+            write("");
+            if (rank == 0) {
+                report(round, exiting ? COLLECT_EXITING_MILLIS : COLLECT_MILLIS);
+            }
+        }
+        if (rank != 0 && abortFollows && size > 0) {
+            // outside the lock: meanwhile the watcher answers a round that starts now
             long end = System.currentTimeMillis() + REPORT_WAIT_MILLIS;
-            while (System.currentTimeMillis() < end && reportStamp() == reportBefore) {
+            while (System.currentTimeMillis() < end && dir.resolve(REPORT).toFile().lastModified() < round) {
                 sleep(50);
             }
         }
@@ -158,6 +187,7 @@ final class DumpCoordinator {
             Files.createDirectories(dir);
             writeAtomically(jobRequest.toPath(), asked + "\n");
             jobRequestSeen = jobRequest.lastModified();
+            roundMillis = System.currentTimeMillis();
         } catch (IOException e) {
             System.err.println("ferry: rank " + rank + ": cannot ask the other ranks for their dumps (" + jobRequest + "): " + e);
         }
@@ -192,11 +222,6 @@ final class DumpCoordinator {
             }
         }
         return true;
-    }
-
-    private long reportStamp() {
-        File f = dir.resolve(REPORT).toFile();
-        return f.lastModified() ^ f.length() * 31;
     }
 
     private static String read(Path p) {

@@ -153,7 +153,7 @@ public final class FlightRecorder {
             if (c == null) {
                 c = DumpCoordinator.alone(Path.of(dirLeniently()), MpiLifecycle.worldRank());
             }
-            c.dumpNow(reason, abortFollows, exiting);
+            c.dumpNow(reason, abortFollows, exiting, false);
         } catch (RuntimeException | Error e) {
             System.err.println("ferry: rank " + MpiLifecycle.worldRank() + ": the flight recorder could not write its dump: " + e);
         }
