@@ -11,11 +11,11 @@ import java.nio.file.StandardCopyOption;
 /**
  * When and where the ranks of one job write their dumps, without MPI (which is what hangs): through
  * files in the job's folder {@code ferry.flight.dir/JOB}. A rank with a reason of its own (a
- * watchdog timeout, an uncaught exception, an exit in the middle of a call, SIGUSR1) writes its
- * dump {@code rank-R.txt} and then a request {@code dump-request} naming a new round; every rank
- * watches that file (a daemon thread, five looks a second) and answers a new round with its own
- * dump; rank 0 then waits for every rank's dump of the round (4 s at most), builds the
- * {@link HangReport}, writes it to {@code report.txt} and prints it. A rank about to abort the job
+ * watchdog timeout, an uncaught exception, an exit in the middle of a call, SIGUSR1) writes a
+ * request {@code dump-request} for a new round (or joins the round under way) and its dump
+ * {@code rank-R.txt}; every rank watches that file (a daemon thread, five looks a second) and
+ * answers a new round with its own dump; rank 0 then waits for every rank's dump of the round (4 s
+ * at most), builds the {@link HangReport}, writes it to {@code report.txt} and prints it. A rank about to abort the job
  * waits for that report first (6 s at most), since the abort ends every rank. {@code ferry doctor
  * --hang} asks every job under the folder at once through {@code ferry.flight.dir/dump-request}.
  * Where the folder is not shared between nodes, ranks of other nodes dump only for their own
@@ -248,10 +248,5 @@ final class DumpCoordinator {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    /** The folder of this job's dumps. */
-    Path dir() {
-        return dir;
     }
 }
