@@ -33,6 +33,13 @@ usage: bench/run.sh [options] [-- extra launcher arguments]
   --time-limit SECONDS      a budget for the Java suite and the C reference together: each stops
                             cleanly before its next run once it is spent (results so far kept)
   --out DIR                 results folder (default bench/target/results/SUITE-DATE)
+  --tune                    instead of the suites: time every collective on every algorithm of the
+                            planner (dev.ferry.bench.Tune) on the backend Ferry picks (or the one of
+                            --backends), write the cost table DIR/costs.tsv for ferry.collectives.table
+                            and DIR/tune.md (fastest algorithm per size against the planner's choice);
+                            --suite quick: 6 sizes (8 B, 1 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB), full: 11; --sizes as below
+  --collectives LIST        with --tune: allReduce,broadcast,reduce,reduceScatter,allGather,allToAll,
+                            gather,scatter (default all)
   --no-java | --no-native   skip the Java suite or the C reference
   --report-only             only make results.md/results.png from --out
   --oversubscribe | --no-oversubscribe
@@ -52,7 +59,7 @@ EOF
 }
 
 suite=quick np=2 limit=0 hostfile="" family=openmpi kind=mpirun out="" java="" cp="" mpijar="" mpirun="" mpicc="" nativebin=""
-run_java=1 run_native=1 report_only=0 over=auto
+run_java=1 run_native=1 report_only=0 over=auto parse_only=0 tune=0 tunecoll="" tunebackend="" tunesizes=""
 pass=()       # options passed to BenchMain (and, for the C reference, through --print-native-args)
 extra=()      # extra launcher arguments
 while [ $# -gt 0 ]; do
@@ -62,7 +69,11 @@ while [ $# -gt 0 ]; do
         --hostfile) hostfile=$2; shift 2 ;;
         --mpi) family=$2; shift 2 ;;
         --launcher) kind=$2; shift 2 ;;
-        --backends|--mem|--benchmarks|--sizes|--warmup|--iterations) pass+=("$1" "$2"); shift 2 ;;
+        --backends) tunebackend=$2; pass+=("$1" "$2"); shift 2 ;;
+        --sizes) tunesizes=$2; pass+=("$1" "$2"); shift 2 ;;
+        --mem|--benchmarks|--warmup|--iterations) pass+=("$1" "$2"); shift 2 ;;
+        --tune) tune=1; shift ;;
+        --collectives) tunecoll=$2; shift 2 ;;
         --time-limit) limit=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --no-java) run_java=0; shift ;;
@@ -77,6 +88,7 @@ while [ $# -gt 0 ]; do
         --mpicc) mpicc=$2; shift 2 ;;
         --native-bin) nativebin=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
+        --parse-only) parse_only=1; shift ;;
         --) shift; extra+=("$@"); break ;;
         *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     esac
@@ -86,6 +98,8 @@ case "$kind" in mpirun|srun) ;; *) echo "run.sh: --launcher must be mpirun or sr
 if [ "$kind" = srun ] && [ -n "$hostfile" ]; then
     echo "run.sh: --hostfile is for mpirun; under srun the nodes come from the allocation (or srun options after --, e.g. -N 2)" >&2; exit 2
 fi
+# --parse-only (what ./ferry bench checks before it builds): the options are valid, nothing runs
+[ $parse_only = 0 ] || exit 0
 [ -n "$out" ] || out="$here/target/results/$suite-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -208,7 +222,8 @@ else
     fwd() { genv+=("$1"); }
 fi
 export FERRY_BENCH_OVERSUBSCRIBED=$oversubscribed
-fwd FERRY_BENCH_OVERSUBSCRIBED
+# Ferry's settings (FERRY_*) and NCCL's (NCCL_*) reach the ranks on every host
+for v in $(compgen -e | grep -E '^(FERRY_|NCCL_)[A-Za-z0-9_]*$' | grep -v '^FERRY_BENCH_LAUNCH$' || true); do fwd "$v"; done
 if [ -n "${LD_LIBRARY_PATH:-}" ]; then fwd LD_LIBRARY_PATH; fi
 launch+=("${extra[@]}")
 # the launcher plus the environment it forwards (MPICH takes one -genvlist)
@@ -222,6 +237,23 @@ launcher() {
 echo "[bench] suite $suite, $np ranks ($family, ${srun:-$mpirun}$( [ -n "$srun" ] && echo " ${launch[1]}")$( [ -n "$hostfile" ] && echo ", hosts from $hostfile")); results in $out"
 if [ "$oversubscribed" = 1 ]; then
     echo "[bench] NOTE: $np ranks on $cores cores: oversubscribed; waiting ranks yield their core and latency is inflated"
+fi
+
+# ---- tuning the collectives planner (instead of the suites) -----------------------------------
+if [ "$tune" = 1 ]; then
+    targs=(--out "$out")
+    [ "$suite" = full ] || targs+=(--quick)
+    [ -n "$tunesizes" ] && targs+=(--sizes "$tunesizes")
+    [ -n "$tunecoll" ] && targs+=(--collectives "$tunecoll")
+    bopt=(); if [ -n "$tunebackend" ] && [ "$tunebackend" != all ]; then bopt=("-Dferry.backend=$tunebackend"); fi
+    export FERRY_TUNE_LAUNCH="(set below)" FERRY_COMMIT=${FERRY_COMMIT:-$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+    fwd FERRY_TUNE_LAUNCH; fwd FERRY_COMMIT
+    cmd=("${launch[@]}" $(launcher) "$java" "${jopts[@]}" "${bopt[@]}" -cp "$cp" dev.ferry.bench.Tune "${targs[@]}")
+    export FERRY_TUNE_LAUNCH="${cmd[*]}"
+    echo "[bench] ${cmd[*]}"
+    "${cmd[@]}" || { s=$?; echo "[bench] tuning failed (exit $s)" >&2; exit $s; }
+    echo "[bench] cost table: $out/costs.tsv (use it with -Dferry.collectives.table=$out/costs.tsv); report: $out/tune.md"
+    exit 0
 fi
 
 # ---- Java suite ------------------------------------------------------------------------------

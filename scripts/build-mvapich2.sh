@@ -26,7 +26,12 @@
 #   tcp_getip.c  incompatible type for argument 2 of 'inet_ntop' (a struct in_addr passed by value,
 #                and an array of char pointers as the output buffer)
 #
+# Without the tarball, an install in the cache built by this script at the current fix level is
+# used (the newest; its stamp names the tarball's checksum); with neither, the script exits 3.
+#
 # --check: only says whether a matching install exists (exit 0 and prints the prefix) or not (1).
+# Exit status: 0 (the prefix is on stdout), 1 (a failure: the build, a tool, a fix), 2 (usage),
+# 3 (neither a cached install nor the source tarball: MVAPICH2 is not available here).
 # Environment: MVAPICH2_TARBALL, FERRY_CACHE, JOBS (default nproc).
 # Concurrent runs (two test modules at once) wait for each other on a lock file.
 set -euo pipefail
@@ -58,12 +63,28 @@ if [ -z "$TARBALL" ]; then
         [ -f "$c" ] && { TARBALL=$c; break; }
     done
 fi
-[ -n "$TARBALL" ] && [ -f "$TARBALL" ] || die "no MVAPICH2 source tarball: looked for ${MVAPICH2_TARBALL:-$TARNAME in $REPO/shared/mvapich2/ and $REPO/../shared/mvapich2/}" \
-    "set MVAPICH2_TARBALL to mvapich2-$VERSION-1.tar.gz (the release tarball with its generated configure)"
+[ -z "${MVAPICH2_TARBALL:-}" ] || [ -f "$MVAPICH2_TARBALL" ] || die "MVAPICH2_TARBALL=$MVAPICH2_TARBALL is not a file" \
+    "set MVAPICH2_TARBALL to $TARNAME (the release tarball with its generated configure), or unset it"
+CACHE=${FERRY_CACHE:-$HOME/.cache/ferry}
+if [ -z "$TARBALL" ]; then
+    # no source: an install this script made before, at this fix level (the newest one)
+    for stamp in $(ls -t "$CACHE"/mvapich2-$VERSION-*/.ferry-build-stamp 2>/dev/null); do
+        p=$(dirname "$stamp")
+        if grep -q " fixes=$FIX_LEVEL\$" "$stamp" && [ -x "$p/bin/mpiexec" ] && [ -e "$p/lib/libmpi.so.12" ]; then
+            say "no source tarball here; using the MVAPICH2 $VERSION install in the cache: $p ($(cat "$stamp"))"
+            echo "$p"
+            exit 0
+        fi
+    done
+    echo "[$(date +%H:%M:%S)] build-mvapich2: MVAPICH2 $VERSION is not available: no install in $CACHE and no source tarball" \
+        "(looked for $TARNAME in $REPO/shared/mvapich2/ and $(dirname "$REPO")/shared/mvapich2/)" >&2
+    echo "build-mvapich2: what to do: download $TARNAME (the release tarball with its generated configure, from" \
+        "https://mvapich.cse.ohio-state.edu/downloads/) into one of those folders, or set MVAPICH2_TARBALL to it" >&2
+    exit 3
+fi
 TARBALL=$(cd "$(dirname "$TARBALL")" && pwd)/$(basename "$TARBALL")
 
 SHA=$(sha256sum "$TARBALL" | cut -d' ' -f1)
-CACHE=${FERRY_CACHE:-$HOME/.cache/ferry}
 PREFIX=$CACHE/mvapich2-$VERSION-${SHA:0:12}
 STAMP=$PREFIX/.ferry-build-stamp
 WANT_STAMP="sha256=$SHA fixes=$FIX_LEVEL"

@@ -23,7 +23,7 @@ say() { echo "device-prepare: $*" >&2; }
 # is not an error: under set -e and pipefail a bare `ls missing* | head -1` would end the script silently)
 first() { local f; for f in "$@"; do [ -e "$f" ] && { echo "$f"; return 0; }; done; return 0; }
 trap 'say "FAILED (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
-"$REPO/scripts/setup" >/dev/null
+"$REPO/scripts/setup" --for test >/dev/null
 . "$REPO/.ferry/env"
 export JAVA_HOME=$JDK
 D=$REPO/.device
@@ -31,14 +31,14 @@ mkdir -p "$D/kits"
 rm -rf "$D/lib"; mkdir -p "$D/lib"
 
 say "building all modules (mvn package, no tests) and collecting dependencies"
-mvn -B -q -Dstyle.color=never -DskipTests package dependency:copy-dependencies \
+mvn -B -q -Dstyle.color=never -DskipTests -Dmaven.source.skip -Dmaven.javadoc.skip package dependency:copy-dependencies \
     -DincludeScope=test -DexcludeGroupIds=org.open-mpi -DoutputDirectory="$D/lib" > "$REPO/.ferry/device-prepare-mvn.log" 2>&1 \
     || { tail -30 "$REPO/.ferry/device-prepare-mvn.log"; exit 1; }
 for m in */pom.xml; do
     m=${m%/pom.xml}
     for j in "$m"/target/ferry-*.jar; do
         [ -f "$j" ] || continue
-        case "$j" in *-tests.jar|*-sources.jar) continue ;; esac
+        case "$j" in *-tests.jar|*-sources.jar|*-javadoc.jar) continue ;; esac
         cp "$j" "$D/lib/"
     done
     if [ -d "$m/target/test-classes" ] && [ -n "$(ls -A "$m/target/test-classes" 2>/dev/null)" ]; then

@@ -4,17 +4,19 @@
 #                                        conformance-staged staged-check-sys staged-check-pool staged-pipeline
 #                                        demo bench bench-mpich nccl nccl-bench patterns final isolate
 #                                        smcuda smcuda-c ordering-cost ops
-#                                        device-reduction device-collectives device-collectives-bench bench-chain
-#                                        device-reductions-mpi device-reductions-nodes small-floor launch-floor bench-collectives
+#                                        trust (the truncated device irecv in C and every suite with device
+#                                        buffers on every backend; SPREAD=1 one rank per GPU, else GPU 0 with MPS=1;
+#                                        TRUST_NP rank counts, default 2)
+#                                        device-reduction device-collectives-bench bench-chain
+#                                        small-floor launch-floor bench-collectives
 #                                        profile-small (async-profiler's samples of the 8-byte device allReduce)
-#                                        ipc-under-mpi (IPCMPI_NP="2 4", IPCMPI_MODES="auto ipc mpi": device
-#                                        collectives under ompi on staged's IPC path, ferry.deviceCollectives)
+#                                        algorithms (the collectives planner: every algorithm forced on every
+#                                        backend; ALGO_NP="2 4")
+#                                        tune (bench/run.sh --tune: the planner's cost tables; TUNE_BACKENDS,
+#                                        TUNE_NP, TUNE_SUITE full|quick, TUNE_ARGS; results in $OUT/tune/)
 #                                        ompi-device (every ompi suite with device buffers, np 2 and 4)
-#                                        (the device-collectives steps: 2, 3, 4 ranks sharing GPU 0; run with MPS=1;
-#                                        DEVCOLL_NP="2 3 4", DEVCOLL_MODES="ipc auto host", DEVCOLL_CHAIN=1 pick rows,
-#                                        DEVCOLL_NODES=1 adds the rows of device-reductions-nodes (reductions across
-#                                        nodes, node by node, with ferry.staged.test.nodeGroup=2: DEVCOLL_NODES_NP="3 4",
-#                                        DEVCOLL_NODES_MODES="auto ipc"), BENCH_MAX the largest size of device-collectives-bench)
+#                                        (device-collectives-bench: DEVCOLL_NP="2 4", DEVCOLL_CHOICES="planned native"
+#                                        (values of ferry.collectives), BENCH_MAX the largest size)
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
 #                                        (bench-collectives: BENCHCOLL_NP ranks, default 2; BENCHCOLL_BACKENDS,
 #                                        default staged,ompi; BENCHCOLL_SIZES, default 8,1k,64k,1M,16M,256M)
@@ -153,7 +155,7 @@ staged_rows() {
     suite staged-sys-2gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
     suite staged-sys-1gpu sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0
     suite staged-cuda-2gpu cuda 2 dev.ferry.staged.StagedContract -Dferry.backend=staged
-    suite staged-sys-2gpu-noipc sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.staged.ipc=false
+    suite staged-sys-2gpu-noipc sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.ipc=false
 }
 
 step_conformance() { conformance_table "Conformance suite on GPUs" ompi_rows staged_rows; }
@@ -166,10 +168,10 @@ patterns_rows() {
     for np in 2 4; do
         suite patterns-ompi-cuda-np$np cuda $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi -Dferry.device=0
         suite patterns-staged-sys-np$np sys $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged -Dferry.device=0
-        suite patterns-staged-sys-noipc-np$np sys $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false
+        suite patterns-staged-sys-noipc-np$np sys $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged -Dferry.device=0 -Dferry.ipc=false
         suite conformance-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0
         suite conformance-staged-sys-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0
-        suite conformance-staged-sys-noipc-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false
+        suite conformance-staged-sys-noipc-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.ipc=false
     done
 }
 step_patterns() { conformance_table "Application patterns and conformance, ranks sharing GPU 0" patterns_rows; }
@@ -196,13 +198,13 @@ ops_rows() {
         suite ops-nonblocking-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0 -Dferry.test.include=h_ "$t"
         suite ops-nonblocking-staged-sys-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.test.include=h_ "$t"
     done
-    suite ops-variants-staged-sys-noipc-np2 sys 2 dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false "$t"
+    suite ops-variants-staged-sys-noipc-np2 sys 2 dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=staged -Dferry.device=0 -Dferry.ipc=false "$t"
 }
 step_ops() { conformance_table "New operations with device buffers, ranks sharing GPU 0" ops_rows; }
 
 # every suite of ompi over the CUDA-aware Open MPI with device buffers, 2 and 4 ranks sharing GPU 0
 # (MPS=1): conformance, application patterns, probes and requests, vector and prefix collectives,
-# non-blocking collectives; with ferry.deviceCollectives at its default (OMPI_DEVICE_OPTS adds settings)
+# non-blocking collectives; the collectives as the planner picks them (OMPI_DEVICE_OPTS adds settings)
 ompi_device_rows() {
     local t=-Dferry.test.perTestTimeout=90 np
     for np in 2 4; do
@@ -218,7 +220,7 @@ step_ompi-device() { conformance_table "Every ompi suite with device buffers, ra
 final_rows() {
     local t=-Dferry.test.perTestTimeout=60
     suite final-staged-sys-np2 sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 "$t"
-    suite final-staged-sys-noipc-np2 sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.staged.ipc=false "$t"
+    suite final-staged-sys-noipc-np2 sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.ipc=false "$t"
     suite final-patterns-ompi-np2 cuda 2 dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi -Dferry.device=0 "$t"
     suite final-patterns-staged-np4 sys 4 dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged -Dferry.device=0 "$t"
     suite final-ompi-cuda-np4 cuda 4 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0 "$t"
@@ -265,6 +267,74 @@ step_smcuda-c() {
     done; done
     md ""
 }
+
+# The truncated device irecv in C (bench/experiments/smcuda-probe.c): the sequence of receives that
+# crashed a Java rank as it reached Open MPI (irecv-truncate), and as Ferry hands it over now
+# (mrecv-truncate), for each long-message size; the CUDA context made current before MPI_Init as in a
+# Java rank. With SPREAD=1 one rank per GPU, else both on GPU 0.
+trust_c_rows() {
+    mpi_env cuda
+    local bin=$D/c/smcuda-probe
+    [ -x "$bin" ] || { md "| C | skipped: .device/c/smcuda-probe not built | | | |"; return; }
+    local phase bytes dev=""
+    [ "${SPREAD:-0}" = 1 ] || dev="-x CUDA_VISIBLE_DEVICES=0"
+    for bytes in 100003 4194304; do for phase in irecv-truncate mrecv-truncate; do
+        local log=$W/logs/trust-c-$phase-$bytes.log
+        timeout 90 "${LAUNCH[@]}" $dev -np 2 "$bin" "$phase" cuda-first "$bytes" > "$log" 2>&1
+        local rc=$?
+        md "| C $phase $bytes B | \`cuda\` np=2, CUDA context before MPI_Init | $(grep -a -o -E "$phase.* (ok|FAIL).*|HANG at .*" "$log" | head -1 | cut -c1-120) | exit $rc | $(grep -a -o -i -E "rgpusm[a-z_]*|SIGSEGV|Segmentation fault|MPI_ERR_TRUNCATE=[0-9]+\)" "$log" | sort | uniq -c | tr '\n' ';' | cut -c1-160) |"
+    done; done
+}
+
+# Every suite of the trust checks with device buffers on this layout (SPREAD=1: one rank per GPU;
+# else every rank on GPU 0, run with MPS=1): conformance, application patterns (the device mistakes
+# in the reported order and in seeded random orders among them), the bad-input matrix, message
+# matching (also with every receive matched by Ferry), probes and requests, vector and non-blocking
+# collectives; on ompi (both bindings), staged (IPC on and off), nccl (one rank per GPU) and mvapich
+# over the CUDA-aware MPICH kit (one rank per GPU). TRUST_NP: rank counts (default 2).
+trust_rows() {
+    local t=-Dferry.test.perTestTimeout=120 np lib
+    lib=$(find_nccl)
+    for np in ${TRUST_NP:-2}; do
+        for b in ffm java; do
+            local o=(-Dferry.backend=ompi -Dferry.ompi.binding=$b $DEVICE_OPT "$t")
+            suite trust-ompi-$b-conformance-np$np cuda $np dev.ferry.ompi.OmpiContract "${o[@]}"
+            suite trust-ompi-$b-patterns-np$np cuda $np dev.ferry.testing.ApplicationPatterns "${o[@]}"
+        done
+        local o=(-Dferry.backend=ompi $DEVICE_OPT "$t")
+        suite trust-ompi-matrix-np$np cuda $np dev.ferry.ompi.OmpiBadInputMatrix "${o[@]}" -Dferry.timeout=60
+        suite trust-ompi-matching-np$np cuda $np dev.ferry.ompi.OmpiMessageMatching "${o[@]}" -Dferry.maxPieceBytes=4096
+        suite trust-ompi-matching-ferry-np$np cuda $np dev.ferry.ompi.OmpiMessageMatching "${o[@]}" -Dferry.maxPieceBytes=4096 -Dferry.matchReceives=all
+        suite trust-ompi-probe-np$np cuda $np dev.ferry.ompi.OmpiProbeAndRequests "${o[@]}"
+        suite trust-ompi-variants-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract "${o[@]}"
+        for ipc in true false; do
+            local so=(-Dferry.backend=staged -Dferry.ipc=$ipc $DEVICE_OPT "$t")
+            suite trust-staged-ipc-$ipc-conformance-np$np sys $np dev.ferry.staged.StagedContract "${so[@]}"
+            suite trust-staged-ipc-$ipc-patterns-np$np sys $np dev.ferry.testing.ApplicationPatterns "${so[@]}"
+        done
+        local so=(-Dferry.backend=staged $DEVICE_OPT "$t")
+        suite trust-staged-matrix-np$np sys $np dev.ferry.staged.StagedBadInputMatrix "${so[@]}" -Dferry.timeout=60
+        suite trust-staged-probe-np$np sys $np dev.ferry.staged.StagedProbeAndRequests "${so[@]}"
+        suite trust-staged-variants-np$np sys $np dev.ferry.testing.CollectiveVariantsContract "${so[@]}"
+        if [ "${SPREAD:-0}" = 1 ] && [ "$np" -le "$NGPU" ]; then
+            if [ -n "$lib" ]; then
+                local no=(-Dferry.backend=nccl -Dferry.nccl.lib="$lib" "$t")
+                suite trust-nccl-conformance-np$np cuda $np dev.ferry.nccl.NcclContract "${no[@]}"
+                suite trust-nccl-patterns-np$np cuda $np dev.ferry.testing.ApplicationPatterns "${no[@]}"
+                suite trust-nccl-variants-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract "${no[@]}"
+            else
+                md "| trust-nccl | skipped: no libnccl.so.2 on this machine | | | |"
+            fi
+            local mo=(-Dferry.backend=mvapich "$t")
+            suite trust-mvapich-conformance-np$np mpich $np dev.ferry.mvapich.MvapichContract "${mo[@]}"
+            suite trust-mvapich-patterns-np$np mpich $np dev.ferry.testing.ApplicationPatterns "${mo[@]}"
+            suite trust-mvapich-matching-np$np mpich $np dev.ferry.mvapich.MvapichMessageMatching "${mo[@]}" -Dferry.maxPieceBytes=4096
+            suite trust-mvapich-probe-np$np mpich $np dev.ferry.mvapich.MvapichProbeAndRequests "${mo[@]}"
+            suite trust-mvapich-matrix-np$np mpich $np dev.ferry.mvapich.MvapichBadInputMatrix "${mo[@]}" -Dferry.timeout=60
+        fi
+    done
+}
+step_trust() { conformance_table "Trust: the truncated device irecv in C, and every suite with device buffers, $WHERE (MPS: ${MPS:-0})" trust_c_rows trust_rows; }
 
 # what the device ordering contract costs: DeviceSupport.enter + close with nothing queued, the cost
 # added to every call on device memory (bench OrderingCost), and the 8-byte device ping-pong
@@ -440,7 +510,7 @@ step_nccl-bench() {
         "$D/c/nccl_ref" -blocking -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl_ref-blocking.log" 2>&1
     md "### nccl_ref -blocking, exit $?"; md ""; md '```'; head -80 "$W/logs/nccl_ref-blocking.log" >> "$SUMMARY"; md '```'; md ""
     java_line
-    timeout 300 "${LAUNCH[@]}" -np "$np" "${JL[@]}" -Dferry.backend=nccl -Dferry.nccl.uniformBuffers=true -Dferry.nccl.lib="$lib" \
+    timeout 300 "${LAUNCH[@]}" -np "$np" "${JL[@]}" -Dferry.backend=nccl -Dferry.collectives.uniformBuffers=true -Dferry.nccl.lib="$lib" \
         dev.ferry.nccl.NcclTiming -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl-timing.log" 2>&1
     md "### Ferry nccl backend (dev.ferry.nccl.NcclTiming), exit $?"; md ""; md '```'; head -80 "$W/logs/nccl-timing.log" >> "$SUMMARY"; md '```'; md ""
 }
@@ -486,7 +556,7 @@ step_bench-collectives() {
 # staged chunks folded on the GPU) against the C allreduce of pinned host buffers on the same MPI, same run
 step_bench-chain() {
     # CHAIN_OPTS: more properties for the ranks (e.g. -Dferry.staged.gatherLimit=0); CHAIN_NP: ranks (default 2)
-    local opts="-Dferry.staged.ipc=false -Dferry.device=0${CHAIN_OPTS:+ $CHAIN_OPTS}" np=${CHAIN_NP:-2}
+    local opts="-Dferry.ipc=false -Dferry.device=0${CHAIN_OPTS:+ $CHAIN_OPTS}" np=${CHAIN_NP:-2}
     md "## IPC off: staged device allReduce against the C allreduce of pinned host buffers (same MPI, same run)"; md ""
     mpi_env sys
     local t0=$SECONDS
@@ -518,106 +588,82 @@ device_reduction_rows() {
     suite device-reduction sys 1 dev.ferry.cuda.DeviceReductionTest -Dferry.backend=ompi
 }
 
-# node-local device collectives of staged: the collective families on device buffers (every type and
-# operator, every root) at 2, 3 and 4 $WHERE (MPS=1), over CUDA IPC with GPU reductions
-# (ipc: the path is forced, a call that cannot take it fails), as auto chooses, staged through host
-# memory (host), and with IPC off (the reduction chain that multi-node jobs take)
-device_collective_rows() {
-    local np mode inc="-Dferry.test.include=${DEVCOLL_INCLUDE:-c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces|staged_ipcCollectivesSurvive|staged_smallReductions}" t=-Dferry.test.perTestTimeout=${DEVCOLL_TIMEOUT:-200}
-    for np in ${DEVCOLL_NP:-2 3 4}; do
-        for mode in ${DEVCOLL_MODES:-ipc auto host}; do
-            suite devcoll-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT \
-                -Dferry.staged.deviceCollectives=$mode "$inc" "$t"
-        done
-        # IPC off: reductions of device buffers over 64 KiB take the reduction chain (staged messages in 64 KiB
-        # chunks, folded on the GPU), as on ranks of several nodes
-        # reduce-scatter, scan and exscan of device buffers (every size of the variants contract), as auto
-        # chooses and with IPC off: folded on the GPU (GatheredReductions, the chain, or IPC)
-        if [ "${DEVCOLL_VARIANTS:-1}" = 1 ]; then
-            suite devcoll-variants-auto-np$np sys $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=staged $DEVICE_OPT -Dferry.test.include=r_ "$t"
-            suite devcoll-variants-noipc-np$np sys $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=staged $DEVICE_OPT -Dferry.staged.ipc=false -Dferry.test.include=r_ "$t"
+# the collectives planner on GPUs, $WHERE (MPS=1 for ranks sharing GPU 0): every algorithm forced on
+# each collective it carries, device and pageable buffers (CollectiveAlgorithmsContract: the collective
+# families, the IPC algorithms' own checks, the node board), under ompi over the CUDA-aware Open MPI,
+# staged (CUDA IPC on and off) and mvapich over the CUDA-aware MPICH kit where there is one; the
+# reduce-scatter, scan and vector variants as the planner picks them; at 3 and more ranks also across
+# pretended nodes (ferry.staged.test.nodeGroup=2: the hierarchical reductions). ALGO_NP picks the rank
+# counts (default "2 4"), ALGO_TIMEOUT the per-test limit.
+algorithm_rows() {
+    local np t=-Dferry.test.perTestTimeout=${ALGO_TIMEOUT:-240}
+    for np in ${ALGO_NP:-2 4}; do
+        suite algorithms-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiAlgorithms -Dferry.backend=ompi $DEVICE_OPT "$t"
+        suite algorithms-staged-np$np sys $np dev.ferry.staged.StagedAlgorithms -Dferry.backend=staged $DEVICE_OPT "$t"
+        suite algorithms-staged-noipc-np$np sys $np dev.ferry.staged.StagedAlgorithms -Dferry.backend=staged $DEVICE_OPT -Dferry.ipc=false "$t"
+        suite algorithms-mvapich-np$np mpich $np dev.ferry.mvapich.MvapichAlgorithms -Dferry.backend=mvapich $DEVICE_OPT "$t"
+        suite algorithms-variants-ompi-cuda-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=ompi $DEVICE_OPT "$t"
+        if [ "$np" -ge 3 ]; then
+            suite algorithms-nodes-staged-np$np sys $np dev.ferry.staged.StagedAlgorithms -Dferry.backend=staged $DEVICE_OPT -Dferry.staged.test.nodeGroup=2 "$t"
+            suite algorithms-nodes-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiAlgorithms -Dferry.backend=ompi $DEVICE_OPT -Dferry.staged.test.nodeGroup=2 "$t"
         fi
-        [ "${DEVCOLL_CHAIN:-1}" = 1 ] && suite devcoll-chain-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT -Dferry.staged.ipc=false \
-            -Dferry.staged.threshold=64k -Dferry.staged.minChunk=64k "$inc" "$t"
     done
-    if [ "${DEVCOLL_NODES:-1}" = 1 ]; then across_nodes_rows; fi
 }
-step_device-collectives() { conformance_table "Node-local device collectives of staged, $WHERE (MPS: ${MPS:-0})" device_collective_rows; }
+step_algorithms() { conformance_table "The collectives planner: every algorithm forced, $WHERE (MPS: ${MPS:-0})" algorithm_rows; }
 
-# reductions across nodes, node by node, on one GPU: ferry.staged.test.nodeGroup=2 counts pairs of
-# consecutive ranks as nodes (np 4: 2 nodes of 2 ranks; np 3: nodes of 2 and 1), so that reductions
-# of device buffers over 64 KiB fold within each pretended node over CUDA IPC, run the chain among
-# the node leaders (staged 64 KiB chunks, folded on the GPU) and broadcast within each node;
-# staged_reductionsAcrossNodesRunNodeByNode asserts from the counters that they did.
-# DEVCOLL_NODES_NP="3 4" and DEVCOLL_NODES_MODES="auto ipc" pick rows (ranks below 3 make one node).
-across_nodes_rows() {
-    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|staged_deviceCollectives|staged_shortAllReduces|staged_largeCollectives|staged_reductionsAcrossNodes|staged_smallReductions' t=-Dferry.test.perTestTimeout=200
-    for np in ${DEVCOLL_NODES_NP:-3 4}; do
-        for mode in ${DEVCOLL_NODES_MODES:-auto ipc}; do
-            suite devcoll-nodes-$mode-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT \
-                -Dferry.staged.deviceCollectives=$mode -Dferry.staged.test.nodeGroup=2 -Dferry.staged.threshold=64k -Dferry.staged.minChunk=64k "$inc" "$t"
+# the cost tables of the planner: bench/run.sh --tune (dev.ferry.bench.Tune) for each backend of TUNE_BACKENDS
+# (default "ompi staged") at each rank count of TUNE_NP (default: the GPU count under SPREAD=1, else "2 4"),
+# TUNE_SUITE full (12 sizes, 8 B..256 MiB) or quick; every costs.tsv and tune.md lands in $OUT/tune/
+step_tune() {
+    md "## Cost tables of the collectives planner, $WHERE (MPS: ${MPS:-0})"; md ""
+    local np b flavour dir nps=${TUNE_NP:-} lib nccl_opt=""
+    [ -n "$nps" ] || { [ "${SPREAD:-0}" = 1 ] && nps=$NGPU || nps="2 4"; }
+    mkdir -p "$OUT/tune"
+    lib=$(find_nccl); [ -n "$lib" ] && nccl_opt="-Dferry.nccl.lib=$lib"
+    # NCCL called from C, blocking (one rank per GPU; NCCL takes no two ranks on one GPU), in the same run as the tables
+    if [ -n "$lib" ] && [ -x "$D/c/nccl_ref" ] && [ "${SPREAD:-0}" = 1 ] && [ "$NGPU" -ge 2 ]; then
+        mpi_env sys
+        LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 300 "${LAUNCH[@]}" -x LD_LIBRARY_PATH -np "$NGPU" \
+            "$D/c/nccl_ref" -blocking -max 268435456 > "$OUT/tune/nccl_ref-blocking.log" 2>&1
+        md "- \`nccl_ref -blocking -max 268435456\`, $NGPU ranks ($lib): exit $?; sizes are nccl-tests' (allgather: the whole receive buffer)"
+    fi
+    for np in $nps; do
+        for b in ${TUNE_BACKENDS:-ompi staged}; do
+            flavour=cuda; [ "$b" = staged ] && flavour=sys; [ "$b" = mvapich ] && flavour=mpich
+            [ "$flavour" = mpich ] && [ ! -d /opt/mpich-cuda ] && { md "- $b np=$np: skipped (no MPICH kit)"; continue; }
+            mpi_env "$flavour"
+            dir=$W/tune/$b-np$np; rm -rf "$dir"
+            local t0=$SECONDS fam=openmpi; [ "$flavour" = mpich ] && fam=mpich
+            say "tune $b np=$np"
+            FERRY_JAVA_OPTS="$DEVICE_OPT $nccl_opt -Xmx4g" timeout "${TUNE_LIMIT:-420}" bench/run.sh --tune --suite "${TUNE_SUITE:-full}" --np "$np" --mpi "$fam" \
+                --backends "$b" --java "$JAVA" --classpath "$CP_LIB${MPIJAR:+:$MPIJAR}" --mpirun "${LAUNCH[0]}" --out "$dir" \
+                ${TUNE_ARGS:-} -- $( [ "$flavour" != mpich ] && echo "--bind-to none -x LD_LIBRARY_PATH" ) > "$W/logs/tune-$b-np$np.log" 2>&1
+            md "- \`bench/run.sh --tune --suite ${TUNE_SUITE:-full} --np $np --backends $b ${TUNE_ARGS:-}\` ($flavour MPI): exit $?, $((SECONDS - t0)) s"
+            mkdir -p "$OUT/tune/$b-np$np"; cp "$dir"/costs.tsv "$dir"/tune.md "$OUT/tune/$b-np$np/" 2>/dev/null
+            cp "$W/logs/tune-$b-np$np.log" "$OUT/tune/$b-np$np/" 2>/dev/null
         done
     done
+    md ""
 }
-step_device-reductions-nodes() { conformance_table "Reductions of device buffers across pretended nodes (nodeGroup=2), $WHERE (MPS: ${MPS:-0})" across_nodes_rows; }
-
-# reduce and allReduce of device buffers under ompi (CUDA-aware Open MPI) folded on the GPU
-# (ferry.deviceReductions=gpu, and auto: from 256 KiB), every type x operator x root, 2 and 4 ranks on GPU 0;
-# ferry.deviceCollectives=mpi, since the node-local IPC path would otherwise carry these calls
-mpi_fold_rows() {
-    local np mode inc='-Dferry.test.include=c_allReduce|c_reduce|c_minloc|i_|h_' t=-Dferry.test.perTestTimeout=200
-    for np in 2 4; do
-        for mode in gpu auto; do
-            suite mpifold-$mode-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi $DEVICE_OPT \
-                -Dferry.deviceCollectives=mpi -Dferry.deviceReductions=$mode "$inc" "$t"
-        done
-        # reduce-scatter folded on the GPU too (every type x operator of the variants contract)
-        suite mpifold-variants-gpu-ompi-cuda-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=ompi $DEVICE_OPT \
-            -Dferry.deviceCollectives=mpi -Dferry.deviceReductions=gpu -Dferry.test.include=r_ "$t"
-    done
-}
-step_device-reductions-mpi() { conformance_table "Reductions of device buffers under ompi folded on the GPU, $WHERE" mpi_fold_rows; }
-
-# collectives on device buffers under ompi over the CUDA-aware Open MPI, given to the staged backend's
-# node-local CUDA IPC path by ferry.deviceCollectives (auto, ipc: forced), or left to the MPI (mpi):
-# the collective families (every type and operator, every root) and mpi_deviceCollectivesFollowTheSetting,
-# which asserts from the counters which path each call took; IPCMPI_NP and IPCMPI_MODES pick rows
-ipc_under_mpi_rows() {
-    local np mode inc t=-Dferry.test.perTestTimeout=200
-    for np in ${IPCMPI_NP:-2 4}; do
-        for mode in ${IPCMPI_MODES:-auto ipc mpi}; do
-            inc="-Dferry.test.include=${IPCMPI_INCLUDE:-c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|mpi_}"
-            [ "$mode" = mpi ] && inc=-Dferry.test.include=mpi_ # the MPI's own path: its rows are the ompi suites'
-            suite ipcmpi-$mode-ompi-np$np cuda $np dev.ferry.staged.MpiIpcCollectivesContract -Dferry.backend=ompi $DEVICE_OPT \
-                -Dferry.deviceCollectives=$mode "$inc" "$t"
-        done
-        suite ipcmpi-variants-auto-ompi-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract -Dferry.backend=ompi $DEVICE_OPT -Dferry.test.include=r_ "$t"
-    done
-    # the same under mvapich over the CUDA-aware MPICH kit, where there is one
-    suite ipcmpi-auto-mvapich-np2 mpich 2 dev.ferry.staged.MpiIpcCollectivesContract -Dferry.backend=mvapich $DEVICE_OPT \
-        "-Dferry.test.include=${IPCMPI_INCLUDE:-c_allReduce|c_reduce|c_broadcast|c_allGather|c_scatter|c_gather|c_allToAll|c_minloc|i_|mpi_}" "$t"
-}
-step_ipc-under-mpi() { conformance_table "Device collectives under ompi on the node-local IPC path, $WHERE (MPS: ${MPS:-0})" ipc_under_mpi_rows; }
 
 # allReduce and broadcast on device buffers, 8 B .. 256 MiB, beside one device-to-device copy of the same size (bench DeviceCollectivesVsCopy)
 step_device-collectives-bench() {
     md "## Device collectives against one device-to-device copy, $WHERE (MPS: ${MPS:-0})"; md ""
     local np mode
     for np in ${DEVCOLL_NP:-2 4}; do
-        for mode in ${DEVCOLL_MODES:-auto host}; do
-            JOPTS="-Dferry.backend=staged $DEVICE_OPT -Dferry.staged.deviceCollectives=$mode" \
+        for mode in ${DEVCOLL_CHOICES:-planned native}; do
+            JOPTS="-Dferry.backend=staged $DEVICE_OPT $( [ "$mode" = planned ] || echo "-Dferry.collectives=$mode" )" \
                 run_main devcoll-bench-$mode-np$np sys $np dev.ferry.bench.DeviceCollectivesVsCopy ${BENCH_MAX:-268435456}
             md ""; md '```'; grep -a -E "^backend|^settings|^each|^ +[0-9]+ |bytes" "$W/logs/devcoll-bench-$mode-np$np.log" >> "$SUMMARY"; md '```'; md ""
         done
-        # the same table for ompi over the CUDA-aware Open MPI, with its device collectives on the node-local
-        # IPC path (ferry.deviceCollectives=auto, to BENCH_MAX) and in the MPI (mpi, to OMPI_BENCH_MAX, 64 MiB:
-        # its host-staged collectives take about 0.7 s at 256 MiB); DEVCOLL_OMPI_MODES picks them,
-        # DEVCOLL_OMPI_OPTS adds settings (e.g. -Dferry.deviceReductions=gpu)
+        # the same table for ompi over the CUDA-aware Open MPI, as the planner picks (to BENCH_MAX) and in the
+        # MPI (ferry.collectives=native, to OMPI_BENCH_MAX, 64 MiB: its host-staged collectives take about 0.7 s
+        # at 256 MiB); DEVCOLL_OMPI_MODES picks them, DEVCOLL_OMPI_OPTS adds settings
         if [ "${DEVCOLL_OMPI:-1}" = 1 ] && [ -d /opt/ompi-cuda ]; then
             local om max
-            for om in ${DEVCOLL_OMPI_MODES:-auto mpi}; do
-                max=${BENCH_MAX:-268435456}; [ "$om" = mpi ] && max=${OMPI_BENCH_MAX:-67108864}
-                JOPTS="-Dferry.backend=ompi $DEVICE_OPT -Dferry.deviceCollectives=$om ${DEVCOLL_OMPI_OPTS:-}" run_main devcoll-bench-ompi-$om-np$np cuda $np dev.ferry.bench.DeviceCollectivesVsCopy $max
+            for om in ${DEVCOLL_OMPI_MODES:-planned native}; do
+                max=${BENCH_MAX:-268435456}; [ "$om" = native ] && max=${OMPI_BENCH_MAX:-67108864}
+                JOPTS="-Dferry.backend=ompi $DEVICE_OPT $( [ "$om" = planned ] || echo "-Dferry.collectives=$om" ) ${DEVCOLL_OMPI_OPTS:-}" run_main devcoll-bench-ompi-$om-np$np cuda $np dev.ferry.bench.DeviceCollectivesVsCopy $max
                 md ""; md '```'; grep -a -E "^backend|^settings|^each|^ +[0-9]+ |bytes" "$W/logs/devcoll-bench-ompi-$om-np$np.log" >> "$SUMMARY"; md '```'; md ""
             done
         fi
@@ -627,12 +673,12 @@ step_device-collectives-bench() {
 # where the time of an 8-byte device collective goes: its parts alone and the collectives, one run (bench SmallCollectiveFloor)
 step_small-floor() {
     md "## The parts of an 8-byte device collective, $WHERE (MPS: ${MPS:-0})"; md ""
-    local np mode
+    local np b flavour
     for np in ${DEVCOLL_NP:-2 4}; do
-        for mode in ${DEVCOLL_MODES:-auto}; do
-            JOPTS="-Dferry.backend=staged $DEVICE_OPT -Dferry.staged.deviceCollectives=$mode" \
-                run_main small-floor-$mode-np$np sys $np dev.ferry.bench.SmallCollectiveFloor
-            md ""; md '```'; grep -a -E "^backend|^each|^staged counters|breakdown|\(.*-.*\)$" "$W/logs/small-floor-$mode-np$np.log" | sed "1s/^/[$mode] /" >> "$SUMMARY"; md '```'; md ""
+        for b in ${FLOOR_BACKENDS:-staged ompi}; do
+            flavour=sys; [ "$b" = ompi ] && flavour=cuda
+            JOPTS="-Dferry.backend=$b $DEVICE_OPT" run_main small-floor-$b-np$np $flavour $np dev.ferry.bench.SmallCollectiveFloor
+            md ""; md '```'; grep -a -E "^backend|^each|^collective counters|breakdown|\(.*-.*\)$" "$W/logs/small-floor-$b-np$np.log" >> "$SUMMARY"; md '```'; md ""
         done
     done
 }

@@ -17,7 +17,10 @@
 #   hosts       prints a hostfile line per host: "P-hI slots=2" (Open MPI syntax)
 #   exec HOST CMD...              runs CMD inside HOST, with HOST as host name
 #   agent [SSH-OPTIONS] HOST CMD  the same with ssh's conventions, for the launchers: options
-#               before HOST are ignored, and the words of CMD are joined and run by sh -c.
+#               before HOST are ignored, and the words of CMD are joined and run by sh -c. With
+#               FERRY_NETNS_AGENT_ENV=ssh, CMD starts, as under ssh, with a login's environment
+#               (PATH, HOME, USER, LOGNAME, SHELL) instead of the launcher's: what the ranks of
+#               another host see is then only what the launcher forwards.
 #               Open MPI: --mca plm_rsh_agent scripts/netns-agent; MPICH's Hydra:
 #               -launcher ssh -launcher-exec scripts/netns-agent (netns-agent calls this script).
 #
@@ -119,13 +122,15 @@ status() {
 }
 
 run_in() {
-    # run_in HOST CMDLINE: CMDLINE by sh -c inside HOST's network namespace, with HOST as host name
-    local host=$1 cmdline=$2 ns=$1
+    # run_in HOST CMDLINE [ENV...]: CMDLINE by sh -c inside HOST's network namespace, with HOST as
+    # host name; with ENV (NAME=VALUE words), in exactly that environment
+    local host=$1 cmdline=$2 ns=$1; shift 2
     case "$host" in
         "$NET".*) ns=$PREFIX-h${host##*.} ;;
     esac
     ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$ns" || die "no host '$host' (namespace $ns): run scripts/netns-hosts.sh up first"
-    exec ip netns exec "$ns" unshare --uts -- /bin/sh -c 'hostname "$0" && exec /bin/sh -c "$1"' "$ns" "$cmdline"
+    local env=(); [ $# = 0 ] || env=(env -i "$@")
+    exec ip netns exec "$ns" unshare --uts -- "${env[@]}" /bin/sh -c 'hostname "$0" && exec /bin/sh -c "$1"' "$ns" "$cmdline"
 }
 
 cmd=${1:-help}; [ $# -gt 0 ] && shift
@@ -153,6 +158,10 @@ case "$cmd" in
         done
         [ $# -ge 1 ] || die "agent: no host"
         host=$1; shift
+        if [ "${FERRY_NETNS_AGENT_ENV:-}" = ssh ]; then
+            run_in "$host" "$*" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="${HOME:-/root}" \
+                USER="$(id -un)" LOGNAME="$(id -un)" SHELL=/bin/sh
+        fi
         run_in "$host" "$*"
         ;;
     help|-h|--help) usage ;;

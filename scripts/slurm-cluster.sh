@@ -11,7 +11,10 @@
 #   up --netns N   an N-node cluster over network-namespace "hosts" (scripts/netns-hosts.sh, prefix
 #                  P): slurmd I runs inside P-hI as node P-hI (10.77.0.I), slurmctld inside P-h1;
 #                  every slurmd also gets its own mount namespace with private /tmp and /dev/shm (so
-#                  two "nodes" share no session directories or shared-memory segments)
+#                  two "nodes" share no session directories or shared-memory segments); what the
+#                  jobs need from this machine's /tmp is bound into each node's /tmp at the same
+#                  path, as a shared file system would show it: this repository (a clone under /tmp)
+#                  and the paths in FERRY_SLURM_SHARE (colon-separated)
 #   down           stops the daemons and removes the hosts (netns mode) and D (idempotent)
 #   status         sinfo's view; exit 1 unless every node is idle
 #   check          exit 0 when this machine can run it (root, slurmd/slurmctld/srun/munged, the
@@ -200,15 +203,30 @@ up_netns() {
     for i in $(seq 1 "$n"); do nodes+=("NodeName=$PREFIX-h$i NodeAddr=$net.$i CPUs=4 State=UNKNOWN"); done
     write_conf "$PREFIX-h1" "$net.1" 6817 6818 "${nodes[@]}"
     setsid "${NETNS[@]}" exec "$PREFIX-h1" "$(bin slurmctld)" -D -i -f "$CONF" >"$DIR/log/slurmctld.out" 2>&1 < /dev/null &
+    # the paths under /tmp that the nodes must see (a private /tmp would hide them): srun starts each
+    # task in the caller's directory, and the tasks read the clone's class path
+    local shared="" p
+    local IFS_=$IFS; IFS=:
+    for p in "$(dirname "$HERE")" ${FERRY_SLURM_SHARE:-}; do
+        [ -n "$p" ] && [ -e "$p" ] || continue
+        p=$(readlink -f "$p")
+        case "$p" in /tmp/?*) shared="$shared ${p#/tmp/}" ;; esac
+    done
+    IFS=$IFS_
+    [ -z "$shared" ] || say "nodes see these folders of /tmp at the same path:$(printf ' /tmp/%s' $shared)"
     for i in $(seq 1 "$n"); do
         local h=$PREFIX-h$i
         mkdir -p "$DIR/node-$h/tmp" "$DIR/node-$h/shm" "$DIR/spool-$h"; chmod 1777 "$DIR/node-$h/tmp" "$DIR/node-$h/shm"
-        # own /tmp and /dev/shm per node (mount namespace), as on separate machines; `ip netns exec`
-        # mounts a fresh /sys, without /sys/fs/cgroup, which slurmd's cgroup plugin wants to see:
-        # the cgroup hierarchies are mounted again there (slurmd uses none of them: proctrack/linuxproc)
+        for p in $shared; do mkdir -p "$DIR/node-$h/tmp/$p"; done
+        # own /tmp and /dev/shm per node (mount namespace), as on separate machines, with the shared
+        # folders bound in first (before /tmp is covered; --rbind carries them along); the mounts stay
+        # inside the node's namespace, so this machine's view of $DIR/node-*/tmp stays empty folders.
+        # `ip netns exec` mounts a fresh /sys, without /sys/fs/cgroup, which slurmd's cgroup plugin
+        # wants to see: the cgroup hierarchies are mounted again there (slurmd uses none of them:
+        # proctrack/linuxproc)
         setsid "${NETNS[@]}" exec "$h" unshare --mount --propagation private -- /bin/sh -c \
-            'mount --bind "$1/tmp" /tmp && mount --bind "$1/shm" /dev/shm && '"$(cgroup_mounts)"' && exec "$2" -D -f "$3" -N "$4"' \
-            sh "$DIR/node-$h" "$(bin slurmd)" "$CONF" "$h" >"$DIR/log/slurmd-$h.out" 2>&1 < /dev/null &
+            'for p in $5; do mount --bind "/tmp/$p" "$1/tmp/$p" || exit 1; done && mount --rbind "$1/tmp" /tmp && mount --bind "$1/shm" /dev/shm && '"$(cgroup_mounts)"' && exec "$2" -D -f "$3" -N "$4"' \
+            sh "$DIR/node-$h" "$(bin slurmd)" "$CONF" "$h" "$shared" >"$DIR/log/slurmd-$h.out" 2>&1 < /dev/null &
     done
     wait_idle "$n"
 }
@@ -234,7 +252,13 @@ down() {
     for pid in $(pgrep -f "slurmstepd" 2>/dev/null || true); do
         tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "SLURM_CONF=$CONF" && kill -KILL "$pid" 2>/dev/null || true
     done
-    case "$DIR" in /run/ferry-slurm/*|*/ferry-slurm*) rm -rf "$DIR" ;; *) say "keeping $DIR (not a ferry-slurm directory)" ;; esac
+    # the nodes' bind mounts of shared folders live in their own mount namespaces; should one show
+    # here, removing $DIR would delete through it: keep $DIR then
+    if grep -qsF " $DIR/" /proc/self/mounts; then
+        say "keeping $DIR: something is still mounted below it ($(grep -F " $DIR/" /proc/self/mounts | awk '{print $2}' | head -3 | paste -sd' '))"
+        return
+    fi
+    case "$DIR" in /run/ferry-slurm/*|*/ferry-slurm*) rm -rf --one-file-system "$DIR" ;; *) say "keeping $DIR (not a ferry-slurm directory)" ;; esac
 }
 
 cmd=${1:-help}; [ $# -gt 0 ] && shift

@@ -12,6 +12,14 @@
  *   smcuda-probe free-pending  what Ferry did before buffer lifetimes: the sender's device buffer
  *                           freed while its MPI_Isend is pending (the receiver posts late), then
  *                           small exchanges
+ *   smcuda-probe irecv-truncate [BYTES]   the sequence of device receives that crashed a Java rank,
+ *                           as it reached MPI: a longer device message received by MPI_Mprobe and
+ *                           MPI_Mrecv into host memory, a longer one received by MPI_Irecv into a
+ *                           shorter device buffer (MPI_ERR_TRUNCATE), then a 7-byte message by
+ *                           MPI_Mprobe and MPI_Mrecv into device memory; each followed by small
+ *                           device exchanges (BYTES: the long messages, default 100003)
+ *   smcuda-probe mrecv-truncate [BYTES]   the same, but the second long message is matched first
+ *                           (MPI_Mprobe) and received whole into host memory, as Ferry does now
  *   smcuda-probe PHASE cuda-first   the same with the CUDA context made current before MPI_Init
  *                           (as a Java rank with Ferry's device support does)
  *
@@ -71,6 +79,41 @@ static long exchange(size_t n, int seed, unsigned char *host) {
     return bad;
 }
 
+/* rank 0 sends n bytes of device memory with MPI_Send; rank 1 matches with MPI_Mprobe and receives with
+ * MPI_Mrecv into device memory of room bytes, or, when the message is longer, whole into host memory
+ * (as Ferry's blocking receive does); returns wrong bytes (rank 1) */
+static long matched_exchange(size_t n, size_t room, int tag, unsigned char *host) {
+    void *d;
+    long bad = 0;
+    step = "cudaMalloc"; CK(cudaMalloc(&d, n > room ? n : room));
+    if (rank == 0) {
+        fill(host, n, tag);
+        step = "cudaMemcpy H2D"; CK(cudaMemcpy(d, host, n, cudaMemcpyHostToDevice));
+        step = "MPI_Send (matched)"; MPI_Send(d, (int) n, MPI_BYTE, 1, tag, MPI_COMM_WORLD);
+    } else {
+        MPI_Message m;
+        MPI_Status st;
+        int got;
+        step = "MPI_Mprobe"; MPI_Mprobe(0, tag, MPI_COMM_WORLD, &m, &st);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        if ((size_t) got > room) {
+            unsigned char *whole = malloc(got);
+            step = "MPI_Mrecv into host"; MPI_Mrecv(whole, got, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+            CK(cudaMemcpy(d, whole, room, cudaMemcpyHostToDevice));
+            free(whole);
+        } else {
+            step = "MPI_Mrecv into device"; MPI_Mrecv(d, got, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+        }
+        step = "cudaMemcpy D2H"; CK(cudaMemcpy(host, d, got < (int) room ? got : room, cudaMemcpyDeviceToHost));
+        unsigned char *want = malloc(n);
+        fill(want, n, tag);
+        for (size_t i = 0; i < (got < (int) room ? got : room); i++) bad += host[i] != want[i];
+        free(want);
+    }
+    step = "cudaFree"; CK(cudaFree(d));
+    return bad;
+}
+
 int main(int argc, char **argv) {
     phase = argc > 1 ? argv[1] : "realloc";
     signal(SIGALRM, on_alarm);
@@ -108,6 +151,38 @@ int main(int argc, char **argv) {
             }
             bad += exchange(400, it, host);
         }
+    } else if (strcmp(phase, "irecv-truncate") == 0 || strcmp(phase, "mrecv-truncate") == 0) {
+        size_t big = argc > 3 ? (size_t) atol(argv[3]) : 100003, room = big / 2;
+        unsigned char *scratch = malloc(big > (1 << 20) ? big : (1 << 20));
+        step = "1: a longer device message, Mprobe + Mrecv into host";
+        bad += matched_exchange(big, room, 11, scratch);
+        for (int it = 0; it < 5; it++) bad += matched_exchange(64, 64, 100 + it, scratch);
+        if (strcmp(phase, "irecv-truncate") == 0) {
+            void *d;
+            /* the receiver's buffer is exactly as long as its receive count, as a Java rank's is */
+            step = "cudaMalloc 2"; CK(cudaMalloc(&d, rank == 0 ? big : room));
+            if (rank == 0) {
+                step = "2: MPI_Send of the longer device message";
+                MPI_Send(d, (int) big, MPI_BYTE, 1, 12, MPI_COMM_WORLD);
+            } else {
+                MPI_Request r;
+                step = "2: MPI_Irecv of a shorter device buffer";
+                MPI_Irecv(d, (int) room, MPI_BYTE, 0, 12, MPI_COMM_WORLD, &r);
+                int rc = MPI_Wait(&r, MPI_STATUS_IGNORE), cls;
+                MPI_Error_class(rc, &cls);
+                printf("rank 1: truncated MPI_Irecv returned class %d (MPI_ERR_TRUNCATE=%d)\n", cls, MPI_ERR_TRUNCATE);
+                fflush(stdout);
+            }
+            step = "cudaFree 2"; CK(cudaFree(d));
+        } else {
+            step = "2: a longer device message, Mprobe + Mrecv into host";
+            bad += matched_exchange(big, room, 12, scratch);
+        }
+        for (int it = 0; it < 5; it++) bad += matched_exchange(64, 64, 200 + it, scratch);
+        step = "3: a 7-byte device message into 16 bytes, Mprobe + Mrecv into device";
+        bad += matched_exchange(7, 16, 13, scratch);
+        for (int it = 0; it < 50; it++) bad += matched_exchange(it % 2 ? 64 : big, big, 300 + it, scratch);
+        free(scratch);
     } else if (strncmp(phase, "ctx-", 4) == 0) {
         /* a context of the program's own, current during the MPI calls: with ctx-own the buffers are
          * allocated in it (exchange() runs with it current), with ctx-other in the primary context */

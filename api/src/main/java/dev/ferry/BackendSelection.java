@@ -6,7 +6,7 @@ import dev.ferry.spi.Launch;
 import dev.ferry.spi.OpenContext;
 import dev.ferry.spi.Probe;
 import dev.ferry.spi.CheckedCommunicator;
-import dev.ferry.spi.DeviceCollectivesDecorator;
+import dev.ferry.spi.CollectivePlanning;
 import dev.ferry.spi.Transport;
 import dev.ferry.spi.TransportProvider;
 import java.util.ArrayList;
@@ -132,46 +132,22 @@ final class BackendSelection implements OpenContext {
 
     synchronized Communicator open(SelectionReport report) {
         decoration = null;
-        String mode = settings.get(FerrySettings.DEVICE_COLLECTIVES); // a bad value fails before anything is opened
         self = probes.get(report.chosen());
-        Probe chosen = self;
-        FlightRecorder.checkSettings(); // as the mode: a bad value fails before anything is opened
+        FlightRecorder.checkSettings(); // a bad value fails before anything is opened
         Transport world = open(report.chosen());
         FlightRecorder.start(world);
-        return new CheckedCommunicator(withDeviceCollectives(world, mode, chosen, providers.get(report.chosen())));
+        return new CheckedCommunicator(planned(world));
     }
 
     /**
-     * {@code world} with Ferry's own device collectives ({@link DeviceCollectivesDecorator}, e.g.
-     * over CUDA IPC within a node) where the chosen backend runs on a CUDA-aware MPI library (a
-     * backend of its own, not a decorator) and {@code ferry.deviceCollectives} is
-     * not {@code mpi}; unchanged otherwise, or when no decorator is on the class path under
-     * {@code auto}.
+     * {@code world} with its collectives planned ({@link CollectivePlanning}, from
+     * {@code ferry-collectives}: every collective on the algorithm measured fastest for it); the
+     * backend's own collectives when no planner is on the class path.
      */
-    private Transport withDeviceCollectives(Transport world, String mode, Probe chosen, TransportProvider provider) {
-        // from the library's CUDA support, not this process's CUDA: the decorator's peer exchange is
-        // collective, so every rank of the job must wrap alike (a rank without CUDA wraps too, and
-        // its collectives all go to the MPI)
-        if ("mpi".equals(mode) || !chosen.has(Capability.CUDA_AWARE_LIBRARY) || !provider.dependsOn().isEmpty()) {
-            return world;
-        }
-        DeviceCollectivesDecorator decorator = null;
-        for (DeviceCollectivesDecorator d : ServiceLoader.load(DeviceCollectivesDecorator.class, BackendSelection.class.getClassLoader())) {
-            decorator = d;
-            break;
-        }
-        if (decorator == null) {
-            if ("ipc".equals(mode)) {
-                world.close();
-                throw new FerryException("ferry.deviceCollectives=ipc, but no provider of device collectives is on the class path: "
-                        + "add ferry-backend-staged, or use auto or mpi");
-            }
-            return world;
-        }
-        Transport decorated = decorator.decorate(world, settings);
-        decoration = "collectives on device buffers of ranks on one node: Ferry's CUDA IPC path (ferry.deviceCollectives=" + mode
-                + "; mpi leaves them to " + chosen.provider() + ")";
-        return decorated;
+    private Transport planned(Transport world) {
+        Transport t = CollectivePlanning.planned(world, settings, BackendSelection.class.getClassLoader());
+        if (t != world) decoration = "collectives planned per call (ferry doctor shows the plan)";
+        return t;
     }
 
     /** What the last {@link #open(SelectionReport)} put over the chosen backend, for the start-up line; null: nothing. */

@@ -139,7 +139,19 @@ public interface Communicator extends AutoCloseable {
     /** Starts a send; the buffer must not change until the request completes. */
     Request isend(Buffer buffer, long count, DataType type, int dest, int tag);
 
-    /** Starts a receive; the buffer must not be read until the request completes. */
+    /**
+     * Starts a receive; the buffer must not be read until the request completes. A longer message
+     * fails the request with {@link TruncationException} (at {@link Request#waitFor()} or
+     * {@link Request#test()}); the buffer then holds the message's first bytes.
+     *
+     * <p>A receive into device memory is matched by Ferry before the MPI library receives into it
+     * (a probe, then a receive of exactly the message), so that the library never truncates a
+     * device receive (Open MPI's CUDA path crashes the process after one) and the sender of a
+     * truncated message is never left waiting; MPI's matching order still holds. Such a receive
+     * progresses in the request's waits and tests and, under {@code MPI_THREAD_MULTIPLE}, on a
+     * thread of Ferry's while this rank is inside other calls; below that thread level, complete
+     * it before blocking in another call. {@code ferry.matchReceives=all} matches every receive so.
+     */
     Request irecv(Buffer buffer, long count, DataType type, int source, int tag);
 
     /** Sends to {@code dest} and receives from {@code source} at once, without deadlock. */

@@ -13,13 +13,22 @@ import java.util.Locale;
  * }
  * }</pre>
  *
- * <p>Selection: {@code -Dferry.backend=auto|ompi|mvapich|staged} (environment {@code FERRY_BACKEND}
+ * <p>Selection: {@code -Dferry.backend=auto|ompi|mvapich|staged|nccl} (environment {@code FERRY_BACKEND}
  * as fallback, {@code auto} by default). {@code auto} probes every provider and takes the
  * available one of highest priority: a CUDA-aware MPI that takes device buffers directly, then
  * {@code staged} where a CUDA driver is present, then the launched MPI for host buffers. A named
  * backend that is unknown or unavailable fails with {@link BackendUnavailableException}, whose
- * message is the {@link #report()} table. Rank 0 prints one line naming the backend and why
- * ({@code -Dferry.log=quiet} silences it, {@code all} prints it on every rank).
+ * message is the {@link #report()} table.
+ *
+ * <p>Logging: through {@link System.Logger} (by default {@code java.util.logging}, INFO and above to
+ * stderr; route it to another framework as usual). Rank 0 logs one short line at INFO naming the
+ * backend and why ({@link SelectionReport#summary()}; {@code -Dferry.log=quiet} leaves it out,
+ * {@code all} logs it on every rank); the whole reason and the table of every provider are logged
+ * at DEBUG, on every rank. The logger names are the classes' names, under {@code dev.ferry}.
+ *
+ * <p>Every setting on the class path is read when a communicator is opened: a value that is not
+ * accepted fails {@code open()} with {@link InvalidSettingException}, naming key, value and what
+ * is accepted.
  *
  * <p>MPI is initialized by the first open and finalized at JVM exit or by {@link #shutdown()}.
  * If a thread ends with an uncaught exception, Ferry aborts the MPI job so that other ranks do
@@ -44,6 +53,7 @@ public final class Ferry {
     }
 
     private static synchronized Communicator open(String requested, String source) {
+        validateSettings();
         SelectionReport report = selection().report(requested, source);
         lastReport = report;
         if (report.chosen() == null) {
@@ -56,6 +66,7 @@ public final class Ferry {
 
     /** Probes every provider (without opening a communicator) and returns the table. */
     public static synchronized SelectionReport report() {
+        validateSettings();
         String[] req = BackendSelection.requested(Settings.process());
         lastReport = selection().report(req[0], req[1]);
         return lastReport;
@@ -82,6 +93,11 @@ public final class Ferry {
         }
     }
 
+    /** Every setting on the class path, read once: a value not accepted is an {@link InvalidSettingException} here, on every rank alike. */
+    private static void validateSettings() {
+        Settings.process().validate(dev.ferry.spi.SettingsCatalog.all());
+    }
+
     private static BackendSelection selection() {
         if (selection == null) {
             selection = BackendSelection.discover();
@@ -89,11 +105,16 @@ public final class Ferry {
         return selection;
     }
 
+    private static final System.Logger LOG = System.getLogger(Ferry.class.getName());
+
     private static void log(SelectionReport report, String decoration, int rank) {
         String mode = Settings.process().get(FerrySettings.LOG);
-        if (mode.equals("quiet") || (mode.equals("rank0") && rank != 0)) {
-            return;
+        if (mode.equals("all") || (mode.equals("rank0") && rank == 0)) {
+            // the decoration's first words name it; its setting and alternative are details
+            int brief = decoration == null ? -1 : decoration.indexOf(" (");
+            LOG.log(System.Logger.Level.INFO, report.summary() + (decoration == null ? "" : "; " + (brief < 0 ? decoration : decoration.substring(0, brief))));
         }
-        System.err.println(report.summary() + (decoration == null ? "" : "; " + decoration));
+        LOG.log(System.Logger.Level.DEBUG, () -> "ferry: rank " + rank + ": backend " + report.chosen() + ": " + report.why()
+                + (decoration == null ? "" : "; " + decoration) + System.lineSeparator() + report.table().stripTrailing());
     }
 }

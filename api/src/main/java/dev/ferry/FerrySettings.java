@@ -18,7 +18,7 @@ public final class FerrySettings implements SettingsCatalog {
             "the backend `Ferry.open()` opens: `auto` (the available one of highest priority) or a backend's name");
     /** {@code ferry.log}: who prints the line naming the backend chosen. */
     public static final Setting<String> LOG = Setting.of(MODULE, "ferry.log", Setting.choice("rank0", "all", "quiet"), "rank0",
-            "who prints the line naming the backend and why: `rank0`, `all` ranks, or `quiet`");
+            "which ranks log the line naming the backend and why (INFO, logger `dev.ferry.Ferry`): `rank0`, `all` ranks, or `quiet` (none)");
     /** {@code ferry.device}: the CUDA device ordinal; unset: node-local rank modulo the device count. */
     public static final Setting<Integer> DEVICE = Setting.derived(MODULE, "ferry.device", Setting.INT,
             "node-local rank mod devices", "the CUDA device ordinal this rank uses");
@@ -64,26 +64,16 @@ public final class FerrySettings implements SettingsCatalog {
             "where every rank writes its flight-recorder dump (one folder per job, relative to the working directory) on a "
                     + "timeout, an uncaught exception, a lost rank or a request, and rank 0 the hang report");
 
-    /** {@code ferry.deviceReductions}: who reduces device buffers under the MPI backends (ompi, mvapich). */
-    public static final Setting<String> DEVICE_REDUCTIONS = Setting.of(MODULE, "ferry.deviceReductions", Setting.choice("auto", "gpu", "mpi"), "auto",
-            "reduce, allReduce and reduce-scatter of device buffers under `ompi` and `mvapich` that the node-local IPC path does not "
-                    + "carry: `gpu` moves the data with the MPI (device memory: allGather or gather of every input below 1 MiB per rank and 8 MiB in all, "
-                    + "allToAll of blocks above and for reduce-scatter) and folds it on the GPU in rank order; `mpi` hands the reduction to "
-                    + "the MPI (CUDA-aware MPIs reduce on the host); `auto`: `gpu` from 64 KiB per rank (reduce-scatter: 256 KiB sent "
-                    + "per rank) when every rank's buffers are device memory, the measured crossover");
-
-    /** {@code ferry.deviceCollectives}: who runs collectives on device buffers of one node's ranks under the MPI backends (ompi, mvapich). */
-    public static final Setting<String> DEVICE_COLLECTIVES = Setting.of(MODULE, "ferry.deviceCollectives", Setting.choice("auto", "ipc", "mpi"), "auto",
-            "collectives on device buffers under `ompi` and `mvapich` with a CUDA-aware MPI: `auto` runs them among ranks all on "
-                    + "one node over CUDA IPC with reductions on the GPU (the `staged` backend's collectives, when ferry-backend-staged is "
-                    + "on the class path) where every rank's buffers allow it, else hands them to the MPI; `ipc`: as `auto`, but such a "
-                    + "call that cannot take the IPC path fails with UnsupportedBufferException (and opening fails without "
-                    + "ferry-backend-staged); `mpi`: always the MPI");
+    /** {@code ferry.matchReceives}: which non-blocking receives Ferry matches before the MPI library receives into them. */
+    public static final Setting<String> MATCH_RECEIVES = Setting.of(MODULE, "ferry.matchReceives", Setting.choice("device", "all"), "device",
+            "which `irecv` Ferry matches itself (probe, then receive of the whole message) before the MPI library receives into it, "
+                    + "so that the library never truncates one: `device` (receives into device memory, whose truncation crashes Open MPI's "
+                    + "CUDA path) or `all` (every receive: a truncated one never leaves its sender waiting in a rendezvous, at the cost of a "
+                    + "probe per receive); blocking receives are always matched first");
 
     @Override
     public List<Setting<?>> settings() {
         return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP,
-                FLIGHT_RING, FLIGHT_DIR,
-                DEVICE_REDUCTIONS, DEVICE_COLLECTIVES);
+                FLIGHT_RING, FLIGHT_DIR, MATCH_RECEIVES);
     }
 }

@@ -16,7 +16,8 @@ import java.util.stream.Collectors;
  * @param launch    how the process was launched
  * @param probes    every provider's probe, in discovery order
  * @param chosen    the selected provider's name, or null when none could be
- * @param why       one line on why {@code chosen} was chosen (or why nothing was)
+ * @param why       one line on why {@code chosen} was chosen (or why nothing was): how it was chosen,
+ *                  then, after {@code "; "}, the chosen provider's {@link Probe#reason()}
  */
 public record SelectionReport(String requested, String source, Launch launch, List<Probe> probes, String chosen, String why) {
 
@@ -29,9 +30,25 @@ public record SelectionReport(String requested, String source, Launch launch, Li
         return probes.stream().filter(p -> p.provider().equals(provider)).findFirst().orElse(null);
     }
 
-    /** The one line Ferry prints when it opens: backend and why. */
+    /**
+     * The short line Ferry logs when it opens: the backend, how it was chosen and the library it
+     * runs on, e.g. {@code ferry: backend ompi: auto: highest priority of the available backends
+     * (host buffers only); Open MPI v4.1.4}. The provider's whole reason is in {@link #why()} and
+     * {@link #table()}.
+     */
     public String summary() {
-        return chosen == null ? "ferry: no backend selected: " + why : "ferry: backend " + chosen + ": " + why;
+        if (chosen == null) {
+            return "ferry: no backend selected: " + why;
+        }
+        int end = why.indexOf("; ");
+        StringBuilder sb = new StringBuilder("ferry: backend ").append(chosen).append(": ").append(end < 0 ? why : why.substring(0, end));
+        Probe p = probe(chosen);
+        // the "library" detail of the MPI and NCCL providers reads "NAME VERSION at PATH"
+        String library = p == null ? null : p.details().get("library");
+        if (library != null && library.contains(" at ")) {
+            sb.append("; ").append(library, 0, library.indexOf(" at "));
+        }
+        return sb.toString();
     }
 
     /** A table of every provider: available or not, priority, capabilities, reason, details. */

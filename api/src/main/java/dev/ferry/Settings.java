@@ -1,6 +1,7 @@
 package dev.ferry;
 
 import dev.ferry.spi.Setting;
+import java.util.Collection;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -68,6 +69,18 @@ public final class Settings {
             return given != null ? given : setting.defaultValue() != null ? setting.defaultValue() : UNSET;
         });
         return v == UNSET ? null : (T) v;
+    }
+
+    /**
+     * Reads every one of {@code settings} once, so that a value given but not accepted is found
+     * now rather than where the setting is first used.
+     *
+     * @throws InvalidSettingException for the first value given that is not accepted
+     */
+    public void validate(Collection<Setting<?>> settings) {
+        for (Setting<?> s : settings) {
+            get(s);
+        }
     }
 
     /** Whether {@code setting} is given (by property or environment), not defaulted. */

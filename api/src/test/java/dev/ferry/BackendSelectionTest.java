@@ -225,48 +225,14 @@ class BackendSelectionTest {
     }
 
     @Test
-    void aCudaAwareMpiBackendGetsTheDeviceCollectivesDecoratorUnlessTheSettingSaysMpi() {
-        RecordingDeviceCollectives.WRAPPED.clear();
-        List<String> log = new ArrayList<>();
-        // auto (the default): the chosen backend that hands device buffers to a CUDA-aware MPI is wrapped
-        BackendSelection s = of(new Fake("mpi", List.of(), log, c -> cudaAware("mpi")));
-        Communicator c = s.open(s.report("auto", "default"));
-        assertTrue(transportOf(c) instanceof RecordingDeviceCollectives.Wrapped, "wrapped under auto");
-        assertEquals("mpi", c.backend(), "the communicator still names the MPI backend");
-        assertNotNull(s.decoration());
-        assertTrue(s.decoration().contains("ferry.deviceCollectives=auto"), s.decoration());
-        // mpi: not wrapped
-        BackendSelection m = new BackendSelection(List.of(new Fake("mpi", List.of(), log, c2 -> cudaAware("mpi"))), List.of(), LAUNCH,
-                Settings.of(Map.of("ferry.deviceCollectives", "mpi")));
-        Communicator plain = m.open(m.report("auto", "default"));
-        assertTrue(!(transportOf(plain) instanceof RecordingDeviceCollectives.Wrapped), "not wrapped under mpi");
-        assertNull(m.decoration());
-        // ipc: wrapped too
-        BackendSelection i = new BackendSelection(List.of(new Fake("mpi", List.of(), log, c2 -> cudaAware("mpi"))), List.of(), LAUNCH,
-                Settings.of(Map.of("ferry.deviceCollectives", "ipc")));
-        assertTrue(transportOf(i.open(i.report("mpi", "-Dferry.backend"))) instanceof RecordingDeviceCollectives.Wrapped);
-        assertEquals(List.of("mpi auto", "mpi ipc"), RecordingDeviceCollectives.WRAPPED);
-    }
-
-    @Test
-    void aRankWithoutCudaUnderACudaAwareLibraryIsWrappedLikeTheOthers() {
-        RecordingDeviceCollectives.WRAPPED.clear();
-        List<String> log = new ArrayList<>();
-        // the library takes device memory, this process has no CUDA: no device buffers here, but the
-        // peer exchange of the decorator is collective, so this rank wraps as its peers with CUDA do
-        BackendSelection s = of(new Fake("mpi", List.of(), log, c -> Probe.available("mpi", 20,
-                EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_AWARE_LIBRARY), "CUDA-aware library, no CUDA here", Map.of())));
-        assertTrue(transportOf(s.open(s.report("auto", "default"))) instanceof RecordingDeviceCollectives.Wrapped);
-        assertEquals(List.of("mpi auto"), RecordingDeviceCollectives.WRAPPED);
-    }
-
-    @Test
-    void neitherAHostOnlyBackendNorADecoratorNorItsInnerBackendIsWrapped() {
-        RecordingDeviceCollectives.WRAPPED.clear();
+    void everyBackendsWorldTransportGetsThePlannerAndOnlyTheWorld() {
+        RecordingPlanning.PLANNED.clear();
         List<String> log = new ArrayList<>();
         BackendSelection host = of(new Fake("host", List.of(), log, c -> up("host", 20)));
-        assertTrue(!(transportOf(host.open(host.report("auto", "default"))) instanceof RecordingDeviceCollectives.Wrapped));
-        // a decorator over a CUDA-aware MPI backend (as nccl over ompi): neither it nor the inner transport it opens
+        Communicator h = host.open(host.report("auto", "default"));
+        assertTrue(transportOf(h) instanceof RecordingPlanning.Planned, "a host-only backend's collectives are planned too");
+        assertNotNull(host.decoration());
+        // a decorator over a CUDA-aware MPI backend (as staged or nccl over ompi): its world is planned, not the inner transport it opens
         Fake inner = new Fake("mpi", List.of(), log, c -> cudaAware("mpi"));
         Fake deco = new Fake("deco", List.of("mpi"), log, c -> c.probe("mpi").isAvailable()
                 ? Probe.available("deco", 110, EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_DEVICE_BUFFERS, Capability.CUDA_AWARE_MPI,
@@ -274,19 +240,8 @@ class BackendSelectionTest {
                 : down("deco"));
         BackendSelection s = of(deco, inner);
         Communicator c = s.open(s.report("auto", "default"));
-        assertEquals("deco", c.backend());
-        assertTrue(!(transportOf(c) instanceof RecordingDeviceCollectives.Wrapped));
-        assertEquals(List.of(), RecordingDeviceCollectives.WRAPPED, "nothing wrapped");
-    }
-
-    @Test
-    void aBadDeviceCollectivesValueFailsBeforeAnyBackendOpens() {
-        List<String> log = new ArrayList<>();
-        BackendSelection s = new BackendSelection(List.of(new Fake("mpi", List.of(), log, c -> cudaAware("mpi"))), List.of(), LAUNCH,
-                Settings.of(Map.of("ferry.deviceCollectives", "gpu")));
-        SelectionReport r = s.report("auto", "default");
-        InvalidSettingException e = assertThrows(InvalidSettingException.class, () -> s.open(r));
-        assertTrue(e.getMessage().contains("ferry.deviceCollectives"), e.getMessage());
-        assertEquals(List.of("probe mpi"), log, "nothing was opened");
+        assertEquals("deco", c.backend(), "the communicator names the chosen backend");
+        assertTrue(transportOf(c) instanceof RecordingPlanning.Planned);
+        assertEquals(List.of("host", "deco"), RecordingPlanning.PLANNED, "one planner per world, over the chosen backend's transport");
     }
 }

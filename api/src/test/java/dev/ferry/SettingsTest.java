@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.ferry.spi.Setting;
 import dev.ferry.spi.SettingsCatalog;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -42,6 +43,10 @@ class SettingsTest {
         assertEquals("off", props("ferry.unit.mode", "Off").get(MODE), "choices ignore case and come back in lower case");
         assertEquals("/a b", props("ferry.unit.text", "/a b").get(TEXT));
         assertEquals(2.5, props("ferry.unit.seconds", "2.5").get(SECONDS));
+        assertEquals(30.0, props("ferry.unit.seconds", "30s").get(SECONDS));
+        assertEquals(0.5, props("ferry.unit.seconds", "500ms").get(SECONDS));
+        assertEquals(120.0, props("ferry.unit.seconds", "2 min").get(SECONDS));
+        assertEquals(3600.0, props("ferry.unit.seconds", "1h").get(SECONDS));
         assertEquals(ThreadLevel.FUNNELED, props("ferry.threads", "MPI_THREAD_FUNNELED").get(FerrySettings.THREADS));
     }
 
@@ -60,7 +65,7 @@ class SettingsTest {
     @Test
     void badValuesNameTheKeyTheValueTheSourceAndWhatIsAccepted() {
         Object[][] bad = {{SIZE, "4 parsecs"}, {SIZE, "99999999999g"}, {FLAG, "maybe"}, {COUNT, "4.5"}, {COUNT, "3000000000"}, {BIG, "x"},
-                          {MODE, "sometimes"}, {SECONDS, "-1"}, {SECONDS, "soon"}, {FerrySettings.THREADS, "many"}};
+                          {MODE, "sometimes"}, {SECONDS, "-1"}, {SECONDS, "soon"}, {SECONDS, "30 parsecs"}, {SECONDS, "-2s"}, {FerrySettings.THREADS, "many"}};
         for (Object[] b : bad) {
             Setting<?> s = (Setting<?>) b[0];
             String v = (String) b[1];
@@ -76,6 +81,14 @@ class SettingsTest {
         assertTrue(env.getMessage().contains("from FERRY_UNIT_MODE"), env.getMessage());
         assertTrue(env.getMessage().contains("one of auto, on, off"), env.getMessage());
         assertTrue(env instanceof InvalidArgumentException, "a user's mistake in the arguments Ferry runs with");
+    }
+
+    @Test
+    void validateReadsEverySettingAndNamesTheFirstValueNotAccepted() {
+        Settings s = Settings.of(Map.of("ferry.unit.size", "1k", "ferry.unit.mode", "loud"));
+        InvalidSettingException e = assertThrows(InvalidSettingException.class, () -> s.validate(List.of(SIZE, FLAG, MODE, SECONDS)));
+        assertEquals("ferry.unit.mode", e.key());
+        props("ferry.unit.size", "1k").validate(List.of(SIZE, FLAG, MODE, SECONDS, COUNT));
     }
 
     @Test

@@ -41,8 +41,10 @@ public abstract class BindingTransport implements Transport {
     private final int maxTag;
     private final long maxPieceBytes;
     private BindingTransport internal; // lazily duplicated, for the point-to-point collectives
-    /** Reductions of device buffers folded on the GPU (ferry.deviceReductions), with their scratch. */
-    private final DeviceFolds folds = new DeviceFolds(this);
+    /** {@code ferry.matchReceives=all}: every irecv is matched by Ferry, not only those on device memory. */
+    private static final boolean MATCH_ALL_RECEIVES = "all".equals(Settings.process().get(FerrySettings.MATCH_RECEIVES));
+    /** Receives matched by Ferry before the library receives into them (device irecv, and every receive while one waits). */
+    private final MatchedReceives matching = new MatchedReceives(this);
 
     /**
      * Native memory handed to the binding: where it starts, how many bytes, and what kind (for
@@ -133,6 +135,9 @@ public abstract class BindingTransport implements Transport {
     @Override
     public Status recv(Buffer buffer, long count, DataType type, int source, int tag) {
         long bytes = type.bytes(count);
+        if (matching.active()) {
+            return checked(matching.post(region(buffer, 0, bytes), source, tag).waitFor(), type, "recv");
+        }
         Status s = fits(bytes) ? mpiRecv(region(buffer, 0, bytes), (int) count, type, source, tag)
                 : mpiRecvLarge(region(buffer, 0, bytes), count, type, source, tag);
         return checked(s, type, "recv");
@@ -145,9 +150,19 @@ public abstract class BindingTransport implements Transport {
                 : mpiIsendLarge(region(buffer, 0, bytes), count, type, dest, tag);
     }
 
+    /**
+     * A receive on device memory is matched by Ferry first ({@link MatchedReceives}): the MPI
+     * library never gets a device receive shorter than its message. So is a receive over the piece
+     * limit (one large-count or derived-datatype receive, which some libraries leave empty when
+     * they truncate it), every receive while one of those waits, to keep MPI's matching order, and
+     * every receive under {@code ferry.matchReceives=all}.
+     */
     @Override
     public Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
         long bytes = type.bytes(count);
+        if (MATCH_ALL_RECEIVES || buffer.kind().needsCuda() || !fits(bytes) || matching.active()) {
+            return new CheckedReceive(matching.post(region(buffer, 0, bytes), source, tag), type);
+        }
         Request r = fits(bytes) ? mpiIrecv(region(buffer, 0, bytes), (int) count, type, source, tag)
                 : mpiIrecvLarge(region(buffer, 0, bytes), count, type, source, tag);
         return new CheckedReceive(r, type);
@@ -157,7 +172,7 @@ public abstract class BindingTransport implements Transport {
     public Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
                                 Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
         long sb = sendType.bytes(sendCount), rb = recvType.bytes(recvCount);
-        if (fits(sb) && fits(rb)) {
+        if (fits(sb) && fits(rb) && !matching.active()) {
             return checked(mpiSendRecv(region(sendBuffer, 0, sb), (int) sendCount, sendType, dest, sendTag,
                     region(recvBuffer, 0, rb), (int) recvCount, recvType, source, recvTag), recvType, "sendRecv");
         }
@@ -187,10 +202,10 @@ public abstract class BindingTransport implements Transport {
     }
 
     /**
-     * True for the types the MPI reduces itself; the others Ferry reduces ({@link #reduceByGathering}):
-     * the 16-bit floating-point types (no MPI type), and the value/index pairs, whose MINLOC and MAXLOC
-     * not every MPI of the family takes (MVAPICH2 2.3.7 refuses MPI_SHORT_INT: "MPI_Op MPI_MINLOC
-     * operation not defined for this datatype"), so that they give the same result everywhere.
+     * True for the types the MPI reduces itself: not the 16-bit floating-point types (no MPI type),
+     * nor the value/index pairs, whose MINLOC and MAXLOC not every MPI of the family takes (MVAPICH2
+     * 2.3.7 refuses MPI_SHORT_INT: "MPI_Op MPI_MINLOC operation not defined for this datatype"), so
+     * that they give the same result everywhere (the planner folds those itself).
      */
     private static boolean mpiReduces(DataType type) {
         return type != DataType.FLOAT16 && type != DataType.BFLOAT16 && type.kind() != DataType.Kind.PAIR;
@@ -198,52 +213,28 @@ public abstract class BindingTransport implements Transport {
 
     /**
      * True when the MPI reduces {@code type} with {@code op} itself ({@link #mpiReduces(DataType)});
-     * a binding whose library gets a pairing wrong returns false for it, and Ferry reduces it.
+     * a binding whose library gets a pairing wrong returns false for it.
      */
     protected boolean mpiReduces(DataType type, ReduceOp op) {
         return mpiReduces(type);
     }
 
-    /**
-     * A reduction of a type that MPI has no operator for (FLOAT16, BFLOAT16): every rank's input is
-     * gathered as bytes to the ranks that get the result ({@code root}, or all with -1), which
-     * reduce on the host in rank order with {@link HostReduction}; device memory is copied through
-     * the host.
-     */
-    private void reduceByGathering(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
-        long bytes = type.bytes(count);
-        boolean result = root < 0 || rank() == root;
-        try (HostBuffer in = HostBuffer.allocate(bytes); HostBuffer all = HostBuffer.allocate(result ? bytes * size() : 0)) {
-            DeviceSupport.get().copyToHost(in, sendBuffer, bytes);
-            if (root < 0) {
-                allGather(in, all, bytes, DataType.BYTE);
-            } else {
-                gather(in, result ? all : null, bytes, DataType.BYTE, root);
-            }
-            if (!result) {
-                return;
-            }
-            try (HostBuffer acc = HostBuffer.allocate(bytes)) {
-                MemorySegment.copy(all.segment(), 0, acc.segment(), 0, bytes);
-                for (int r = 1; r < size(); r++) {
-                    HostReduction.apply(type, op, acc.segment(), all.segment().asSlice(r * bytes, bytes), count);
-                }
-                DeviceSupport.get().copyFromHost(recvBuffer, acc, bytes);
-            }
+    @Override
+    public final boolean reduces(DataType type, ReduceOp op) {
+        return mpiReduces(type, op);
+    }
+
+    /** Refuses a reduction the MPI does not do: the planner never asks for one ({@link #reduces}). */
+    private void checkReduces(String what, DataType type, ReduceOp op) {
+        if (!mpiReduces(type, op)) {
+            throw new UnsupportedOperationException(what + ": backend " + backend() + " does not reduce " + type + " with " + op
+                    + " (the collectives planner folds those itself)");
         }
     }
 
     @Override
     public void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
-        DeviceFolds.Path path = folds.path(sendBuffer, rank() == root ? recvBuffer : sendBuffer, count, type, op, false);
-        if (path != DeviceFolds.Path.MPI) {
-            folds.reduce(sendBuffer, recvBuffer, count, type, op, root, path);
-            return;
-        }
-        if (!mpiReduces(type, op)) {
-            reduceByGathering(sendBuffer, recvBuffer, count, type, op, root);
-            return;
-        }
+        checkReduces("reduce", type, op);
         long step = piece(type);
         long done = 0;
         do {
@@ -256,15 +247,7 @@ public abstract class BindingTransport implements Transport {
 
     @Override
     public void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
-        DeviceFolds.Path path = folds.path(sendBuffer, recvBuffer, count, type, op, false);
-        if (path != DeviceFolds.Path.MPI) {
-            folds.reduce(sendBuffer, recvBuffer, count, type, op, -1, path);
-            return;
-        }
-        if (!mpiReduces(type, op)) {
-            reduceByGathering(sendBuffer, recvBuffer, count, type, op, -1);
-            return;
-        }
+        checkReduces("allReduce", type, op);
         long step = piece(type);
         long done = 0;
         do {
@@ -340,7 +323,7 @@ public abstract class BindingTransport implements Transport {
             internal = null;
         }
         try {
-            folds.close();
+            matching.close();
             if (in != null) {
                 in.close();
             }
@@ -355,7 +338,7 @@ public abstract class BindingTransport implements Transport {
     // reduce-scatter as one (piecewise) reduce per block, scan and exscan piece by piece. Where
     // only some ranks can know that a buffer is too large (scatterV, gatherV, allToAllV: the
     // blocks of other ranks are unknown), the ranks agree on the path with one one-integer
-    // allreduce first. Types MPI does not reduce go through the host (as reduceByGathering).
+    // allreduce first.
 
     /** True on every rank when {@code mine} is true on any (one MAX allreduce of one int; collective). */
     boolean anyRank(boolean mine) {
@@ -417,14 +400,9 @@ public abstract class BindingTransport implements Transport {
 
     @Override
     public void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+        checkReduces("reduceScatterBlock", type, op);
         long bytes = type.bytes(recvCount);
-        if (folds.path(sendBuffer, recvBuffer, recvCount * size(), type, op, true) != DeviceFolds.Path.MPI) {
-            long[] counts = new long[size()];
-            java.util.Arrays.fill(counts, recvCount);
-            folds.reduceScatter(sendBuffer, recvBuffer, Blocks.contiguous(counts), type, op);
-            return;
-        }
-        if (mpiReduces(type) && fits(bytes * size())) {
+        if (fits(bytes * size())) {
             mpiReduceScatterBlock(region(sendBuffer, 0, bytes * size()), region(recvBuffer, 0, bytes), (int) recvCount, type, op);
             return;
         }
@@ -441,12 +419,9 @@ public abstract class BindingTransport implements Transport {
      */
     @Override
     public void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
-        if (folds.path(sendBuffer, recvBuffer, blocks.total(), type, op, true) != DeviceFolds.Path.MPI) {
-            folds.reduceScatter(sendBuffer, recvBuffer, blocks, type, op);
-            return;
-        }
+        checkReduces("reduceScatter", type, op);
         boolean device = supportsDeviceBuffers() && anyRank(sendBuffer.kind().needsCuda() || recvBuffer.kind().needsCuda());
-        if (mpiReduces(type) && fits(type.bytes(blocks.total())) && !device) {
+        if (fits(type.bytes(blocks.total())) && !device) {
             mpiReduceScatter(region(sendBuffer, 0, type.bytes(blocks.total())), region(recvBuffer, 0, blocks.bytes(rank(), type)),
                     blocks.intCounts(), type, op);
             return;
@@ -454,29 +429,9 @@ public abstract class BindingTransport implements Transport {
         reduceScatterOtherwise(sendBuffer, recvBuffer, blocks, type, op);
     }
 
-    /**
-     * Reduce-scatter that is not one native call: for types MPI does not reduce, block {@code r}
-     * of every rank's input is sent to rank {@code r} (an allToAllV of bytes), which reduces them
-     * on the host in rank order; for buffers over the piece limit, one reduce per block to its rank.
-     */
+    /** Reduce-scatter that is not one native call (buffers over the piece limit, device memory): one reduce per block to its rank. */
     private void reduceScatterOtherwise(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
         int n = size(), me = rank();
-        if (!mpiReduces(type)) {
-            long total = type.bytes(blocks.total()), mine = blocks.bytes(me, type);
-            try (HostBuffer in = HostBuffer.allocate(total); HostBuffer parts = HostBuffer.allocate(mine * n)) {
-                DeviceSupport.get().copyToHost(in, sendBuffer, total);
-                long[] sc = new long[n], sd = new long[n], rc = new long[n], rd = new long[n];
-                for (int r = 0; r < n; r++) {
-                    sc[r] = blocks.bytes(r, type);
-                    sd[r] = blocks.byteOffset(r, type);
-                    rc[r] = mine;
-                    rd[r] = r * mine;
-                }
-                allToAllV(in, Blocks.of(sc, sd), parts, Blocks.of(rc, rd), DataType.BYTE);
-                reduceInRankOrder(parts, 0, n, blocks.count(me), type, op, recvBuffer);
-            }
-            return;
-        }
         for (int r = 0; r < n; r++) {
             reduce(blocks.block(sendBuffer, r, type), r == me ? recvBuffer : null, blocks.count(r), type, op, r);
         }
@@ -484,10 +439,7 @@ public abstract class BindingTransport implements Transport {
 
     @Override
     public void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
-        if (!mpiReduces(type)) {
-            prefixOnHost(sendBuffer, recvBuffer, count, type, op, true);
-            return;
-        }
+        checkReduces("scan", type, op);
         long step = piece(type);
         long done = 0;
         do {
@@ -500,10 +452,7 @@ public abstract class BindingTransport implements Transport {
 
     @Override
     public void exscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
-        if (!mpiReduces(type)) {
-            prefixOnHost(sendBuffer, recvBuffer, count, type, op, false);
-            return;
-        }
+        checkReduces("exscan", type, op);
         long step = piece(type);
         // rank 0 (recvBuffer null) gives MPI memory of its own: what MPI may do with rank 0's buffer is undefined
         try (HostBuffer scratch = recvBuffer == null ? HostBuffer.allocate(Math.max(1, type.bytes(Math.min(step, count)))) : null) {
@@ -514,35 +463,6 @@ public abstract class BindingTransport implements Transport {
                 mpiExscan(region(sendBuffer, off, len), recvBuffer == null ? region(scratch, 0, len) : region(recvBuffer, off, len), n, type, op);
                 done += n;
             } while (done < count);
-        }
-    }
-
-    /**
-     * Scan or exscan of a type MPI does not reduce: every rank's input is gathered as bytes to
-     * every rank, which reduces those of ranks {@code 0..rank} (exscan: {@code 0..rank-1}) in rank
-     * order on the host; device memory is copied through the host.
-     */
-    private void prefixOnHost(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, boolean inclusive) {
-        long bytes = type.bytes(count);
-        try (HostBuffer in = HostBuffer.allocate(bytes); HostBuffer all = HostBuffer.allocate(bytes * size())) {
-            DeviceSupport.get().copyToHost(in, sendBuffer, bytes);
-            allGather(in, all, bytes, DataType.BYTE);
-            int upTo = inclusive ? rank() + 1 : rank();
-            if (upTo > 0 && recvBuffer != null) {
-                reduceInRankOrder(all, 0, upTo, count, type, op, recvBuffer);
-            }
-        }
-    }
-
-    /** Reduces blocks {@code from..to-1} ({@code count} elements each, one after the other in {@code inputs}) in rank order on the host into {@code recv}. */
-    private static void reduceInRankOrder(HostBuffer inputs, int from, int to, long count, DataType type, ReduceOp op, Buffer recv) {
-        long bytes = type.bytes(count);
-        try (HostBuffer acc = HostBuffer.allocate(bytes)) {
-            MemorySegment.copy(inputs.segment(), from * bytes, acc.segment(), 0, bytes);
-            for (int r = from + 1; r < to; r++) {
-                HostReduction.apply(type, op, acc.segment(), inputs.segment().asSlice(r * bytes, bytes), count);
-            }
-            DeviceSupport.get().copyFromHost(recv, acc, bytes);
         }
     }
 
@@ -607,24 +527,27 @@ public abstract class BindingTransport implements Transport {
     public record Probed(Status status, Object handle) {
     }
 
+    // While receives wait to be matched by Ferry (MatchedReceives), probes see what MPI would show
+    // after those receives took their messages.
+
     @Override
     public Status probe(int source, int tag) {
-        return mpiProbe(source, tag);
+        return matching.active() ? matching.await(() -> matching.iprobe(source, tag)) : mpiProbe(source, tag);
     }
 
     @Override
     public Optional<Status> iprobe(int source, int tag) {
-        return mpiIprobe(source, tag);
+        return matching.active() ? matching.iprobe(source, tag) : mpiIprobe(source, tag);
     }
 
     @Override
     public MatchedMessage mprobe(int source, int tag) {
-        return new BindingMessage(mpiMprobe(source, tag));
+        return matching.active() ? matching.await(() -> matching.improbe(source, tag, BindingMessage::new)) : new BindingMessage(mpiMprobe(source, tag));
     }
 
     @Override
     public Optional<MatchedMessage> improbe(int source, int tag) {
-        return mpiImprobe(source, tag).map(BindingMessage::new);
+        return matching.active() ? matching.improbe(source, tag, BindingMessage::new) : mpiImprobe(source, tag).map(BindingMessage::new);
     }
 
     /** A matched message of the binding; the front calls recv or irecv once, with checked arguments. */

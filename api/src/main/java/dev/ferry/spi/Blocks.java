@@ -31,7 +31,7 @@ public final class Blocks {
     }
 
     /** Blocks of {@code counts} at {@code displacements} (both already checked; copied here). */
-    static Blocks of(long[] counts, long[] displacements) {
+    public static Blocks of(long[] counts, long[] displacements) {
         return new Blocks(counts.clone(), displacements.clone());
     }
 

@@ -43,6 +43,11 @@ final class BufferUse implements AutoCloseable {
         return new BufferUse(pins, scope);
     }
 
+    /** True when a buffer of the call is device memory. */
+    boolean device() {
+        return pins.device;
+    }
+
     /** The pins, now owned by a request. */
     Pins handOff() {
         handedOff = true;

@@ -118,9 +118,9 @@ final class CallTracker {
     static final long TIMEOUT_NANOS = timeoutNanos(Settings.process());
     static final boolean WATCHDOG = TIMEOUT_NANOS > 0;
     /** {@code ferry.timeout.action}: abort (default) or report (keep waiting). */
-    static final boolean ABORT = !"report".equals(lenient(FerrySettings.TIMEOUT_ACTION));
+    static final boolean ABORT = !"report".equals(orDefault(FerrySettings.TIMEOUT_ACTION, Settings.process()));
     /** {@code ferry.timeout.dump}: print every thread's stack after the report line. */
-    static final boolean DUMP = lenient(FerrySettings.TIMEOUT_DUMP);
+    static final boolean DUMP = orDefault(FerrySettings.TIMEOUT_DUMP, Settings.process());
     /** Exit code of MPI_Abort after a timeout, as timeout(1) uses. */
     static final int TIMEOUT_EXIT_CODE = 124;
 
@@ -129,22 +129,21 @@ final class CallTracker {
     private CallTracker() {
     }
 
-    /** {@code ferry.timeout} in nanoseconds; a value not accepted is reported on stderr and ignored (no watchdog). */
+    /**
+     * {@code ferry.timeout} in nanoseconds. A value not accepted leaves the watchdog off here:
+     * {@link Ferry#open()} reads every setting before any call and throws the
+     * {@link InvalidSettingException} for it, so no call runs under a setting that was not accepted.
+     */
     static long timeoutNanos(Settings settings) {
-        try {
-            return (long) (settings.get(FerrySettings.TIMEOUT) * 1e9);
-        } catch (InvalidSettingException e) {
-            System.err.println("ferry: ignoring " + e.getMessage() + " (0 or absent: no watchdog)");
-            return 0;
-        }
+        Double seconds = orDefault(FerrySettings.TIMEOUT, settings);
+        return (long) (seconds * 1e9);
     }
 
-    /** A watchdog setting read in a static initializer: a value not accepted is reported and the default used. */
-    private static <T> T lenient(Setting<T> setting) {
+    /** A watchdog setting, read in a static initializer (which must not fail): its value, or its default when not accepted (see {@link #timeoutNanos}). */
+    private static <T> T orDefault(Setting<T> setting, Settings settings) {
         try {
-            return Settings.process().get(setting);
+            return settings.get(setting);
         } catch (InvalidSettingException e) {
-            System.err.println("ferry: ignoring " + e.getMessage() + " (default " + setting.defaultText() + ")");
             return setting.defaultValue();
         }
     }
@@ -345,15 +344,14 @@ final class CallTracker {
                 + Settings.process().text(FerrySettings.TIMEOUT) + "); "
                 + (ABORT ? "aborting the MPI job (MPI_Abort, exit code " + TIMEOUT_EXIT_CODE + "): a blocking MPI call cannot be cancelled"
                          : "still waiting (ferry.timeout.action=report)");
-        StringBuilder sb = new StringBuilder(line).append(System.lineSeparator());
+        StringBuilder sb = new StringBuilder(line);
         if (DUMP) {
-            sb.append("ferry: threads of rank ").append(MpiLifecycle.worldRank()).append(':').append(System.lineSeparator());
+            sb.append(System.lineSeparator()).append("ferry: threads of rank ").append(MpiLifecycle.worldRank()).append(':');
             for (ThreadInfo ti : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false, 64)) {
-                sb.append(ti);
+                sb.append(System.lineSeparator()).append(ti);
             }
         }
-        System.err.print(sb);
-        System.err.flush();
+        MpiLifecycle.reportFault(sb.toString().stripTrailing());
         FlightRecorder.dump("TIMEOUT: " + what + " in thread \"" + s.thread.getName() + "\" after " + String.format(Locale.ROOT, "%.1f", waitedNanos / 1e9)
                 + " s", ABORT);
         if (ABORT) {

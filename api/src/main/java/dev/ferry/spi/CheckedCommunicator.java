@@ -120,6 +120,20 @@ public final class CheckedCommunicator implements Communicator {
         return transport;
     }
 
+    /**
+     * The transport of class {@code type} under this front, looking through the transports that
+     * forward to another ({@link ForwardingTransport}, the collectives planner among them); null
+     * when there is none (a backend's interop: the MPI handle under a communicator).
+     */
+    public <T extends Transport> T transport(Class<T> type) {
+        Transport t = transport;
+        while (t != null) {
+            if (type.isInstance(t)) return type.cast(t);
+            t = t instanceof ForwardingTransport f ? f.inner() : null;
+        }
+        return null;
+    }
+
     @Override
     public boolean supportsDeviceBuffers() {
         return transport.supportsDeviceBuffers();
@@ -191,16 +205,13 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final void barrier() {
         ensureOpen("barrier");
-        run(Op.BARRIER, -2, -2, -2, -2, -1, null, () -> {
-            transport.barrier();
-            return null;
-        });
+        collective(Op.BARRIER, -2, -1, null, Transport::barrier);
     }
 
     @Override
     public final Request ibarrier() {
         ensureOpen("ibarrier");
-        return nonBlocking(Op.IBARRIER, -2, -1, null, Communicator::barrier);
+        return nonBlocking(Op.IBARRIER, Op.BARRIER, -2, -1, null, Transport::barrier);
     }
 
     private void checkBroadcast(String op, Buffer buffer, long count, DataType type, int root) {
@@ -215,16 +226,13 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final void broadcast(Buffer buffer, long count, DataType type, int root) {
         checkBroadcast("broadcast", buffer, count, type, root);
-        run(Op.BROADCAST, root, -2, -2, -2, count, type, () -> {
-            transport.broadcast(buffer, count, type, root);
-            return null;
-        }, buffer);
+        collective(Op.BROADCAST, root, count, type, t -> t.broadcast(buffer, count, type, root), buffer);
     }
 
     @Override
     public final Request ibroadcast(Buffer buffer, long count, DataType type, int root) {
         checkBroadcast("ibroadcast", buffer, count, type, root);
-        return nonBlocking(Op.IBROADCAST, root, count, type, c -> c.broadcast(buffer, count, type, root), buffer);
+        return nonBlocking(Op.IBROADCAST, Op.BROADCAST, root, count, type, t -> t.broadcast(buffer, count, type, root), buffer);
     }
 
     private void checkScatter(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
@@ -247,27 +255,26 @@ public final class CheckedCommunicator implements Communicator {
     public final void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         checkScatter("scatter", sendBuffer, recvBuffer, count, type, root);
         Buffer send = rank == root ? sendBuffer : null;
+        collective(Op.SCATTER, root, count, type, scatterWork(send, recvBuffer, count, type, root), send, real(recvBuffer));
+    }
+
+    private static Work scatterWork(Buffer send, Buffer recvBuffer, long count, DataType type, int root) {
         if (recvBuffer == Communicator.IN_PLACE) {
             // the root's own block stays where it is: the transport writes it to scratch that is dropped
-            run(Op.SCATTER, root, -2, -2, -2, count, type, () -> {
+            return t -> {
                 try (Scratch dropped = Scratch.like(send, type.bytes(count))) {
-                    transport.scatter(send, dropped.buffer(), count, type, root);
+                    t.scatter(send, dropped.buffer(), count, type, root);
                 }
-                return null;
-            }, send);
-            return;
+            };
         }
-        run(Op.SCATTER, root, -2, -2, -2, count, type, () -> {
-            transport.scatter(send, recvBuffer, count, type, root);
-            return null;
-        }, send, recvBuffer);
+        return t -> t.scatter(send, recvBuffer, count, type, root);
     }
 
     @Override
     public final Request iscatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         checkScatter("iscatter", sendBuffer, recvBuffer, count, type, root);
         Buffer send = rank == root ? sendBuffer : null;
-        return nonBlocking(Op.ISCATTER, root, count, type, c -> c.scatter(send, recvBuffer, count, type, root), send, real(recvBuffer));
+        return nonBlocking(Op.ISCATTER, Op.SCATTER, root, count, type, scatterWork(send, recvBuffer, count, type, root), send, real(recvBuffer));
     }
 
     private void checkGather(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
@@ -290,21 +297,18 @@ public final class CheckedCommunicator implements Communicator {
     public final void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         checkGather("gather", sendBuffer, recvBuffer, count, type, root);
         Buffer recv = rank == root ? recvBuffer : null;
-        if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.GATHER, root, count, type, recv, type.bytes(count) * rank, type.bytes(count), in -> transport.gather(in, recv, count, type, root));
-            return;
-        }
-        run(Op.GATHER, root, -2, -2, -2, count, type, () -> {
-            transport.gather(sendBuffer, recv, count, type, root);
-            return null;
-        }, sendBuffer, recv);
+        collective(Op.GATHER, root, count, type, gatherWork(sendBuffer, recv, count, type, root), real(sendBuffer), recv);
+    }
+
+    private Work gatherWork(Buffer sendBuffer, Buffer recv, long count, DataType type, int root) {
+        return inPlace(sendBuffer, recv, type.bytes(count) * rank, type.bytes(count), (t, in) -> t.gather(in, recv, count, type, root));
     }
 
     @Override
     public final Request igather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
         checkGather("igather", sendBuffer, recvBuffer, count, type, root);
         Buffer recv = rank == root ? recvBuffer : null;
-        return nonBlocking(Op.IGATHER, root, count, type, c -> c.gather(sendBuffer, recv, count, type, root), real(sendBuffer), recv);
+        return nonBlocking(Op.IGATHER, Op.GATHER, root, count, type, gatherWork(sendBuffer, recv, count, type, root), real(sendBuffer), recv);
     }
 
     private void checkAllGather(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
@@ -323,20 +327,17 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllGather("allGather", sendBuffer, recvBuffer, count, type);
-        if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.ALL_GATHER, -2, count, type, recvBuffer, type.bytes(count) * rank, type.bytes(count), in -> transport.allGather(in, recvBuffer, count, type));
-            return;
-        }
-        run(Op.ALL_GATHER, -2, -2, -2, -2, count, type, () -> {
-            transport.allGather(sendBuffer, recvBuffer, count, type);
-            return null;
-        }, sendBuffer, recvBuffer);
+        collective(Op.ALL_GATHER, -2, count, type, allGatherWork(sendBuffer, recvBuffer, count, type), real(sendBuffer), recvBuffer);
+    }
+
+    private Work allGatherWork(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        return inPlace(sendBuffer, recvBuffer, type.bytes(count) * rank, type.bytes(count), (t, in) -> t.allGather(in, recvBuffer, count, type));
     }
 
     @Override
     public final Request iallGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllGather("iallGather", sendBuffer, recvBuffer, count, type);
-        return nonBlocking(Op.IALL_GATHER, -2, count, type, c -> c.allGather(sendBuffer, recvBuffer, count, type), real(sendBuffer), recvBuffer);
+        return nonBlocking(Op.IALL_GATHER, Op.ALL_GATHER, -2, count, type, allGatherWork(sendBuffer, recvBuffer, count, type), real(sendBuffer), recvBuffer);
     }
 
     private void checkReduce(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp reduceOp, int root) {
@@ -360,21 +361,18 @@ public final class CheckedCommunicator implements Communicator {
     public final void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
         checkReduce("reduce", sendBuffer, recvBuffer, count, type, op, root);
         Buffer recv = rank == root ? recvBuffer : null;
-        if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.REDUCE, root, count, type, recv, 0, type.bytes(count), in -> transport.reduce(in, recv, count, type, op, root));
-            return;
-        }
-        run(Op.REDUCE, root, -2, -2, -2, count, type, () -> {
-            transport.reduce(sendBuffer, recv, count, type, op, root);
-            return null;
-        }, sendBuffer, recv);
+        collective(Op.REDUCE, root, count, type, reduceWork(sendBuffer, recv, count, type, op, root), real(sendBuffer), recv);
+    }
+
+    private static Work reduceWork(Buffer sendBuffer, Buffer recv, long count, DataType type, ReduceOp op, int root) {
+        return inPlace(sendBuffer, recv, 0, type.bytes(count), (t, in) -> t.reduce(in, recv, count, type, op, root));
     }
 
     @Override
     public final Request ireduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
         checkReduce("ireduce", sendBuffer, recvBuffer, count, type, op, root);
         Buffer recv = rank == root ? recvBuffer : null;
-        return nonBlocking(Op.IREDUCE, root, count, type, c -> c.reduce(sendBuffer, recv, count, type, op, root), real(sendBuffer), recv);
+        return nonBlocking(Op.IREDUCE, Op.REDUCE, root, count, type, reduceWork(sendBuffer, recv, count, type, op, root), real(sendBuffer), recv);
     }
 
     private void checkAllReduce(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp reduceOp) {
@@ -394,20 +392,17 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkAllReduce("allReduce", sendBuffer, recvBuffer, count, type, op);
-        if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.ALL_REDUCE, -2, count, type, recvBuffer, 0, type.bytes(count), in -> transport.allReduce(in, recvBuffer, count, type, op));
-            return;
-        }
-        run(Op.ALL_REDUCE, -2, -2, -2, -2, count, type, () -> {
-            transport.allReduce(sendBuffer, recvBuffer, count, type, op);
-            return null;
-        }, sendBuffer, recvBuffer);
+        collective(Op.ALL_REDUCE, -2, count, type, allReduceWork(sendBuffer, recvBuffer, count, type, op), real(sendBuffer), recvBuffer);
+    }
+
+    private static Work allReduceWork(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
+        return inPlace(sendBuffer, recvBuffer, 0, type.bytes(count), (t, in) -> t.allReduce(in, recvBuffer, count, type, op));
     }
 
     @Override
     public final Request iallReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkAllReduce("iallReduce", sendBuffer, recvBuffer, count, type, op);
-        return nonBlocking(Op.IALL_REDUCE, -2, count, type, c -> c.allReduce(sendBuffer, recvBuffer, count, type, op), real(sendBuffer), recvBuffer);
+        return nonBlocking(Op.IALL_REDUCE, Op.ALL_REDUCE, -2, count, type, allReduceWork(sendBuffer, recvBuffer, count, type, op), real(sendBuffer), recvBuffer);
     }
 
     private void checkAllToAll(String op, Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
@@ -426,20 +421,17 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllToAll("allToAll", sendBuffer, recvBuffer, count, type);
-        if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.ALL_TO_ALL, -2, count, type, recvBuffer, 0, type.bytes(count) * size, in -> transport.allToAll(in, recvBuffer, count, type));
-            return;
-        }
-        run(Op.ALL_TO_ALL, -2, -2, -2, -2, count, type, () -> {
-            transport.allToAll(sendBuffer, recvBuffer, count, type);
-            return null;
-        }, sendBuffer, recvBuffer);
+        collective(Op.ALL_TO_ALL, -2, count, type, allToAllWork(sendBuffer, recvBuffer, count, type), real(sendBuffer), recvBuffer);
+    }
+
+    private Work allToAllWork(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
+        return inPlace(sendBuffer, recvBuffer, 0, type.bytes(count) * size, (t, in) -> t.allToAll(in, recvBuffer, count, type));
     }
 
     @Override
     public final Request iallToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         checkAllToAll("iallToAll", sendBuffer, recvBuffer, count, type);
-        return nonBlocking(Op.IALL_TO_ALL, -2, count, type, c -> c.allToAll(sendBuffer, recvBuffer, count, type), real(sendBuffer), recvBuffer);
+        return nonBlocking(Op.IALL_TO_ALL, Op.ALL_TO_ALL, -2, count, type, allToAllWork(sendBuffer, recvBuffer, count, type), real(sendBuffer), recvBuffer);
     }
 
     @Override
@@ -539,18 +531,15 @@ public final class CheckedCommunicator implements Communicator {
     public final void scatterV(Buffer sendBuffer, long[] sendCounts, long[] displacements, Buffer recvBuffer, long recvCount, DataType type, int root) {
         Blocks sendBlocks = checkScatterV("scatterV", sendBuffer, sendCounts, displacements, recvBuffer, recvCount, type, root);
         Buffer send = rank == root ? sendBuffer : null;
-        run(Op.SCATTER_V, root, -2, -2, -2, recvCount, type, () -> {
-            transport.scatterV(send, sendBlocks, recvBuffer, recvCount, type, root);
-            return null;
-        }, send, recvBuffer);
+        collective(Op.SCATTER_V, root, recvCount, type, t -> t.scatterV(send, sendBlocks, recvBuffer, recvCount, type, root), send, recvBuffer);
     }
 
     @Override
     public final Request iscatterV(Buffer sendBuffer, long[] sendCounts, long[] displacements, Buffer recvBuffer, long recvCount, DataType type, int root) {
-        checkScatterV("iscatterV", sendBuffer, sendCounts, displacements, recvBuffer, recvCount, type, root);
+        Blocks sendBlocks = checkScatterV("iscatterV", sendBuffer, sendCounts, displacements, recvBuffer, recvCount, type, root);
         Buffer send = rank == root ? sendBuffer : null;
-        long[] counts = copy(sendCounts, rank == root), displs = copy(displacements, rank == root);
-        return nonBlocking(Op.ISCATTER_V, root, recvCount, type, c -> c.scatterV(send, counts, displs, recvBuffer, recvCount, type, root), send, recvBuffer);
+        return nonBlocking(Op.ISCATTER_V, Op.SCATTER_V, root, recvCount, type, t -> t.scatterV(send, sendBlocks, recvBuffer, recvCount, type, root),
+                send, recvBuffer);
     }
 
     private Blocks checkGatherV(String op, Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type,
@@ -571,18 +560,15 @@ public final class CheckedCommunicator implements Communicator {
     public final void gatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type, int root) {
         Blocks recvBlocks = checkGatherV("gatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type, root);
         Buffer recv = rank == root ? recvBuffer : null;
-        run(Op.GATHER_V, root, -2, -2, -2, sendCount, type, () -> {
-            transport.gatherV(sendBuffer, sendCount, recv, recvBlocks, type, root);
-            return null;
-        }, sendBuffer, recv);
+        collective(Op.GATHER_V, root, sendCount, type, t -> t.gatherV(sendBuffer, sendCount, recv, recvBlocks, type, root), sendBuffer, recv);
     }
 
     @Override
     public final Request igatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type, int root) {
-        checkGatherV("igatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type, root);
+        Blocks recvBlocks = checkGatherV("igatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type, root);
         Buffer recv = rank == root ? recvBuffer : null;
-        long[] counts = copy(recvCounts, rank == root), displs = copy(displacements, rank == root);
-        return nonBlocking(Op.IGATHER_V, root, sendCount, type, c -> c.gatherV(sendBuffer, sendCount, recv, counts, displs, type, root), sendBuffer, recv);
+        return nonBlocking(Op.IGATHER_V, Op.GATHER_V, root, sendCount, type, t -> t.gatherV(sendBuffer, sendCount, recv, recvBlocks, type, root),
+                sendBuffer, recv);
     }
 
     private Blocks checkAllGatherV(String op, Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type) {
@@ -597,17 +583,13 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final void allGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type) {
         Blocks blocks = checkAllGatherV("allGatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type);
-        run(Op.ALL_GATHER_V, -2, -2, -2, -2, sendCount, type, () -> {
-            transport.allGatherV(sendBuffer, sendCount, recvBuffer, blocks, type);
-            return null;
-        }, sendBuffer, recvBuffer);
+        collective(Op.ALL_GATHER_V, -2, sendCount, type, t -> t.allGatherV(sendBuffer, sendCount, recvBuffer, blocks, type), sendBuffer, recvBuffer);
     }
 
     @Override
     public final Request iallGatherV(Buffer sendBuffer, long sendCount, Buffer recvBuffer, long[] recvCounts, long[] displacements, DataType type) {
-        checkAllGatherV("iallGatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type);
-        long[] counts = recvCounts.clone(), displs = displacements.clone();
-        return nonBlocking(Op.IALL_GATHER_V, -2, sendCount, type, c -> c.allGatherV(sendBuffer, sendCount, recvBuffer, counts, displs, type),
+        Blocks blocks = checkAllGatherV("iallGatherV", sendBuffer, sendCount, recvBuffer, recvCounts, displacements, type);
+        return nonBlocking(Op.IALL_GATHER_V, Op.ALL_GATHER_V, -2, sendCount, type, t -> t.allGatherV(sendBuffer, sendCount, recvBuffer, blocks, type),
                 sendBuffer, recvBuffer);
     }
 
@@ -625,18 +607,15 @@ public final class CheckedCommunicator implements Communicator {
     public final void allToAllV(Buffer sendBuffer, long[] sendCounts, long[] sendDisplacements, Buffer recvBuffer, long[] recvCounts,
                                 long[] recvDisplacements, DataType type) {
         Blocks[] b = checkAllToAllV("allToAllV", sendBuffer, sendCounts, sendDisplacements, recvBuffer, recvCounts, recvDisplacements, type);
-        run(Op.ALL_TO_ALL_V, -2, -2, -2, -2, b[1].total(), type, () -> {
-            transport.allToAllV(sendBuffer, b[0], recvBuffer, b[1], type);
-            return null;
-        }, sendBuffer, recvBuffer);
+        collective(Op.ALL_TO_ALL_V, -2, b[1].total(), type, t -> t.allToAllV(sendBuffer, b[0], recvBuffer, b[1], type), sendBuffer, recvBuffer);
     }
 
     @Override
     public final Request iallToAllV(Buffer sendBuffer, long[] sendCounts, long[] sendDisplacements, Buffer recvBuffer, long[] recvCounts,
                                     long[] recvDisplacements, DataType type) {
         Blocks[] b = checkAllToAllV("iallToAllV", sendBuffer, sendCounts, sendDisplacements, recvBuffer, recvCounts, recvDisplacements, type);
-        long[] sc = sendCounts.clone(), sd = sendDisplacements.clone(), rc = recvCounts.clone(), rd = recvDisplacements.clone();
-        return nonBlocking(Op.IALL_TO_ALL_V, -2, b[1].total(), type, c -> c.allToAllV(sendBuffer, sc, sd, recvBuffer, rc, rd, type), sendBuffer, recvBuffer);
+        return nonBlocking(Op.IALL_TO_ALL_V, Op.ALL_TO_ALL_V, -2, b[1].total(), type, t -> t.allToAllV(sendBuffer, b[0], recvBuffer, b[1], type),
+                sendBuffer, recvBuffer);
     }
 
     private void checkReduceScatterBlock(String name, Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
@@ -656,22 +635,19 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         checkReduceScatterBlock("reduceScatterBlock", sendBuffer, recvBuffer, recvCount, type, op);
-        if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.REDUCE_SCATTER_BLOCK, -2, recvCount, type, recvBuffer, 0, type.bytes(recvCount) * size,
-                    in -> transport.reduceScatterBlock(in, recvBuffer, recvCount, type, op));
-            return;
-        }
-        run(Op.REDUCE_SCATTER_BLOCK, -2, -2, -2, -2, recvCount, type, () -> {
-            transport.reduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
-            return null;
-        }, sendBuffer, recvBuffer);
+        collective(Op.REDUCE_SCATTER_BLOCK, -2, recvCount, type, reduceScatterBlockWork(sendBuffer, recvBuffer, recvCount, type, op),
+                real(sendBuffer), recvBuffer);
+    }
+
+    private Work reduceScatterBlockWork(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
+        return inPlace(sendBuffer, recvBuffer, 0, type.bytes(recvCount) * size, (t, in) -> t.reduceScatterBlock(in, recvBuffer, recvCount, type, op));
     }
 
     @Override
     public final Request ireduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         checkReduceScatterBlock("ireduceScatterBlock", sendBuffer, recvBuffer, recvCount, type, op);
-        return nonBlocking(Op.IREDUCE_SCATTER_BLOCK, -2, recvCount, type, c -> c.reduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op),
-                real(sendBuffer), recvBuffer);
+        return nonBlocking(Op.IREDUCE_SCATTER_BLOCK, Op.REDUCE_SCATTER_BLOCK, -2, recvCount, type,
+                reduceScatterBlockWork(sendBuffer, recvBuffer, recvCount, type, op), real(sendBuffer), recvBuffer);
     }
 
     private Blocks checkReduceScatter(String name, Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op) {
@@ -699,60 +675,44 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op) {
         Blocks blocks = checkReduceScatter("reduceScatter", sendBuffer, recvBuffer, recvCounts, type, op);
-        if (sendBuffer == Communicator.IN_PLACE) {
-            runInPlace(Op.REDUCE_SCATTER, -2, blocks.count(rank), type, recvBuffer, 0, type.bytes(blocks.total()),
-                    in -> transport.reduceScatter(in, recvBuffer, blocks, type, op));
-            return;
-        }
-        run(Op.REDUCE_SCATTER, -2, -2, -2, -2, blocks.count(rank), type, () -> {
-            transport.reduceScatter(sendBuffer, recvBuffer, blocks, type, op);
-            return null;
-        }, sendBuffer, recvBuffer);
+        collective(Op.REDUCE_SCATTER, -2, blocks.count(rank), type, reduceScatterWork(sendBuffer, recvBuffer, blocks, type, op), real(sendBuffer), recvBuffer);
+    }
+
+    private static Work reduceScatterWork(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {
+        return inPlace(sendBuffer, recvBuffer, 0, type.bytes(blocks.total()), (t, in) -> t.reduceScatter(in, recvBuffer, blocks, type, op));
     }
 
     @Override
     public final Request ireduceScatter(Buffer sendBuffer, Buffer recvBuffer, long[] recvCounts, DataType type, ReduceOp op) {
         Blocks blocks = checkReduceScatter("ireduceScatter", sendBuffer, recvBuffer, recvCounts, type, op);
-        long[] counts = recvCounts.clone();
-        return nonBlocking(Op.IREDUCE_SCATTER, -2, blocks.count(rank), type, c -> c.reduceScatter(sendBuffer, recvBuffer, counts, type, op),
+        return nonBlocking(Op.IREDUCE_SCATTER, Op.REDUCE_SCATTER, -2, blocks.count(rank), type, reduceScatterWork(sendBuffer, recvBuffer, blocks, type, op),
                 real(sendBuffer), recvBuffer);
-    }
-
-    /** A copy of an argument array for a non-blocking call (the caller may change its own), or null where it is not significant. */
-    private static long[] copy(long[] a, boolean significant) {
-        return significant && a != null ? a.clone() : null;
     }
 
     @Override
     public final void scan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkPrefix("scan", sendBuffer, recvBuffer, count, type, op, true);
-        run(Op.SCAN, -2, -2, -2, -2, count, type, () -> {
-            transport.scan(sendBuffer, recvBuffer, count, type, op);
-            return null;
-        }, sendBuffer, recvBuffer);
+        collective(Op.SCAN, -2, count, type, t -> t.scan(sendBuffer, recvBuffer, count, type, op), sendBuffer, recvBuffer);
     }
 
     @Override
     public final void exscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkPrefix("exscan", sendBuffer, recvBuffer, count, type, op, rank != 0 || recvBuffer != null);
         Buffer recv = rank == 0 ? null : recvBuffer; // rank 0's is never written, whatever the library would do with it
-        run(Op.EXSCAN, -2, -2, -2, -2, count, type, () -> {
-            transport.exscan(sendBuffer, recv, count, type, op);
-            return null;
-        }, sendBuffer, recv);
+        collective(Op.EXSCAN, -2, count, type, t -> t.exscan(sendBuffer, recv, count, type, op), sendBuffer, recv);
     }
 
     @Override
     public final Request iscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkPrefix("iscan", sendBuffer, recvBuffer, count, type, op, true);
-        return nonBlocking(Op.ISCAN, -2, count, type, c -> c.scan(sendBuffer, recvBuffer, count, type, op), sendBuffer, recvBuffer);
+        return nonBlocking(Op.ISCAN, Op.SCAN, -2, count, type, t -> t.scan(sendBuffer, recvBuffer, count, type, op), sendBuffer, recvBuffer);
     }
 
     @Override
     public final Request iexscan(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
         checkPrefix("iexscan", sendBuffer, recvBuffer, count, type, op, rank != 0 || recvBuffer != null);
         Buffer recv = rank == 0 ? null : recvBuffer;
-        return nonBlocking(Op.IEXSCAN, -2, count, type, c -> c.exscan(sendBuffer, recv, count, type, op), sendBuffer, recv);
+        return nonBlocking(Op.IEXSCAN, Op.EXSCAN, -2, count, type, t -> t.exscan(sendBuffer, recv, count, type, op), sendBuffer, recv);
     }
 
     /** The checks of scan and exscan: those of allReduce ({@code withRecv} false: rank 0 of an exscan without a receive buffer). */
@@ -790,18 +750,34 @@ public final class CheckedCommunicator implements Communicator {
     }
 
     /**
-     * Runs an in-place collective: inside the call (after the caller's device work on {@code recv}),
-     * copies {@code bytes} at {@code offset} of {@code recv} into scratch of the same memory kind and
-     * runs {@code body} with it as the send buffer, so that every transport sees two buffers.
+     * The work of a collective whose send buffer may be {@link Communicator#IN_PLACE}: with a real
+     * send buffer, {@code body} runs on it; in place, inside the call (after the caller's device
+     * work on {@code recv}), {@code bytes} at {@code offset} of {@code recv} are first copied into
+     * scratch of the same memory kind, which {@code body} gets as its send buffer, so that every
+     * transport sees two buffers.
      */
-    private void runInPlace(Op op, int root, long count, DataType type, Buffer recv, long offset, long bytes, java.util.function.Consumer<Buffer> body) {
-        run(op, root, -2, -2, -2, count, type, () -> {
+    private static Work inPlace(Buffer send, Buffer recv, long offset, long bytes, InPlaceBody body) {
+        if (send != Communicator.IN_PLACE) {
+            return t -> body.run(t, send);
+        }
+        return t -> {
             try (Scratch in = Scratch.like(recv, bytes)) {
                 in.copyFrom(recv, offset, bytes);
-                body.accept(in.buffer());
+                body.run(t, in.buffer());
             }
-            return null;
-        }, recv);
+        };
+    }
+
+    /** A collective after its checks: what its blocking form runs at once and its non-blocking form runs on the lane. */
+    @FunctionalInterface
+    interface Work {
+        void on(Transport transport);
+    }
+
+    /** A collective's work given its send buffer (the caller's, or scratch holding the in-place data). */
+    @FunctionalInterface
+    private interface InPlaceBody {
+        void run(Transport transport, Buffer send);
     }
 
     // ---- one call: tracking, buffer pins, device ordering -----------------------------------
@@ -820,6 +796,14 @@ public final class CheckedCommunicator implements Communicator {
         }
     }
 
+    /** Runs a blocking collective's checked work on this communicator's transport, as {@link #run} runs a call. */
+    private void collective(Op op, int root, long count, DataType type, Work work, Buffer... buffers) {
+        run(op, root, -2, -2, -2, count, type, () -> {
+            work.on(transport);
+            return null;
+        }, buffers);
+    }
+
     /** Starts a non-blocking operation; its buffers stay pinned until the request completes. */
     Request start(Op op, int peer, int tag, long count, DataType type, java.util.function.Supplier<Request> body, Buffer... buffers) {
         CallTracker.Slot s = enter(op, peer, tag, -2, -2, count, type);
@@ -832,15 +816,18 @@ public final class CheckedCommunicator implements Communicator {
     }
 
     /**
-     * Starts a non-blocking collective: checked, pinned and ordered after the caller's device work
-     * here, then run as the blocking collective on this communicator's {@link CollectiveLane} (a
-     * duplicate communicator and a thread of its own, made at the first one), so that it progresses
-     * whatever the caller does meanwhile. The pins go with the request.
+     * Starts a non-blocking collective, already checked: its buffers are pinned and the call is
+     * ordered after the caller's device work here, on the caller's thread; then {@code work} runs
+     * on this communicator's {@link CollectiveLane} (a duplicate communicator and a thread of its
+     * own, made at the first one) as the blocking collective {@code blocking} would run it, so that
+     * it progresses whatever the caller does meanwhile. Nothing is checked again on the lane: a
+     * buffer closed after the start stays pinned, and its memory is freed when the request
+     * completes. The pins go with the request.
      */
-    private Request nonBlocking(Op op, int root, long count, DataType type, java.util.function.Consumer<Communicator> body, Buffer... buffers) {
+    private Request nonBlocking(Op op, Op blocking, int root, long count, DataType type, Work work, Buffer... buffers) {
         if (threadLevel != ThreadLevel.MULTIPLE) {
             throw new ThreadingException(op.label + ": non-blocking collectives run on a thread of Ferry's, which needs MPI_THREAD_MULTIPLE; "
-                    + this + " has " + threadLevel.mpiName() + ": use the blocking " + op.label.substring(1) + " or request MULTIPLE (-Dferry.threads=multiple)");
+                    + this + " has " + threadLevel.mpiName() + ": use the blocking " + blocking.label + " or request MULTIPLE (-Dferry.threads=multiple)");
         }
         CallTracker.Slot s = enter(op, root, -2, -2, -2, count, type);
         try (BufferUse use = BufferUse.of(buffers)) {
@@ -849,8 +836,23 @@ public final class CheckedCommunicator implements Communicator {
                 // collective: every rank makes its lane at its first non-blocking collective on this communicator
                 l = lane = new CollectiveLane(this, new CheckedCommunicator(transport.duplicate()));
             }
-            Request r = l.submit(op.label, body);
+            boolean device = use.device();
+            Request r = l.submit(op.label, shadow -> shadow.runOnLane(blocking, root, count, type, work, device));
             return new TrackedRequest(this, r, op, root, -2, count, type, use.handOff());
+        } finally {
+            CallTracker.exit(s);
+        }
+    }
+
+    /**
+     * Runs a started non-blocking collective's work on this communicator (the lane's duplicate),
+     * on the lane's thread: tracked for the watchdog as {@code op}, with neither checks nor pins
+     * (the request holds them); device buffers were ordered after the caller's work when it started.
+     */
+    private void runOnLane(Op op, int root, long count, DataType type, Work work, boolean device) {
+        CallTracker.Slot s = enter(op, root, -2, -2, -2, count, type);
+        try (DeviceSupport.Scope ctx = device ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
+            work.on(transport);
         } finally {
             CallTracker.exit(s);
         }

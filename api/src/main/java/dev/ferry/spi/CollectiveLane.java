@@ -15,17 +15,17 @@ import java.util.function.Consumer;
 /**
  * Where the non-blocking collectives of one communicator run: a duplicate of it and one thread
  * of Ferry's that runs them as blocking collectives on that duplicate, in the order they were
- * started. Every rank starts its collectives in the same order (MPI's rule), so the duplicates
- * see them in the same order too; running on a communicator of their own, they never match the
+ * started (checked at the start, their buffers pinned by their requests). Every rank starts its
+ * collectives in the same order (MPI's rule), so the duplicates see them in the same order too; running on a communicator of their own, they never match the
  * caller's own blocking collectives and point-to-point messages, and they progress while the
  * caller computes or waits on something else. Made by the communicator's first non-blocking
  * collective (a collective call, as MPI_Comm_dup), closed with the communicator.
  */
 final class CollectiveLane implements AutoCloseable {
-    private final Communicator shadow;
+    private final CheckedCommunicator shadow;
     private final ExecutorService thread;
 
-    CollectiveLane(CheckedCommunicator owner, Communicator shadow) {
+    CollectiveLane(CheckedCommunicator owner, CheckedCommunicator shadow) {
         this.shadow = shadow;
         this.thread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "ferry-collectives-" + owner.id());
@@ -34,8 +34,8 @@ final class CollectiveLane implements AutoCloseable {
         });
     }
 
-    /** Queues {@code body} (a blocking collective on the duplicate); the request completes when it has run. */
-    Request submit(String label, Consumer<Communicator> body) {
+    /** Queues {@code body} (a started collective's work on the duplicate); the request completes when it has run. */
+    Request submit(String label, Consumer<CheckedCommunicator> body) {
         CompletableFuture<Void> done = CompletableFuture.runAsync(() -> body.accept(shadow), thread);
         return new LaneRequest(label, done);
     }

@@ -52,6 +52,31 @@ public abstract class ForwardingTransport implements Transport {
     }
 
     @Override
+    public boolean reduces(DataType type, ReduceOp op) {
+        return inner.reduces(type, op);
+    }
+
+    @Override
+    public void progress() {
+        inner.progress();
+    }
+
+    @Override
+    public boolean stagesHostBuffers() {
+        return inner.stagesHostBuffers();
+    }
+
+    @Override
+    public String preferredAlgorithm() {
+        return inner.preferredAlgorithm();
+    }
+
+    /** The wrapped transport. */
+    public Transport inner() {
+        return inner;
+    }
+
+    @Override
     public void send(Buffer buffer, long count, DataType type, int dest, int tag) {
         inner.send(buffer, count, type, dest, tag);
     }

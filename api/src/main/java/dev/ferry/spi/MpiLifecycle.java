@@ -21,6 +21,10 @@ import dev.ferry.flight.FlightRecorder;
  * the launcher ends the job and names the rank. A program that ends by returning from main, or by
  * System.exit on the thread that initialized MPI, finalizes. With {@code ferry.timeout} set, MPI_Finalize
  * itself is watched like any blocking call.
+ *
+ * <p>Reports of these fault paths ({@link #reportFault}) go to the {@link System.Logger} of this class
+ * at {@code ERROR} (by default, with {@code java.util.logging}, to stderr) while the JVM runs, and
+ * straight to stderr once it is exiting.
  */
 public final class MpiLifecycle {
     /** What a binding must provide. */
@@ -48,6 +52,9 @@ public final class MpiLifecycle {
     private static volatile boolean finalized;
     private static volatile ThreadLevel threadLevel = ThreadLevel.MULTIPLE;
     private static volatile Thread initThread;
+    /** Set when the JVM's shutdown began (this class's hook runs): fault reports bypass the logger from then on. */
+    private static volatile boolean exiting;
+    private static final System.Logger LOG = System.getLogger(MpiLifecycle.class.getName());
 
     private MpiLifecycle() {
     }
@@ -68,6 +75,7 @@ public final class MpiLifecycle {
                 if (previous != null) {
                     previous.uncaughtException(t, e);
                 } else {
+                    // what the JVM's own handler, which this one replaces, prints
                     System.err.print("Exception in thread \"" + t.getName() + "\" ");
                     e.printStackTrace();
                 }
@@ -109,7 +117,7 @@ public final class MpiLifecycle {
             } catch (InterruptedException e) {
                 return;
             }
-            System.err.println("ferry: MPI_Abort did not end this process within 10 s: halting it");
+            reportFault("ferry: MPI_Abort did not end this process within 10 s: halting it");
             Runtime.getRuntime().halt(code);
         }, "ferry-abort-backstop");
         backstop.setDaemon(true);
@@ -130,9 +138,8 @@ public final class MpiLifecycle {
             }
             aborting = true;
         }
-        System.err.println("ferry: rank " + b.worldRank() + ": uncaught " + e.getClass().getName() + " in thread \"" + t.getName()
+        reportFault("ferry: rank " + b.worldRank() + ": uncaught " + e.getClass().getName() + " in thread \"" + t.getName()
                 + "\"; aborting the MPI job so that the other ranks do not wait for this one (-Dferry.abortOnUncaught=false to keep running)");
-        System.err.flush();
         return b;
     }
 
@@ -198,21 +205,38 @@ public final class MpiLifecycle {
     }
 
     private static void finalizeAtExit() {
+        exiting = true;
         String busy = CallTracker.inFlightElsewhere();
         if (busy == null) {
             busy = midProgram();
         }
         if (busy != null && binding != null && !finalized && !aborting) {
-            System.err.println("ferry: rank " + worldRank() + ": the JVM is exiting while " + busy + "; not calling MPI_Finalize, which "
+            reportFault("ferry: rank " + worldRank() + ": the JVM is exiting while " + busy + "; not calling MPI_Finalize, which "
                     + "would wait for ranks that wait for this one: the launcher ends the job");
-            System.err.flush();
             FlightRecorder.dumpAtExit("exiting while " + busy);
             return;
         }
         try {
             finalizeNow();
         } catch (RuntimeException | Error e) {
-            System.err.println("ferry: MPI_Finalize at exit failed: " + e);
+            reportFault("ferry: MPI_Finalize at exit failed: " + e);
         }
+    }
+
+    /**
+     * Reports a fault of the process (a line, or lines such as a thread dump): at {@code ERROR} to
+     * this class's {@link System.Logger}; once the JVM is exiting, straight to stderr instead,
+     * because the platform's logging closes its handlers in a shutdown hook of its own that runs
+     * beside this one, and the report would be lost (it was, in two of three exits tried). Flushed
+     * either way: MPI_Abort or the launcher may end the process right after. Public for Ferry's
+     * other fault paths (the flight recorder's dumps and hang reports).
+     */
+    public static void reportFault(String text) {
+        if (exiting) {
+            System.err.println(text);
+        } else {
+            LOG.log(System.Logger.Level.ERROR, text);
+        }
+        System.err.flush();
     }
 }

@@ -131,12 +131,31 @@ public final class Setting<T> {
     /** A decimal {@code long}. */
     public static final Parser<Long> LONG = new Parser<>("a whole number", Long::valueOf);
 
-    /** A non-negative decimal number of seconds ({@code 2.5}). */
-    public static final Parser<Double> SECONDS = new Parser<>("a number of seconds (0 or more, e.g. 2.5)", s -> {
-        double d = Double.parseDouble(s);
-        if (!(d >= 0) || Double.isInfinite(d)) throw new IllegalArgumentException();
+    /**
+     * A non-negative number of seconds, with an optional unit: {@code 30}, {@code 2.5},
+     * {@code 30s}, {@code 500ms}, {@code 2min}, {@code 1h}.
+     */
+    public static final Parser<Double> SECONDS = new Parser<>("a number of seconds, 0 or more, with an optional unit ms, s, min or h "
+            + "(examples: 30, 2.5, 30s, 500ms, 2min)", Setting::parseSeconds);
+
+    /** Parses "30", "2.5", "30s", "500ms", "2min", "1h" into seconds; {@link IllegalArgumentException} otherwise. */
+    public static double parseSeconds(String v) {
+        String s = v.trim().toLowerCase(Locale.ROOT);
+        double unit = 1;
+        String[][] units = {{"ms", "0.001"}, {"min", "60"}, {"sec", "1"}, {"s", "1"}, {"h", "3600"}};
+        for (String[] u : units) {
+            if (s.endsWith(u[0])) {
+                unit = Double.parseDouble(u[1]);
+                s = s.substring(0, s.length() - u[0].length()).trim();
+                break;
+            }
+        }
+        double d = Double.parseDouble(s) * unit;
+        if (!(d >= 0) || Double.isInfinite(d)) {
+            throw new IllegalArgumentException(v + " is not a number of seconds, 0 or more");
+        }
         return d;
-    });
+    }
 
     /** A byte size with an optional suffix: {@code 4MiB}, {@code 64k}, {@code 1g}, {@code 1048576}. */
     public static final Parser<Long> BYTES = new Parser<>("a size in bytes (examples: 4MiB, 64k, 1g, 1048576)", Setting::parseBytes);

@@ -15,7 +15,9 @@ import java.util.Optional;
  * device ordering of their own (the front does all of that once, around the outermost call).
  *
  * <p>A backend's provider returns its transport wrapped in the front
- * ({@code new CheckedCommunicator(transport)}). Decorators ({@code staged}, {@code nccl}) hold the
+ * ({@code new CheckedCommunicator(transport)}), and the selection puts the collectives planner
+ * ({@link CollectivePlanning}) between the two: a transport moves data, the planner decides how a
+ * collective runs. Decorators ({@code staged}, {@code nccl}) hold the
  * inner backend's transport and call its primitives directly, so a chunk or a delegated call is
  * neither checked nor tracked a second time. Transports made by {@link #split} and
  * {@link #duplicate} belong to the caller, which closes them.
@@ -44,6 +46,41 @@ public interface Transport extends AutoCloseable {
     /** Why device buffers are refused, for the exception message; asked only when {@link #supportsDeviceBuffers()} is false. */
     default String deviceBuffersUnsupportedReason() {
         return "backend " + backend() + " cannot carry device buffers; use -Dferry.backend=staged";
+    }
+
+    /**
+     * Whether this transport's own reductions take {@code type} with {@code op} (MPI has no
+     * FLOAT16, say): the collectives planner runs the others another way, and never asks a
+     * transport for a reduction it does not do.
+     */
+    default boolean reduces(DataType type, ReduceOp op) {
+        return true;
+    }
+
+    /**
+     * Advances what the program left pending on this transport (MPI's progress rule), for a rank
+     * that waits for its peers inside a collective that Ferry runs itself: a probe makes an MPI
+     * library progress its requests.
+     */
+    default void progress() {
+        iprobe(Communicator.ANY_SOURCE, Communicator.ANY_TAG);
+    }
+
+    /**
+     * True when this transport stages host buffers as it stages device memory (the {@code staged}
+     * backend's mode for tests on machines without a GPU): the planner then lets algorithms that
+     * fold device buffers run on host buffers, folded on the host, so that their protocol is tested.
+     */
+    default boolean stagesHostBuffers() {
+        return false;
+    }
+
+    /**
+     * The collective algorithm this backend asks for where it can serve a call (backend
+     * {@code nccl}: {@code nccl}), or null: the planner's choice by cost.
+     */
+    default String preferredAlgorithm() {
+        return null;
     }
 
     // ---- point to point ----------------------------------------------------------------------

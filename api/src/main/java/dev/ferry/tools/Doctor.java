@@ -7,16 +7,19 @@ import dev.ferry.FerrySettings;
 import dev.ferry.SelectionReport;
 import dev.ferry.Settings;
 import dev.ferry.flight.HangReport;
+import dev.ferry.spi.CollectivePlanning;
 import dev.ferry.spi.DeviceSupport;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.ServiceLoader;
 
 /**
  * {@code ferry doctor}: what Ferry sees on this machine. Prints the provider table (every backend,
  * available or not and why, with MPI library, version and CUDA-awareness), the CUDA driver and
- * devices, and peer access between GPUs. With {@code --open}, also opens the selected backend and
- * prints the line Ferry logs at startup; exits 2 when no backend can be opened.
+ * devices, peer access between GPUs, and the collectives planner's measured cost tables. With
+ * {@code --open} (under the launcher), also opens the selected backend and prints, on rank 0, the
+ * planner's choice per collective at a ladder of sizes; exits 2 when no backend can be opened.
  *
  * <p>{@code --hang [DIR]} (no MPI): asks every running Ferry job whose flight folder is DIR
  * (default {@code ferry.flight.dir}) for its ranks' flight-recorder dumps, and prints each job's
@@ -40,6 +43,12 @@ public final class Doctor {
                 System.out.println(Ferry.lastReport().table());
                 System.out.println("opened " + c.backend() + ": rank " + c.rank() + " of " + c.size()
                         + ", device buffers " + (c.supportsDeviceBuffers() ? "yes" : "no"));
+                for (CollectivePlanning p : ServiceLoader.load(CollectivePlanning.class, Doctor.class.getClassLoader())) {
+                    if (c.rank() == 0) {
+                        System.out.println("collectives (the planner's choice when every rank passes device memory, FLOAT):");
+                        p.describe(c).forEach(l -> System.out.println("  " + l));
+                    }
+                }
             } catch (BackendUnavailableException e) {
                 System.err.println(e.getMessage());
                 System.exit(2);
@@ -47,6 +56,10 @@ public final class Doctor {
         } else {
             SelectionReport r = Ferry.report();
             System.out.println(r.table());
+            for (CollectivePlanning p : ServiceLoader.load(CollectivePlanning.class, Doctor.class.getClassLoader())) {
+                System.out.println("collective cost tables (ferry doctor --open under the launcher shows the plan of a communicator):");
+                p.describeTables().forEach(l -> System.out.println("  " + l));
+            }
         }
     }
 

@@ -95,7 +95,9 @@ class CallTrackerTest {
         assertEquals("barrier() on X", CallTracker.format(CallTracker.Op.BARRIER, "X", -2, -2, -2, -2, -1, null));
         assertEquals(3_000_000_000L, CallTracker.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "3"))));
         assertEquals(500_000_000L, CallTracker.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "0.5"))));
-        assertEquals(0, CallTracker.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "soon"))));
+        assertEquals(30_000_000_000L, CallTracker.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "30s"))));
+        assertEquals(0, CallTracker.timeoutNanos(dev.ferry.Settings.of(java.util.Map.of("ferry.timeout", "soon"))),
+                "not accepted: off here (Ferry.open() throws InvalidSettingException for it before any call)");
     }
 
     /** What tracking costs per call (printed; bounded loosely so that a slow CI machine does not fail it). */

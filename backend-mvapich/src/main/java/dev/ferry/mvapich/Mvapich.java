@@ -38,7 +38,8 @@ public final class Mvapich {
             throw new InvalidArgumentException("0x" + Integer.toHexString(mpiComm) + " is not an MPI_Comm handle of the MPICH ABI "
                     + "(MPI_COMM_WORLD is 0x44000000; communicators made by MPI_Comm_dup/split are 0x84... or 0xc4...)");
         }
-        return new dev.ferry.spi.CheckedCommunicator(new MvapichTransport(MvapichRuntime.get(), mpiComm, false));
+        return new dev.ferry.spi.CheckedCommunicator(dev.ferry.spi.CollectivePlanning.planned(new MvapichTransport(MvapichRuntime.get(), mpiComm, false),
+                dev.ferry.Settings.process(), Mvapich.class.getClassLoader()));
     }
 
     /**
@@ -50,7 +51,7 @@ public final class Mvapich {
      * @throws InvalidArgumentException when {@code c} is of another backend
      */
     public static int handle(Communicator c) {
-        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof MvapichTransport m) {
+        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport(MvapichTransport.class) instanceof MvapichTransport m) {
             return m.intHandle();
         }
         throw new InvalidArgumentException(c + " is not an mvapich communicator");

@@ -28,6 +28,13 @@ class MvapichConformanceIT {
      * calls; in the same job the library is loaded RTLD_GLOBAL ({@code ferry.mvapich.rtldGlobal=true}).
      */
     /** The bad-input matrix (jqwik properties, seed {@code ferry.test.seed}), as on ompi. */
+    /** Every collective algorithm of the planner forced one by one, at 2 ranks. */
+    @TestFactory
+    List<DynamicNode> algorithms() {
+        return List.of(MpiJob.of("mvapich-algorithms", MpiJob.Family.MPICH, 2).classes(MvapichAlgorithms.class).property("ferry.backend", "mvapich")
+                .asTests());
+    }
+
     @TestFactory
     List<DynamicNode> badInputMatrix() {
         List<DynamicNode> out = new ArrayList<>();

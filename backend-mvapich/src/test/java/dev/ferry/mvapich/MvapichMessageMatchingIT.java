@@ -9,7 +9,8 @@ import org.junit.jupiter.api.TestFactory;
 /**
  * {@link MvapichMessageMatching} under MPICH's mpiexec with 2 and 4 ranks and 4 KiB pieces, once
  * with MPI-4's large-count calls (MPICH 4 exports MPI_Send_c) and once with derived datatypes
- * ({@code ferry.mpi.largeCount=false}).
+ * ({@code ferry.mpi.largeCount=false}); and with {@code ferry.matchReceives=all} (every receive
+ * matched by Ferry first, as device receives always are), with {@link MvapichProbeAndRequests}.
  */
 class MvapichMessageMatchingIT {
 
@@ -23,6 +24,10 @@ class MvapichMessageMatchingIT {
                         .property("ferry.maxPieceBytes", "4096").asTests());
             }
         }
+        // every receive matched by Ferry before MPI receives into it (what device receives always get)
+        out.add(MpiJob.of("mvapich-matching-ferry", MpiJob.Family.MPICH, 2).classes(MvapichMessageMatching.class, MvapichProbeAndRequests.class)
+                .property("ferry.backend", "mvapich").property("ferry.matchReceives", "all").property("ferry.maxPieceBytes", "4096")
+                .property("ferry.timeout", "120").asTests());
         return out;
     }
 }

@@ -61,11 +61,21 @@ public final class Nccl {
      * Why the device collectives of {@code c} do not run on NCCL (ranks sharing a GPU, an init that
      * failed on some rank, an aborted NCCL communicator), or empty when they do.
      *
-     * @param c a communicator of backend {@code nccl}
-     * @throws InvalidArgumentException when {@code c} is of another backend
+     * @param c a communicator of any backend (NCCL is an algorithm of every communicator's planner)
+     * @throws InvalidArgumentException when {@code c} has no NCCL algorithm
      */
     public static Optional<String> inactiveReason(Communicator c) {
-        return Optional.ofNullable(NcclTransport.of(c).ncclInactiveReason());
+        return Optional.ofNullable(of(c).inactiveReason());
+    }
+
+    /** The NCCL algorithm of {@code c}'s collectives planner; {@link InvalidArgumentException} where there is none. */
+    static NcclCollectives of(Communicator c) {
+        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof dev.ferry.collectives.PlannedTransport p
+                && p.planner().byName("nccl") instanceof NcclCollectives n) {
+            return n;
+        }
+        throw new InvalidArgumentException((c == null ? "null" : c + " of backend " + c.backend()) + " has no NCCL collectives (ferry-backend-nccl "
+                + "and the collectives planner on the class path)");
     }
 
     /** Whether ncclMemAlloc/ncclMemFree are there (NCCL 2.19 or newer). */

@@ -21,15 +21,18 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The nccl backend: NVIDIA NCCL for device collectives between GPUs, as a decorator over the
- * launched MPI backend, which keeps everything else (see {@link NcclTransport}).
+ * The nccl backend: the launched MPI backend (the <em>inner</em> one) for messages, and NVIDIA NCCL
+ * ({@link NcclCollectives}) for every collective it can serve, asked of the collectives planner
+ * ({@link Transport#preferredAlgorithm()}). NCCL is one of the planner's algorithms under every
+ * backend anyway; this backend only puts it first, for programs that want NCCL whatever the
+ * measured costs say.
  *
  * <p>Available when {@code libnccl.so.2} loads ({@link Nccl}), a CUDA driver with a device is
  * present, and an inner backend is. Whether every rank has a GPU of its own (NCCL refuses two
  * ranks on one GPU) can only be known with the other ranks, so it is decided when the backend
  * opens, by one allGather over the inner communicator ({@link GpuPlacement}); when ranks share a
- * GPU the communicator delegates everything to the inner backend and says why (or, when
- * {@code nccl} was requested by name, opening fails with the reason).
+ * GPU, collectives take the planner's other algorithms and {@link Nccl#inactiveReason} says why (or,
+ * when {@code nccl} was requested by name, opening fails with the reason).
  *
  * <p>Inner backend ({@code -Dferry.nccl.inner=ompi|mvapich|staged} overrides): the launcher's
  * MPI backend ({@code ompi} under Open MPI, {@code mvapich} under the MPICH family) when it is
@@ -37,12 +40,12 @@ import java.util.Map;
  * MPI, so that device point-to-point and the reductions NCCL lacks still work on device buffers;
  * failing both, the host MPI backend (device buffers then only in NCCL's collectives).
  *
- * <p>Priority 110: above a CUDA-aware MPI (100) and {@code staged} (60), because device
- * collectives go to NCCL and everything else still goes to the inner backend.
+ * <p>Priority 10: below every other backend, so {@code auto} never picks it: under any backend the
+ * planner already takes NCCL where its measured cost is lowest.
  */
 public final class NcclProvider implements TransportProvider {
-    /** Above the CUDA-aware MPI backends (100) and staged (60). */
-    static final int PRIORITY = 110;
+    /** Below every other backend: {@code auto} never picks it (the planner offers NCCL to every backend). */
+    static final int PRIORITY = 10;
     /** Inner backends, in the order they are probed. */
     static final List<String> INNER = List.of("ompi", "mvapich", "staged");
 
@@ -146,7 +149,7 @@ public final class NcclProvider implements TransportProvider {
         EnumSet<Capability> caps = EnumSet.of(Capability.HOST_BUFFERS, Capability.CUDA_DEVICE_BUFFERS);
         if (innerProbe.has(Capability.CUDA_AWARE_MPI)) caps.add(Capability.CUDA_AWARE_MPI);
         if (innerProbe.has(Capability.CUDA_IPC)) caps.add(Capability.CUDA_IPC);
-        String reason = "NCCL " + Nccl.version() + " for device collectives, " + inner + " for everything else ("
+        String reason = "NCCL " + Nccl.version() + " first for every collective it serves, " + inner + " for messages ("
                 + innerProbe.reason() + "); one GPU per rank is checked when it opens";
         return Probe.available("nccl", PRIORITY, caps, reason, details);
     }
@@ -170,10 +173,8 @@ public final class NcclProvider implements TransportProvider {
         }
         d.put("on NCCL", "broadcast, allGather, reduce, allReduce (BYTE INT LONG FLOAT DOUBLE FLOAT16 BFLOAT16; SUM PROD MAX MIN), gather, scatter,"
                 + " allToAll and the vector collectives (grouped ncclSend/ncclRecv), reduceScatterBlock (ncclReduceScatter), reduceScatter (grouped ncclReduce), on device memory of the rank's GPU");
-        d.put("agreement", Settings.process().get(NcclSettings.UNIFORM_BUFFERS)
-                ? "none (ferry.nccl.uniformBuffers=true: every rank passes the same kind of memory)"
-                : "one 1-int allReduce over the inner backend per collective (ferry.nccl.uniformBuffers=true skips it)");
-        long t = NcclTransport.timeoutNanos(Settings.process());
+        d.put("agreement", "the planner's vote on every rank's buffers per collective (ferry.collectives.uniformBuffers=true skips it)");
+        long t = NcclCollectives.timeoutNanos(Settings.process());
         d.put("timeout", t == 0 ? "none (ferry.nccl.timeout / ferry.timeout unset)" : (t / 1e9) + " s, then ncclCommAbort and NcclException");
         d.putAll(NcclRuntime.snapshot());
         return d;
@@ -198,18 +199,51 @@ public final class NcclProvider implements TransportProvider {
         } catch (RuntimeException e) {
             throw new FerryException("nccl: cannot open its inner backend " + inner + ": " + e.getMessage(), e);
         }
-        NcclTransport c = NcclTransport.world(world);
-        if (!c.ncclActive()) {
-            boolean named = "nccl".equals(context.settings().get(FerrySettings.BACKEND));
-            if (named) {
-                String why = c.ncclInactiveReason();
-                c.close();
-                throw new FerryException("backend nccl (requested by name) cannot run here: " + why);
+        String refusal;
+        try {
+            refusal = GpuPlacement.refusal(GpuPlacement.exchange(world, GpuPlacement.mine()));
+        } catch (RuntimeException e) {
+            world.close();
+            throw e;
+        }
+        NcclRuntime.placement(refusal);
+        if (refusal != null) {
+            if ("nccl".equals(context.settings().get(FerrySettings.BACKEND))) {
+                world.close();
+                throw new FerryException("backend nccl (requested by name) cannot run here: " + refusal);
             }
-            if (c.rank() == 0 && !"quiet".equals(context.settings().get(FerrySettings.LOG))) {
-                System.err.println("ferry nccl: device collectives go to " + inner + ", not NCCL: " + c.ncclInactiveReason());
+            if (world.rank() == 0) {
+                System.getLogger("dev.ferry.nccl").log(System.Logger.Level.INFO, "collectives take the planner's other algorithms, not NCCL: " + refusal);
             }
         }
-        return c;
+        return new PreferNccl(world);
+    }
+
+    /** The inner backend's transport, named nccl, asking the planner for NCCL first. */
+    static final class PreferNccl extends dev.ferry.spi.ForwardingTransport {
+        PreferNccl(Transport inner) {
+            super(inner);
+        }
+
+        @Override
+        public String backend() {
+            return "nccl";
+        }
+
+        @Override
+        public String preferredAlgorithm() {
+            return "nccl";
+        }
+
+        @Override
+        public Transport split(int color, int key) {
+            Transport t = inner.split(color, key);
+            return t == null ? null : new PreferNccl(t);
+        }
+
+        @Override
+        public Transport duplicate() {
+            return new PreferNccl(inner.duplicate());
+        }
     }
 }

@@ -8,12 +8,9 @@ import java.util.List;
 public final class NcclSettings implements SettingsCatalog {
     private static final String MODULE = "backend-nccl";
 
-    /** {@code ferry.nccl.inner}: the MPI backend nccl decorates; unset: chosen by the launch. */
+    /** {@code ferry.nccl.inner}: the MPI backend under nccl; unset: chosen by the launch. */
     public static final Setting<String> INNER = Setting.of(MODULE, "ferry.nccl.inner", Setting.STRING, null,
-            "the backend `nccl` delegates to and builds on (`ompi`, `mvapich` or `staged`); unset: chosen by the launch");
-    /** {@code ferry.nccl.uniformBuffers}: every rank passes the same kind of memory, so no agreement round is needed. */
-    public static final Setting<Boolean> UNIFORM_BUFFERS = Setting.of(MODULE, "ferry.nccl.uniformBuffers", Setting.BOOLEAN, false,
-            "every rank passes the same kind of memory to a collective: skips the 1-int agreement allReduce per collective");
+            "the backend whose messages `nccl` uses (`ompi`, `mvapich` or `staged`); unset: chosen by the launch");
     /** {@code ferry.nccl.timeout}: seconds before a NCCL collective is aborted; unset: {@code ferry.timeout}. */
     public static final Setting<Double> TIMEOUT = Setting.derived(MODULE, "ferry.nccl.timeout", Setting.SECONDS, "`ferry.timeout`",
             "seconds a NCCL collective may take before ncclCommAbort and NcclException; 0: no limit");
@@ -26,6 +23,6 @@ public final class NcclSettings implements SettingsCatalog {
 
     @Override
     public List<Setting<?>> settings() {
-        return List.of(INNER, UNIFORM_BUFFERS, TIMEOUT, LIB, WHEELS);
+        return List.of(INNER, TIMEOUT, LIB, WHEELS);
     }
 }

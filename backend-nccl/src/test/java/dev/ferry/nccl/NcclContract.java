@@ -25,20 +25,25 @@ import org.junit.jupiter.api.Test;
  */
 public class NcclContract extends CommunicatorContract {
 
-    protected NcclTransport nccl() {
-        return NcclTransport.of(comm);
+    protected NcclCollectives nccl() {
+        return Nccl.of(comm);
     }
 
     @Test
     void nccl_runsOnNcclWithOneGpuPerRank() {
         assertEquals("nccl", comm.backend());
-        assertTrue(nccl().ncclActive(), () -> "NCCL is off: " + nccl().ncclInactiveReason() + "; " + NcclProvider.runtimeDetails());
+        assertEquals(null, nccl().inactiveReason(), () -> "NCCL is off: " + nccl().inactiveReason() + "; " + NcclProvider.runtimeDetails());
         assertTrue(comm.supportsDeviceBuffers());
+        try (var s = dev.ferry.cuda.Cuda.allocate(8); var r = dev.ferry.cuda.Cuda.allocate(8)) {
+            comm.allReduce(s, r, 2, DataType.INT, ReduceOp.SUM);
+            assertEquals("nccl", dev.ferry.collectives.CollectivesDiagnostics.lastAlgorithm(), "backend nccl puts NCCL first");
+            assertTrue(nccl().active());
+        }
     }
 
     @Test
     void nccl_reduceScatterOfDeviceBuffers() {
-        Assumptions.assumeTrue(Cuda.isAvailable() && nccl().ncclActive(), "needs NCCL on a GPU");
+        Assumptions.assumeTrue(Cuda.isAvailable() && nccl().active(), "needs NCCL on a GPU");
         for (long count : new long[] {0, 1, 7, 65_537}) {
             long bytes = DataType.INT.bytes(count);
             try (HostBuffer in = HostBuffer.allocate(Math.max(1, bytes * size)); HostBuffer out = HostBuffer.allocate(Math.max(1, bytes))) {
@@ -57,14 +62,15 @@ public class NcclContract extends CommunicatorContract {
     }
 
     @Test
-    void nccl_reduceScatterBlockOfWhatNcclLacksGoesToTheInnerBackend() {
-        Assumptions.assumeTrue(Cuda.isAvailable() && nccl().ncclActive() && nccl().inner().supportsDeviceBuffers(), "needs NCCL on a GPU and a device-capable inner backend");
+    void nccl_reduceScatterBlockOfWhatNcclLacksTakesAnotherAlgorithm() {
+        Assumptions.assumeTrue(Cuda.isAvailable() && nccl().inactiveReason() == null && comm.supportsDeviceBuffers(), "needs NCCL on a GPU");
         int count = 3;
         try (HostBuffer in = HostBuffer.allocate(8L * count * size); HostBuffer out = HostBuffer.allocate(8L * count)) {
             for (long i = 0; i < (long) count * size; i++) Data.put(in.segment(), DataType.SHORT, i, rank + i);
             Buffer send = alloc(Mem.DEVICE, 2L * count * size), recv = poisoned(Mem.DEVICE, 2L * count);
             Cuda.copy(send, in, 2L * count * size);
             comm.reduceScatterBlock(send, recv, count, DataType.SHORT, ReduceOp.SUM);
+            assertTrue(!"nccl".equals(dev.ferry.collectives.CollectivesDiagnostics.lastAlgorithm()), "NCCL has no SHORT");
             Cuda.copy(out, recv, 2L * count);
             for (int i = 0; i < count; i++) {
                 long k = (long) rank * count + i;
@@ -75,9 +81,8 @@ public class NcclContract extends CommunicatorContract {
     }
 
     @Test
-    void nccl_aReductionNcclLacksGoesToTheInnerBackendAndIsRecorded() {
-        Assumptions.assumeTrue(Cuda.isAvailable() && comm.supportsDeviceBuffers() && nccl().inner().supportsDeviceBuffers(),
-                "the inner backend carries no device buffers");
+    void nccl_aReductionNcclLacksTakesAnotherAlgorithm() {
+        Assumptions.assumeTrue(Cuda.isAvailable() && comm.supportsDeviceBuffers(), "the backend carries no device buffers");
         try (HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
             Data.put(in.segment(), DataType.SHORT, 0, rank + 1);
             Buffer s = alloc(Mem.DEVICE, 8), r = poisoned(Mem.DEVICE, 8);
@@ -85,9 +90,9 @@ public class NcclContract extends CommunicatorContract {
             comm.allReduce(s, r, 1, DataType.SHORT, ReduceOp.SUM);
             Cuda.copy(out, r, 2);
             assertEquals(size * (size + 1) / 2.0, Data.get(out.segment(), DataType.SHORT, 0));
+            assertTrue(!"nccl".equals(dev.ferry.collectives.CollectivesDiagnostics.lastAlgorithm()), "NCCL has no SHORT");
         }
-        assertTrue(NcclProvider.runtimeDetails().keySet().stream().anyMatch(k -> k.contains("SHORT")), NcclProvider.runtimeDetails().toString());
-        assertTrue(nccl().ncclActive(), "a delegated call leaves NCCL in use");
+        assertEquals(null, nccl().inactiveReason(), "a call on another algorithm leaves NCCL usable");
     }
 
     @Test

@@ -20,9 +20,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
 /**
- * On real MPI ranks without a GPU (CI, the build machine): the decorator over the launched MPI
- * backend's communicator. The start-up placement allGather runs over real MPI and refuses NCCL
- * identically on every rank; every operation then goes to the inner backend with the right results;
+ * On real MPI ranks without a GPU (CI, the build machine): backend nccl's transport under the
+ * planner. NCCL cannot serve (no GPU) identically on every rank; every operation then runs on the
+ * planner's other algorithms over the inner backend with the right results;
  * the probe under the real launcher names the right inner backend and the missing CUDA driver.
  * Run by {@link NcclOverMpiIT} under RankRunner.
  */
@@ -31,15 +31,15 @@ public class NcclOverMpiRanks {
 
     private static Communicator open() {
         Transport world = ((CheckedCommunicator) TestWorld.world()).transport();
-        return new CheckedCommunicator(NcclTransport.world(world.duplicate()));
+        return new CheckedCommunicator(new dev.ferry.collectives.PlannedTransport(new NcclProvider.PreferNccl(world.duplicate()),
+                dev.ferry.Settings.process()));
     }
 
     @Test
     void a_placementRefusesNcclIdenticallyOnEveryRank() {
         try (Communicator c = open()) {
-            assertFalse(NcclTransport.of(c).ncclActive());
-            assertTrue(NcclTransport.of(c).ncclInactiveReason().startsWith("rank 0 (on ") && NcclTransport.of(c).ncclInactiveReason().contains("no usable GPU"),
-                    NcclTransport.of(c).ncclInactiveReason());
+            String why = Nccl.inactiveReason(c).orElseThrow();
+            assertTrue(why.contains("not every rank has a GPU") || why.contains("NCCL library is unavailable"), why);
             assertEquals(TestWorld.world().size(), c.size());
             assertEquals(TestWorld.world().rank(), c.rank());
         }
@@ -72,14 +72,13 @@ public class NcclOverMpiRanks {
     }
 
     @Test
-    void c_splitAndDuplicateAreNcclTransportsOfTheirOwn() {
+    void c_splitAndDuplicateFindTheirOwnTopology() {
         try (Communicator c = open()) {
             try (Communicator half = c.split(c.rank() % 2, 0); Communicator dup = c.duplicate()) {
                 assertNotNull(half);
                 assertEquals("nccl", half.backend());
                 assertEquals("nccl", dup.backend());
-                assertFalse(NcclTransport.of(half).ncclActive());
-                assertTrue(NcclTransport.of(half).ncclInactiveReason().contains("no usable GPU"));
+                assertTrue(Nccl.inactiveReason(half).isPresent());
                 assertTrue(TestWorld.allAgree(dup, true));
             }
         }

@@ -14,7 +14,7 @@ import java.util.List;
  * The Java side of {@code bench/src/main/c/nccl_ref.c -blocking}: the same operations, sizes and
  * table, through Ferry's {@link Communicator} on backend nccl (blocking calls, timed with
  * {@link System#nanoTime()}, slowest rank). Run on a GPU machine, one rank per GPU:
- * {@code mpirun -np N java -cp ... -Dferry.backend=nccl -Dferry.nccl.uniformBuffers=true dev.ferry.nccl.NcclTiming [-min B] [-max B] [-iters N] [-warmup W]}.
+ * {@code mpirun -np N java -cp ... -Dferry.backend=nccl -Dferry.collectives.uniformBuffers=true dev.ferry.nccl.NcclTiming [-min B] [-max B] [-iters N] [-warmup W]}.
  */
 public final class NcclTiming {
     private NcclTiming() {
@@ -34,10 +34,10 @@ public final class NcclTiming {
         }
         try (Communicator world = Ferry.open()) {
             int rank = world.rank(), size = world.size();
-            NcclTransport nccl = world instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof NcclTransport n ? n : null;
+            NcclCollectives nccl = Nccl.of(world);
             if (rank == 0) {
                 System.out.printf("# NcclTiming: backend %s (%s), %d ranks, NCCL %s; %d iterations after %d warm-up; time = slowest rank, per blocking call%n",
-                        world.backend(), nccl == null ? "not nccl" : nccl.ncclActive() ? "NCCL on" : "NCCL off: " + nccl.ncclInactiveReason(),
+                        world.backend(), nccl.inactiveReason() == null ? "NCCL serves it" : "NCCL off: " + nccl.inactiveReason(),
                         size, Nccl.isAvailable() ? Nccl.version() : "-", iters, warmup);
                 System.out.printf("%-14s %12s %12s %12s %12s %12s%n", "op", "bytes", "elements", "time_us", "algbw_GB/s", "busbw_GB/s");
             }
@@ -72,7 +72,7 @@ public final class NcclTiming {
         }
     }
 
-    private static void call(String op, Communicator c, NcclTransport nccl, DeviceBuffer send, DeviceBuffer recv, long n) {
+    private static void call(String op, Communicator c, NcclCollectives nccl, DeviceBuffer send, DeviceBuffer recv, long n) {
         switch (op) {
             case "allreduce" -> c.allReduce(send, recv, n, DataType.FLOAT, ReduceOp.SUM);
             case "broadcast" -> c.broadcast(send, n, DataType.BYTE, 0);

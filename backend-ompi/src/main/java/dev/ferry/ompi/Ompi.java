@@ -21,7 +21,8 @@ public final class Ompi {
             throw new InvalidArgumentException("cannot wrap a null communicator");
         }
         try {
-            return new dev.ferry.spi.CheckedCommunicator(new OmpiJavaTransport(OmpiRuntime.get(), comm, false));
+            return new dev.ferry.spi.CheckedCommunicator(dev.ferry.spi.CollectivePlanning.planned(new OmpiJavaTransport(OmpiRuntime.get(), comm, false),
+                    dev.ferry.Settings.process(), Ompi.class.getClassLoader()));
         } catch (MPIException e) {
             throw OmpiRuntime.error("wrapping an Intracomm", e);
         }
@@ -29,7 +30,7 @@ public final class Ompi {
 
     /** The mpi.jar communicator under a Ferry communicator of the ompi backend. */
     public static Intracomm unwrap(Communicator c) {
-        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof OmpiJavaTransport o) {
+        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport(OmpiJavaTransport.class) instanceof OmpiJavaTransport o) {
             return o.intracomm();
         }
         throw new InvalidArgumentException(c + " is not an ompi communicator");

@@ -36,6 +36,17 @@ class OmpiConformanceIT {
         return out;
     }
 
+    /** Every collective algorithm of the planner forced one by one, on the FFM path, at 2 and 4 ranks. */
+    @TestFactory
+    List<DynamicNode> algorithms() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("ompi-algorithms", MpiJob.Family.OPEN_MPI, np).classes(OmpiAlgorithms.class).property("ferry.backend", "ompi")
+                    .property("ferry.ompi.binding", bindings().get(0)).asTests());
+        }
+        return out;
+    }
+
     /** Ompi.wrap/unwrap on the mpi.jar path (built only with mpi.jar: profile mpi-jar). */
     @TestFactory
     List<DynamicNode> interopOnTheJavaPath() throws Exception {

@@ -10,7 +10,8 @@ import org.junit.jupiter.api.TestFactory;
  * {@link OmpiMessageMatching} under Open MPI's mpirun with 2 and 4 ranks and 4 KiB pieces, on both
  * paths of backend ompi (java.lang.foreign: derived datatypes on Open MPI 4.1, which has no
  * MPI_Send_c; mpi.jar: messages over the limit through the same FFM binding). A path given with
- * {@code -Dferry.ompi.binding=java|ffm} runs alone.
+ * {@code -Dferry.ompi.binding=java|ffm} runs alone. With {@code ferry.matchReceives=all} (every
+ * receive matched by Ferry first, as device receives always are), with {@link OmpiProbeAndRequests}.
  */
 class OmpiMessageMatchingIT {
 
@@ -23,6 +24,12 @@ class OmpiMessageMatchingIT {
                         .property("ferry.backend", "ompi").property("ferry.ompi.binding", binding)
                         .property("ferry.maxPieceBytes", "4096").asTests());
             }
+        }
+        for (String binding : OmpiConformanceIT.bindings()) {
+            // every receive matched by Ferry before MPI receives into it (what device receives always get)
+            out.add(MpiJob.of("ompi-matching-ferry-" + binding, MpiJob.Family.OPEN_MPI, 2).classes(OmpiMessageMatching.class, OmpiProbeAndRequests.class)
+                    .property("ferry.backend", "ompi").property("ferry.ompi.binding", binding).property("ferry.matchReceives", "all")
+                    .property("ferry.maxPieceBytes", "4096").property("ferry.timeout", "120").asTests());
         }
         if (OmpiConformanceIT.bindings().contains("ffm")) {
             // libmpi.so.40 loaded RTLD_LOCAL through SymbolLookup.libraryLookup alone: MPI_Init and its

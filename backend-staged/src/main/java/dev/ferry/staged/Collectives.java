@@ -15,35 +15,28 @@ import java.util.List;
 import java.util.function.BiConsumer;
 
 /**
- * Collectives of a staged communicator. Broadcast, reduce, allReduce and allGather on device buffers
- * of ranks that all share one node go over CUDA IPC with reductions on the GPU ({@link IpcCollectives});
- * everything else is staged through host memory as follows. Every rank must make the same inner calls whatever memory
- * its own buffers are in, so the plan depends only on what all ranks know (count, type, size,
- * settings), plus, for large operations, one agreement (a one-integer allReduce) on whether any
- * rank stages:
+ * The staged backend's own collectives (the planner's {@code native} algorithm under {@code staged}):
+ * every collective is the inner MPI's, with device buffers staged through pinned host memory. Every
+ * rank must make the same inner calls whatever memory its own buffers are in, so the plan depends
+ * only on what all ranks know (count, type, size, settings), plus, for large operations, one
+ * agreement (a one-integer allReduce) on whether any rank stages:
  *
  * <ul>
  * <li>Small (at most {@code threshold} bytes in the largest buffer): one inner call; device buffers
- *     are staged through one pooled buffer, host buffers go straight. Except reductions where every
- *     rank stages (one agreement, asked where the IPC path does not apply, and for scans always):
- *     every input gathered raw and folded on the GPU ({@link GatheredReductions}), or the chain
- *     where the gathered inputs would exceed {@code ferry.staged.gatherLimit}.</li>
+ *     are staged through one pooled buffer, host buffers go straight.</li>
  * <li>Large, and no rank stages: one inner call, straight (host-only jobs keep the inner backend's
  *     own algorithms).</li>
- * <li>Large reduce and allReduce where every rank stages (device buffers on ranks of several nodes):
- *     node by node where some node holds several ranks ({@link HierarchicalReductions}: a fold to one
- *     leader per node over CUDA IPC, a chain among the leaders, a broadcast within each node), else a
- *     pipelined chain in rank order ({@link ChainReductions}); both reduce on the GPUs.</li>
- * <li>Large, some rank stages: broadcast, reduce and allReduce run chunk by chunk, pipelined: the
- *     device-to-host copy of chunk k+1 runs while the inner collective works on chunk k, and the
- *     host-to-device copy of chunk k while it works on k+1. Scatter, gather, allGather and allToAll
- *     are made of staged point-to-point messages on a private communicator, which pipeline
- *     themselves and take the IPC path between device buffers of one node.</li>
+ * <li>Large, some rank stages: broadcast, reduce, allReduce, scan and exscan run chunk by chunk,
+ *     pipelined: the device-to-host copy of chunk k+1 runs while the inner collective works on chunk
+ *     k, and the host-to-device copy of chunk k while it works on k+1. Scatter, gather, allGather and
+ *     allToAll are made of staged point-to-point messages on a private communicator, which pipeline
+ *     themselves and take the IPC path between device buffers of one node; reduce-scatter is one
+ *     chunked reduce per block.</li>
  * </ul>
  *
- * <p>Scan and exscan run like allReduce, reduce-scatter like a block collective (large: one
- * chunked reduce per block); the vector collectives like the block collectives after one more
- * agreement, since a rank sees only its own blocks (see the section below).
+ * <p>The vector collectives run like the block collectives after one more agreement, since a rank
+ * sees only its own blocks (see the section below). Other ways of running a collective (CUDA IPC
+ * within a node, folds on the GPU, the reduction chain) are the planner's algorithms.
  */
 final class Collectives {
     private final StagedTransport comm;
@@ -52,20 +45,10 @@ final class Collectives {
     private final HostBuffer flagOut = HostBuffer.allocate(8);
     private final HostBuffer vectorIn = HostBuffer.allocate(16);
     private final HostBuffer vectorOut = HostBuffer.allocate(16);
-    private final IpcCollectives ipc;
-    private final ChainReductions chain;
-    private final HierarchicalReductions hierarchical;
-    private final GatheredReductions gathered;
-    /** Whether some rank could hold staged buffers (agreed at the first reduction that asks; null before). */
-    private Boolean stagingPossible;
 
     Collectives(StagedTransport comm) {
         this.comm = comm;
         this.rt = comm.runtime();
-        this.ipc = new IpcCollectives(comm);
-        this.chain = new ChainReductions(comm, this);
-        this.hierarchical = new HierarchicalReductions(comm, this, chain);
-        this.gathered = new GatheredReductions(comm);
     }
 
     /** Frees the agreement buffers. */
@@ -74,20 +57,6 @@ final class Collectives {
         flagOut.close();
         vectorIn.close();
         vectorOut.close();
-        ipc.close();
-        chain.close();
-        hierarchical.close();
-        gathered.close();
-    }
-
-    /** The path of reductions across nodes, node by node (tests look at it). */
-    HierarchicalReductions hierarchical() {
-        return hierarchical;
-    }
-
-    /** The node-local CUDA IPC path of this communicator. */
-    IpcCollectives ipc() {
-        return ipc;
     }
 
     private Transport user() {
@@ -97,18 +66,9 @@ final class Collectives {
 
     /** True on every rank when {@code mine} is true on any rank, e.g. any rank stages a buffer of this operation (collective). */
     boolean anyRank(boolean mine) {
-        return agree(mine, true)[0];
-    }
-
-    /**
-     * One agreement (a two-integer allReduce): [0] true when any rank stages a buffer of this
-     * operation, [1] true when every rank can take the reduction chain (collective).
-     */
-    private boolean[] agree(boolean staged, boolean chainable) {
-        flagIn.segment().set(ValueLayout.JAVA_INT, 0, staged ? 1 : 0);
-        flagIn.segment().set(ValueLayout.JAVA_INT, 4, chainable ? 0 : 1);
-        user().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MAX);
-        return new boolean[] {flagOut.segment().get(ValueLayout.JAVA_INT, 0) != 0, flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0};
+        flagIn.segment().set(ValueLayout.JAVA_INT, 0, mine ? 1 : 0);
+        user().allReduce(flagIn, flagOut, 1, DataType.INT, ReduceOp.MAX);
+        return flagOut.segment().get(ValueLayout.JAVA_INT, 0) != 0;
     }
 
     /** Elements per inner call: all at once, or chunks of the chunk size. */
@@ -119,68 +79,9 @@ final class Collectives {
         return Tuning.of(rt.settings).chunkFor(largestBytes) / type.size();
     }
 
-    /**
-     * Whether reductions that the node's IPC path does not carry ask every rank whether it stages
-     * (one two-integer allReduce per call), so that staged data is reduced on the GPUs: where device
-     * collectives are not {@code host} and some rank could hold staged buffers (it has CUDA, or the
-     * test mode stages host buffers). The latter is agreed once, at the first reduction that asks
-     * (the same call on every rank, since the conditions before it are the same everywhere).
-     */
-    private boolean mayReduceOnGpus() {
-        if (rt.settings.deviceCollectives() == StagedSettings.DeviceCollectives.HOST || comm.size() < 2) {
-            return false;
-        }
-        if (stagingPossible == null) {
-            stagingPossible = anyRank(rt.settings.stageHostBuffers() || dev.ferry.cuda.Cuda.isAvailable());
-        }
-        return stagingPossible;
-    }
-
-    /**
-     * reduce ({@code root >= 0}) or allReduce of staged buffers on the GPUs, never on the host: true
-     * when every rank's buffers are staged and fit the GPU kernels (one agreement), after which
-     * {@link GatheredReductions} (small: every input gathered, folded on the GPU),
-     * {@link HierarchicalReductions} or {@link ChainReductions} ran it. Otherwise the elements per
-     * inner call of the chunked path, as {@link #chunkElements}, in {@code per[0]}. Small calls on one
-     * node with IPC ask nobody: the IPC path declined them (host memory, or refused buffers).
-     */
-    private boolean reducedOnGpus(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root, long[] per) {
-        long bytes = type.bytes(count);
-        boolean small = bytes <= rt.settings.threshold();
-        per[0] = Math.max(count, 1);
-        if (small && (ipc.applicable() || !mayReduceOnGpus())) {
-            return false;
-        }
-        boolean mine = comm.staged(send) || comm.staged(recv);
-        boolean allowed = rt.settings.deviceCollectives() != StagedSettings.DeviceCollectives.HOST && comm.size() > 1;
-        boolean gathers = small && GatheredReductions.fits(bytes, comm.size(), type, rt.settings.gatherLimit());
-        boolean[] f = agree(mine, allowed && onGpus(send, recv, type, gathers, bytes));
-        if (allowed && f[1]) {
-            if (gathers) {
-                if (root < 0) {
-                    gathered.allReduce(send, recv, count, type, op);
-                } else {
-                    gathered.reduce(send, recv, count, type, op, root);
-                }
-            } else if (hierarchical.applies()) {
-                hierarchical.run(send, recv, count, type, op, root);
-            } else {
-                chain.run(send, recv, count, type, op, root);
-            }
-            return true;
-        }
-        if (!small && f[0]) {
-            per[0] = Tuning.of(rt.settings).chunkFor(bytes) / type.size();
-        }
-        return false;
-    }
-
     // ---- chunked: broadcast, reduce, allReduce ---------------------------------------------
 
     void broadcast(Buffer buffer, long count, DataType type, int root) {
-        if (ipc.broadcast(buffer, count, type, root)) {
-            return;
-        }
         boolean isRoot = comm.rank() == root;
         long per = chunkElements(type.bytes(count), count, type, comm.staged(buffer));
         chunked(isRoot ? buffer : null, isRoot ? null : buffer, count, type, per,
@@ -188,25 +89,13 @@ final class Collectives {
     }
 
     void reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root) {
-        if (ipc.reduce(send, recv, count, type, op, root)) {
-            return;
-        }
-        long[] per = new long[1];
-        if (reducedOnGpus(send, recv, count, type, op, root, per)) {
-            return;
-        }
-        chunked(send, recv, count, type, per[0], (in, out, n) -> user().reduce(in, out, n, type, op, root));
+        long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
+        chunked(send, recv, count, type, per, (in, out, n) -> user().reduce(in, out, n, type, op, root));
     }
 
     void allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
-        if (ipc.allReduce(send, recv, count, type, op)) {
-            return;
-        }
-        long[] per = new long[1];
-        if (reducedOnGpus(send, recv, count, type, op, -1, per)) {
-            return;
-        }
-        chunked(send, recv, count, type, per[0], (in, out, n) -> user().allReduce(in, out, n, type, op));
+        long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
+        chunked(send, recv, count, type, per, (in, out, n) -> user().allReduce(in, out, n, type, op));
     }
 
     /** One inner call on chunk buffers: {@code in} and {@code out} are host memory (staged or the user's), either may be null. */
@@ -338,9 +227,6 @@ final class Collectives {
     }
 
     void scatter(Buffer send, Buffer recv, long count, DataType type, int root) {
-        if (ipc.scatter(send, recv, count, type, root)) {
-            return;
-        }
         long block = type.bytes(count), all = block * comm.size();
         if (single(all, send, recv)) {
             once(send, all, recv, block, (i, o) -> user().scatter(i, o, count, type, root));
@@ -352,9 +238,6 @@ final class Collectives {
     }
 
     void gather(Buffer send, Buffer recv, long count, DataType type, int root) {
-        if (ipc.gather(send, recv, count, type, root)) {
-            return;
-        }
         long block = type.bytes(count), all = block * comm.size();
         if (single(all, send, recv)) {
             once(send, block, recv, all, (i, o) -> user().gather(i, o, count, type, root));
@@ -366,9 +249,6 @@ final class Collectives {
     }
 
     void allGather(Buffer send, Buffer recv, long count, DataType type) {
-        if (ipc.allGather(send, recv, count, type)) {
-            return;
-        }
         long block = type.bytes(count), all = block * comm.size();
         if (single(all, send, recv)) {
             once(send, block, recv, all, (i, o) -> user().allGather(i, o, count, type));
@@ -378,9 +258,6 @@ final class Collectives {
     }
 
     void allToAll(Buffer send, Buffer recv, long count, DataType type) {
-        if (ipc.allToAll(send, recv, count, type)) {
-            return;
-        }
         long block = type.bytes(count), all = block * comm.size();
         if (single(all, send, recv)) {
             once(send, all, recv, all, (i, o) -> user().allToAll(i, o, count, type));
@@ -405,20 +282,12 @@ final class Collectives {
     // them are never written.
 
     void scan(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
-        if (everyRankGathers(send, recv, type, type.bytes(count))) {
-            gathered.scan(send, recv, count, type, op, true);
-            return;
-        }
         long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
         chunked(send, recv, count, type, per, (in, out, n) -> user().scan(in, out, n, type, op));
     }
 
     /** {@code recv} is null at rank 0. */
     void exscan(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
-        if (everyRankGathers(send, recv, type, type.bytes(count))) {
-            gathered.scan(send, recv, count, type, op, false);
-            return;
-        }
         long per = chunkElements(type.bytes(count), count, type, comm.staged(send) || comm.staged(recv));
         chunked(send, recv, count, type, per, (in, out, n) -> user().exscan(in, out, n, type, op));
     }
@@ -435,45 +304,14 @@ final class Collectives {
     }
 
     private void reduceScatter(Buffer send, Buffer recv, Blocks blocks, DataType type, ReduceOp op, BiConsumer<Buffer, Buffer> inner) {
-        if (ipc.reduceScatter(send, recv, blocks, type, op)) {
-            return;
-        }
         long total = type.bytes(blocks.total());
-        boolean gathers = GatheredReductions.fits(total, comm.size(), type, rt.settings.gatherLimit());
-        if (!ipc.applicable() && mayReduceOnGpus()
-                && agree(comm.staged(send) || comm.staged(recv), onGpus(send, recv, type, gathers, total))[1]) {
-            // staged buffers on every rank: reduced on the GPUs, gathered whole, or block by block below (reduce)
-            if (gathers) {
-                gathered.reduceScatter(send, recv, blocks, type, op);
-                return;
-            }
-        } else if (single(total, send, recv)) {
+        if (single(total, send, recv)) {
             onceV(send, total, recv, blocks.bytes(comm.rank(), type), null, type, inner);
             return;
         }
         for (int r = 0; r < comm.size(); r++) {
             reduce(send.slice(blocks.byteOffset(r, type), blocks.bytes(r, type)), r == comm.rank() ? recv : null, blocks.count(r), type, op, r);
         }
-    }
-
-    /**
-     * True on every rank when every rank's buffers are staged and fit the GPU kernels, and the gathered
-     * inputs fit {@code ferry.staged.gatherLimit} (one agreement, where {@link #mayReduceOnGpus}).
-     */
-    private boolean everyRankGathers(Buffer send, Buffer recv, DataType type, long bytesPerRank) {
-        if (!GatheredReductions.fits(bytesPerRank, comm.size(), type, rt.settings.gatherLimit()) || !mayReduceOnGpus()) {
-            return false;
-        }
-        return agree(comm.staged(send) || comm.staged(recv), onGpus(send, recv, type, true, bytesPerRank))[1];
-    }
-
-    /**
-     * This rank's side of the agreement that a reduction runs on the GPUs: its buffers staged and fit
-     * for the kernels, and, when the call {@code gathers}, its buffers for {@code bytesPerRank} made
-     * ({@link GatheredReductions#ready}).
-     */
-    private boolean onGpus(Buffer send, Buffer recv, DataType type, boolean gathers, long bytesPerRank) {
-        return chain.canTake(send, recv, type) && (!gathers || gathered.ready(send, bytesPerRank));
     }
 
     /** True on every rank when the vector collective runs as one inner call: nobody stages, or no rank's buffer is over the threshold (collective). */

@@ -26,9 +26,8 @@ public final class StagedDiagnostics {
      * @param kind  the kind's constant name, stable for tools: {@code CTX_SYNC}, {@code D2H_ASYNC},
      *              {@code H2D_ASYNC}, {@code D2D_ASYNC}, {@code D2H_SYNC}, {@code H2D_SYNC},
      *              {@code EVENT_RECORD}, {@code EVENT_QUERY}, {@code EVENT_SYNC}, {@code EVENT_CREATE},
-     *              {@code KERNEL_LAUNCH}, {@code STREAM_SYNC} (the node-local collectives' kernels and the
-     *              wait for them), {@code STREAM_CREATE}, {@code MPI_POST}, {@code MPI_TEST}, {@code BOARD} (the
-     *              node board's record exchanges and barriers), {@code POOL}, {@code IDLE}
+     *              {@code KERNEL_LAUNCH}, {@code STREAM_SYNC}, {@code STREAM_CREATE}, {@code MPI_POST},
+     *              {@code MPI_TEST}, {@code BOARD}, {@code POOL}, {@code IDLE}
      * @param label what the call is, for reports ({@code cuCtxSynchronize}, {@code MPI isend/irecv}, ...)
      * @param count calls of this kind ({@code IDLE}: none, it only has time)
      * @param nanos nanoseconds spent in them ({@code IDLE}: in polls that found no progress)
@@ -37,34 +36,19 @@ public final class StagedDiagnostics {
     }
 
     private static StagedTransport staged(Communicator c) {
-        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof StagedTransport) {
-            return (StagedTransport) members(c); // the runtime's liveness checked there
+        if (c instanceof dev.ferry.spi.CheckedCommunicator f) {
+            dev.ferry.spi.Transport t = f.transport();
+            while (!(t instanceof StagedTransport) && t instanceof dev.ferry.spi.ForwardingTransport w) {
+                t = w.inner(); // under the collectives planner
+            }
+            if (t instanceof StagedTransport s) {
+                if (s.runtime().isClosed()) {
+                    throw new IllegalArgumentException("the staged runtime of this communicator was closed");
+                }
+                return s;
+            }
         }
         throw new IllegalArgumentException("not a staged communicator: " + (c == null ? "null" : c.backend()));
-    }
-
-    /**
-     * The communicator's IPC collectives' members: a staged communicator, or one of {@code ompi} or
-     * {@code mvapich} whose device collectives take the node-local IPC path ({@code ferry.deviceCollectives}).
-     */
-    private static IpcMembers members(Communicator c) {
-        if (c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof IpcMembers m) {
-            if (m.runtime().isClosed()) {
-                throw new IllegalArgumentException("the staged runtime of this communicator was closed");
-            }
-            return m;
-        }
-        throw new IllegalArgumentException("neither a staged communicator nor one with Ferry's device collectives: " + (c == null ? "null" : c.backend()));
-    }
-
-    /**
-     * True when {@code c} is a communicator of a backend that hands device buffers to a CUDA-aware MPI
-     * ({@code ompi}, {@code mvapich}) whose collectives on device buffers may take the node-local CUDA
-     * IPC path ({@code ferry.deviceCollectives} not {@code mpi}, every rank on one node, IPC on).
-     */
-    public static boolean ipcCollectivesUnderMpi(Communicator c) {
-        return c instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof MpiWithIpcCollectives m
-                && m.ipcCollectives().applicable();
     }
 
     /** The name of the inner backend {@code c} stages over ({@code ompi}, {@code mvapich}). */
@@ -80,23 +64,6 @@ public final class StagedDiagnostics {
     /** Turns IPC offers of {@code c} on or off (off: device-to-device sends take the staging pipeline). */
     public static void offerIpc(Communicator c, boolean on) {
         staged(c).offerIpc(on);
-    }
-
-    /**
-     * How the node-local device collectives of {@code c} end: on the ranks' interprocess events, or
-     * with a stream synchronize and a barrier (the default). Call it on every rank alike.
-     */
-    public static void endOnEvents(Communicator c, boolean on) {
-        members(c).ipcCollectives().offerEvents(on);
-    }
-
-    /**
-     * Whether the short node-local allReduces of device buffers of {@code c} (up to 16 KiB per rank)
-     * meet on the GPU in one kernel per rank (the default), or take the host-driven path of larger
-     * ones. Call it on every rank alike (a call meets on the GPU only when every rank allows it).
-     */
-    public static void shortAllReduceOnGpu(Communicator c, boolean on) {
-        members(c).ipcCollectives().offerShort(on);
     }
 
     /** True when device buffers between this rank and {@code peer} of {@code c} may move by CUDA IPC. */
@@ -130,13 +97,13 @@ public final class StagedDiagnostics {
 
     /** The process's message counters by name ({@code eagerSends}, {@code ipcCopies}, {@code ipcRefused}, ...), now. */
     public static Map<String, Long> counters(Communicator c) {
-        return members(c).runtime().stats.snapshot();
+        return staged(c).runtime().stats.snapshot();
     }
 
     /** One line for a report: the message counters, the IPC mapping cache's and the staging pool's. */
     public static String describeCounters(Communicator c) {
-        StagedRuntime rt = members(c).runtime();
-        var cache = rt.ipcCache;
+        StagedRuntime rt = staged(c).runtime();
+        var cache = rt.ipcEnabled() ? rt.ipc.mappings() : null;
         return rt.stats + (cache == null ? "" : ", ipc cache (opens, hits, stale, evictions, closes) " + Arrays.toString(cache.stats()))
                 + ", staging pool: " + rt.chunks.allocations() + " allocations, " + rt.chunks.stallGrants()
                 + " buffers granted beyond its bound after a stall, " + rt.chunks.peak() + " lent at most";
@@ -148,7 +115,7 @@ public final class StagedDiagnostics {
      * during it, by kind in a fixed order (keyed by {@link NativeCalls#kind}).
      */
     public static Map<String, NativeCalls> timeNativeCalls(Communicator c, Runnable work) {
-        Calls calls = members(c).runtime().calls;
+        Calls calls = staged(c).runtime().calls;
         calls.timing(true);
         Calls.Snapshot d;
         try {

@@ -112,7 +112,8 @@ public final class StagedProvider implements TransportProvider {
         details.put("inner", inner + " (" + chosen.reason() + ")");
         details.put("node-local rank", dev.ferry.spi.NodeLocal.describe());
         details.putAll(s.describe());
-        details.put("ipc", !s.ipc() ? "off (ferry.staged.ipc=false)" : !gpu ? "off (no CUDA)" : "on, cache of " + s.ipcCacheSize() + " mappings");
+        details.put("ipc", !s.ipc() ? "off (ferry.ipc=false)" : !gpu ? "off (no CUDA)" : "on, cache of "
+                + dev.ferry.Settings.process().get(dev.ferry.collectives.ipc.IpcSettings.CACHE_SIZE) + " mappings");
         details.put("peer access", gpu ? peerAccess() : "no CUDA");
         details.put("cuda", Cuda.describe());
         String innerWhat = chosen.details().getOrDefault("library", chosen.reason());

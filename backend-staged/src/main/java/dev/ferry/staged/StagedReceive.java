@@ -1,5 +1,6 @@
 package dev.ferry.staged;
 
+import dev.ferry.collectives.ipc.IpcOffer;
 import dev.ferry.Buffer;
 import dev.ferry.DataType;
 import dev.ferry.DataTypeMismatchException;
@@ -46,7 +47,7 @@ final class StagedReceive extends Progress.Op {
     private int from = -1, tagSeen = -1;
     private long total = -1;
     private final List<CopyEngine.Fence> copies = new ArrayList<>();
-    private CudaIpcCache.Mapping mapping;
+    private dev.ferry.collectives.ipc.CudaIpcCache.Mapping mapping;
     private CopyEngine.Fence peerCopy;
     private Wire.Header header;
     private boolean ipcDone;
@@ -148,7 +149,7 @@ final class StagedReceive extends Progress.Op {
         }
         if (peerCopy != null && peerCopy.isDone()) {
             peerCopy = null;
-            rt.ipcCache.release(mapping);
+            rt.ipc.mappings().release(mapping);
             mapping = null;
             answer(Wire.REPLY_DONE);
             ipcDone = true;
@@ -193,7 +194,7 @@ final class StagedReceive extends Progress.Op {
         total = header.total();
         chunk = header.chunk();
         if (header.ipcOffer()) {
-            Wire.IpcOffer offer = Wire.IpcOffer.read(slot.segment());
+            IpcOffer offer = IpcOffer.read(slot.segment(), Wire.HEADER);
             int code = comm.ipcReceive(buffer, from, offer, this);
             if (code == Wire.REPLY_DONE) {
                 return; // the peer copy runs; DONE goes back when it is complete
@@ -209,7 +210,7 @@ final class StagedReceive extends Progress.Op {
     }
 
     /** Called by the IPC path: the copy from the peer's mapping runs behind {@code fence}. */
-    void peerCopyStarted(CudaIpcCache.Mapping m, CopyEngine.Fence fence) {
+    void peerCopyStarted(dev.ferry.collectives.ipc.CudaIpcCache.Mapping m, CopyEngine.Fence fence) {
         this.mapping = m;
         this.peerCopy = fence;
     }
@@ -439,7 +440,7 @@ final class StagedReceive extends Progress.Op {
             peerCopy = null;
         }
         if (mapping != null) {
-            rt.ipcCache.release(mapping);
+            rt.ipc.mappings().release(mapping);
             mapping = null;
         }
         for (InFlight f : inFlight) {

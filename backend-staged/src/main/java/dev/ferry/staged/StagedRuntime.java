@@ -4,7 +4,7 @@ import dev.ferry.Buffer;
 import dev.ferry.HostBuffer;
 import dev.ferry.MemoryKind;
 import dev.ferry.cuda.Cuda;
-import dev.ferry.cuda.CudaIpc;
+import dev.ferry.collectives.ipc.NodeIpc;
 import dev.ferry.cuda.CudaStream;
 import java.util.HashMap;
 import java.util.Map;
@@ -12,8 +12,8 @@ import java.util.function.LongFunction;
 
 /**
  * What staged communicators of a process share: the staging pool and the small first-piece slots,
- * the copy engines (CUDA streams and events, or the memcpy workers of the test mode), the IPC
- * export table and mapping cache, and the progress engine. Made by the first open communicator,
+ * the copy engines (CUDA streams and events, or the memcpy workers of the test mode), a reference
+ * to the process's CUDA IPC ({@link NodeIpc}: export table and mapping cache), and the progress engine. Made by the first open communicator,
  * released with the last one (or at {@code Ferry.shutdown()}), so that a loop of open and close
  * leaves nothing behind.
  */
@@ -26,14 +26,12 @@ final class StagedRuntime {
     final PinnedPool slots;
     final CudaCopyEngine cuda;       // null without CUDA
     final MemcpyCopyEngine memcpy;   // null unless host buffers are staged (test mode)
-    final IpcExports exports;        // null without IPC
-    final CudaIpcCache ipcCache;     // null without IPC
+    /** The process's CUDA IPC (its exports and mappings are used only when {@link #ipcEnabled()}). */
+    final NodeIpc ipc;
     final Stats stats = new Stats();
     /** Native calls (CUDA driver, inner MPI) by kind, and their time when a measurement asks ({@link StagedDiagnostics#timeNativeCalls}). */
     final Calls calls = new Calls();
     final Progress progress;
-    /** Per device: the stream of the node-local device collectives (reduction kernels and peer copies). */
-    private final Map<Integer, CudaStream> collectiveStreams = new HashMap<>();
     private int refs;
     private boolean closed;
 
@@ -47,19 +45,7 @@ final class StagedRuntime {
         this.slots = new PinnedPool(Wire.slot(s.eager()), 64, alloc);
         this.cuda = gpu ? new CudaCopyEngine(s.contextSync(), calls) : null;
         this.memcpy = s.stageHostBuffers() ? new MemcpyCopyEngine(s.memcpyThreads() > 0, calls) : null;
-        boolean ipc = gpu && s.ipc();
-        this.exports = ipc ? new IpcExports() : null;
-        this.ipcCache = ipc ? new CudaIpcCache(new CudaIpcCache.Mapper() {
-            @Override
-            public long open(byte[] handle, int device) {
-                return CudaIpc.open(handle, device);
-            }
-
-            @Override
-            public void close(long mapped, int device) {
-                CudaIpc.close(mapped, device);
-            }
-        }, s.ipcCacheSize()) : null;
+        this.ipc = NodeIpc.acquire(dev.ferry.Settings.process());
     }
 
     /** The process's runtime, made on first use; each communicator holds one reference. */
@@ -99,7 +85,7 @@ final class StagedRuntime {
     }
 
     boolean ipcEnabled() {
-        return ipcCache != null;
+        return ipc.enabled() && settings.ipc();
     }
 
     /**
@@ -114,17 +100,6 @@ final class StagedRuntime {
             return cuda;
         }
         return memcpy;
-    }
-
-    /** The stream the node-local device collectives of this process run on for {@code device}, made on first use. */
-    synchronized CudaStream collectiveStream(int device) {
-        if (closed) {
-            throw new IllegalStateException("the staged runtime was closed (Ferry.shutdown?)");
-        }
-        return collectiveStreams.computeIfAbsent(device, d -> {
-            calls.count(Calls.Kind.STREAM_CREATE);
-            return Cuda.newStream(d);
-        });
     }
 
     /** True for memory the IPC path can export (device memory, not managed). */
@@ -144,18 +119,7 @@ final class StagedRuntime {
         }
         progress.close();
         RuntimeException first = null;
-        synchronized (this) {
-            for (CudaStream st : collectiveStreams.values()) {
-                try {
-                    st.synchronize();
-                    st.close();
-                } catch (RuntimeException e) {
-                    if (first == null) first = e; else first.addSuppressed(e);
-                }
-            }
-            collectiveStreams.clear();
-        }
-        for (AutoCloseable c : new AutoCloseable[] {ipcCache, cuda, memcpy, chunks, slots}) {
+        for (AutoCloseable c : new AutoCloseable[] {cuda, memcpy, chunks, slots}) {
             if (c == null) continue;
             try {
                 c.close();
@@ -164,8 +128,10 @@ final class StagedRuntime {
                 if (first == null) first = r; else first.addSuppressed(r);
             }
         }
-        if (exports != null) {
-            exports.clear();
+        try {
+            ipc.release();
+        } catch (RuntimeException e) {
+            if (first == null) first = e; else first.addSuppressed(e);
         }
         if (first != null) {
             throw first;

@@ -1,5 +1,6 @@
 package dev.ferry.staged;
 
+import dev.ferry.collectives.ipc.IpcOffer;
 import dev.ferry.Buffer;
 import dev.ferry.DataType;
 import dev.ferry.DeviceBuffer;
@@ -95,12 +96,12 @@ final class StagedSend extends Progress.Op {
         transfer = comm.nextTransfer(dest);
         slot = acquireSlot();
         MemorySegment seg = slot.segment();
-        Wire.IpcOffer o = comm.mayOfferIpc(buffer, dest) ? comm.ipcOffer(buffer) : null; // null also when exporting failed
+        IpcOffer o = comm.mayOfferIpc(buffer, dest) ? comm.ipcOffer(buffer) : null; // null also when exporting failed
         if (o != null) {
             rt.stats.ipcOffers.increment();
             chunk = bytes <= tuning.threshold() ? bytes : tuning.chunkFor(bytes);
             new Wire.Header(Wire.FLAG_IPC_OFFER, bytes, 0, chunk, transfer).write(seg);
-            o.write(seg);
+            o.write(seg, Wire.HEADER);
             HostBuffer answer = slot.slice(Wire.scratch(s.eager()), Wire.REPLY);
             long t = rt.calls.start();
             reply = comm.bulk().irecv(answer, Wire.REPLY, DataType.BYTE, dest, Wire.replyTag(transfer));

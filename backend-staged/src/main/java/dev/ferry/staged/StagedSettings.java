@@ -1,6 +1,7 @@
 package dev.ferry.staged;
 
 import dev.ferry.FerrySettings;
+import dev.ferry.collectives.ipc.IpcSettings;
 import dev.ferry.InvalidArgumentException;
 import dev.ferry.Settings;
 import dev.ferry.spi.Setting;
@@ -22,8 +23,7 @@ import java.util.Map;
  * @param eager          {@code ferry.staged.eager}: messages up to this size travel as one MPI message with no
  *                       header (default 16 KiB, at least 256, at most {@code threshold}); must be equal on every rank
  * @param poolChunks     {@code ferry.staged.pool}: staging buffers the pool keeps for reuse (default 2 x depth)
- * @param ipc            {@code ferry.staged.ipc}: CUDA IPC between device buffers of one node (default true)
- * @param ipcCacheSize   {@code ferry.staged.ipcCacheSize}: peer mappings kept open, least recently used evicted (default 64)
+ * @param ipc            {@code ferry.ipc} (of the collectives module): CUDA IPC between device buffers of one node (default true)
  * @param contextSync    {@code ferry.staged.contextSync}: one more cuCtxSynchronize of the device's primary context
  *                       inside staged before it reads or writes a device buffer (default false: every communicator
  *                       already orders each call after the caller's device work, see DeviceSupport)
@@ -35,33 +35,15 @@ import java.util.Map;
  *                       direction (1, the default, so that fences really are pending) or inline (0)
  * @param offerIpcForHost {@code ferry.staged.test.offerIpc}: for tests without a GPU, host buffers to peers of the
  *                       node are offered as if by IPC; receivers refuse, which exercises the fallback (default false)
- * @param deviceCollectives {@code ferry.staged.deviceCollectives}: how collectives on device buffers run: {@code auto}
- *                       (the default: broadcast, reduce, allReduce, scatter, gather, allGather and allToAll among ranks all on one node over CUDA
- *                       IPC, reducing on the GPU, when every rank's buffers allow it; large reductions of device buffers
- *                       across nodes node by node ({@link HierarchicalReductions}) or by the reduction chain, reducing on
- *                       the GPUs; else staged through host memory),
- *                       {@code ipc} (as auto, but a node-local device-buffer collective that cannot take the IPC path fails
- *                       instead of staging), {@code host} (always staged through host memory, reduced by the inner MPI)
- * @param gatherLimit    {@code ferry.staged.gatherLimit}: reductions of staged buffers that the IPC path does not carry
- *                       gather every rank's input and fold it on the GPU ({@link GatheredReductions}) when the gathered
- *                       bytes per rank are at most this; larger ones take the reduction chain (reduce, allReduce), one
- *                       reduce per block (reduce-scatter) or the inner MPI (scan, exscan); must be equal on every rank
  * @param nodeGroup      {@code ferry.staged.test.nodeGroup}: for tests on one machine, ranks count as on separate nodes in
  *                       groups of this many consecutive world ranks (0, the default: the real nodes); see {@link Peers}
+ *
+ * <p>How collectives run is the planner's choice ({@code ferry.collectives}); staged's own collectives
+ * are its pipeline through pinned host memory over the inner MPI.
  */
-public record StagedSettings(long chunk, long minChunk, int depth, long threshold, long eager, int poolChunks, boolean ipc, int ipcCacheSize,
+public record StagedSettings(long chunk, long minChunk, int depth, long threshold, long eager, int poolChunks, boolean ipc,
                              boolean contextSync, boolean stageHostBuffers, int memcpyThreads, boolean offerIpcForHost,
-                             boolean progressThread, DeviceCollectives deviceCollectives, long gatherLimit, int nodeGroup) {
-
-    /** {@code ferry.staged.deviceCollectives}: which path node-local collectives on device buffers take. */
-    public enum DeviceCollectives {
-        /** CUDA IPC and GPU reductions where possible, host staging otherwise. */
-        AUTO,
-        /** CUDA IPC and GPU reductions; a device-buffer collective that cannot take that path fails. */
-        IPC,
-        /** Always staged through host memory, reduced by the inner MPI. */
-        HOST
-    }
+                             boolean progressThread, int nodeGroup) {
 
     /** Largest chunk: one MPI message per chunk, below the bindings' 2 GiB limit. */
     public static final long MAX_CHUNK = 1L << 30;
@@ -91,12 +73,6 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
     /** {@code ferry.staged.pool}. */
     public static final Setting<Integer> POOL = Setting.derived(MODULE, "ferry.staged.pool", Setting.INT, "2 x depth",
             "staging buffers the pool keeps for reuse (1 to 1024)");
-    /** {@code ferry.staged.ipc}. */
-    public static final Setting<Boolean> IPC = Setting.of(MODULE, "ferry.staged.ipc", Setting.BOOLEAN, true,
-            "CUDA IPC between device buffers of one node");
-    /** {@code ferry.staged.ipcCacheSize}. */
-    public static final Setting<Integer> IPC_CACHE_SIZE = Setting.of(MODULE, "ferry.staged.ipcCacheSize", Setting.INT, 64,
-            "peer mappings kept open, least recently used evicted");
     /** {@code ferry.staged.contextSync}. */
     public static final Setting<Boolean> CONTEXT_SYNC = Setting.of(MODULE, "ferry.staged.contextSync", Setting.BOOLEAN, false,
             "one more `cuCtxSynchronize` before staged reads or writes a device buffer");
@@ -112,17 +88,6 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
     /** {@code ferry.staged.progressThread}. */
     public static final Setting<Boolean> PROGRESS_THREAD = Setting.of(MODULE, "ferry.staged.progressThread", Setting.BOOLEAN, true,
             "a thread advances transfers in flight while no application thread is inside a staged call (under `MPI_THREAD_MULTIPLE`)");
-    /** {@code ferry.staged.deviceCollectives}. */
-    public static final Setting<DeviceCollectives> DEVICE_COLLECTIVES = Setting.of(MODULE, "ferry.staged.deviceCollectives",
-            Setting.choice(DeviceCollectives.class), DeviceCollectives.AUTO,
-            "collectives on device buffers: `auto` (CUDA IPC and GPU reductions where every rank's buffers allow, else staged), "
-                    + "`ipc` (or an exception), `host` (always staged through host memory)");
-
-    /** {@code ferry.staged.gatherLimit}. */
-    public static final Setting<Long> GATHER_LIMIT = Setting.of(MODULE, "ferry.staged.gatherLimit", Setting.BYTES, 8L << 20,
-            "reductions of device buffers that CUDA IPC does not carry (across nodes, IPC off; scans) gather every rank's input "
-                    + "and fold it on the GPU up to this many bytes gathered per rank; above: the reduction chain; equal on every rank");
-
     /** {@code ferry.staged.test.nodeGroup}. */
     public static final Setting<Integer> NODE_GROUP = Setting.of(MODULE, "ferry.staged.test.nodeGroup", Setting.INT, 0,
             "for tests on one machine: ranks count as on separate nodes in groups of this many consecutive world ranks "
@@ -132,8 +97,8 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
     public static final class Catalog implements SettingsCatalog {
         @Override
         public List<Setting<?>> settings() {
-            return List.of(INNER, CHUNK, MIN_CHUNK, DEPTH, THRESHOLD, EAGER, POOL, IPC, IPC_CACHE_SIZE, CONTEXT_SYNC, STAGE_HOST_BUFFERS,
-                    MEMCPY_THREADS, OFFER_IPC_FOR_HOST, PROGRESS_THREAD, DEVICE_COLLECTIVES, GATHER_LIMIT, NODE_GROUP);
+            return List.of(INNER, CHUNK, MIN_CHUNK, DEPTH, THRESHOLD, EAGER, POOL, CONTEXT_SYNC, STAGE_HOST_BUFFERS,
+                    MEMCPY_THREADS, OFFER_IPC_FOR_HOST, PROGRESS_THREAD, NODE_GROUP);
         }
     }
 
@@ -153,9 +118,9 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
                     + "ferry.maxPieceBytes=" + maxPiece + ": lower ferry.staged.eager or raise ferry.maxPieceBytes");
         }
         int pool = orElse(settings.get(POOL), 2 * Math.max(depth, 1));
-        StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, settings.get(IPC), settings.get(IPC_CACHE_SIZE),
+        StagedSettings s = new StagedSettings(chunk, minChunk, depth, threshold, eager, pool, settings.get(IpcSettings.IPC),
                 settings.get(CONTEXT_SYNC), settings.get(STAGE_HOST_BUFFERS), settings.get(MEMCPY_THREADS), settings.get(OFFER_IPC_FOR_HOST),
-                settings.get(PROGRESS_THREAD), settings.get(DEVICE_COLLECTIVES), settings.get(GATHER_LIMIT), settings.get(NODE_GROUP));
+                settings.get(PROGRESS_THREAD), settings.get(NODE_GROUP));
         s.check();
         return s;
     }
@@ -185,12 +150,6 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         if (poolChunks < 1 || poolChunks > 1024) {
             throw new InvalidArgumentException("ferry.staged.pool=" + poolChunks + ": must be within [1, 1024]");
         }
-        if (ipcCacheSize < 1) {
-            throw new InvalidArgumentException("ferry.staged.ipcCacheSize=" + ipcCacheSize + ": must be at least 1");
-        }
-        if (gatherLimit < 0) {
-            throw new InvalidArgumentException("ferry.staged.gatherLimit=" + gatherLimit + ": must be at least 0 (0: never gather)");
-        }
         if (nodeGroup < 0) {
             throw new InvalidArgumentException("ferry.staged.test.nodeGroup=" + nodeGroup + ": must be at least 0 (0: the real nodes)");
         }
@@ -208,12 +167,6 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
         m.put("eager", bytes(eager));
         m.put("pool", poolChunks + " x " + bytes(chunk));
         m.put("context sync", contextSync ? "yes" : "no");
-        m.put("device collectives", switch (deviceCollectives) {
-            case AUTO -> "auto (CUDA IPC and GPU reductions within a node where every rank's buffers allow, else staged)";
-            case IPC -> "ipc (CUDA IPC and GPU reductions within a node, or an exception)";
-            case HOST -> "host (staged through host memory, reduced by the inner MPI)";
-        });
-        m.put("gather limit", bytes(gatherLimit) + " per rank (reductions of device buffers that CUDA IPC does not carry: inputs gathered, folded on the GPU)");
         m.put("progress thread", progressThread ? "yes (under MPI_THREAD_MULTIPLE)" : "no (ferry.staged.progressThread=false)");
         if (stageHostBuffers) {
             m.put("stage host buffers", "yes (test mode, " + (memcpyThreads == 0 ? "inline" : "threaded") + " memcpy)");

@@ -1,5 +1,6 @@
 package dev.ferry.staged;
 
+import dev.ferry.collectives.ipc.IpcOffer;
 import dev.ferry.Buffer;
 import dev.ferry.Communicator;
 import dev.ferry.CudaException;
@@ -31,7 +32,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * protocol of {@link Wire}, which costs host messages nothing up to {@code eager} bytes but one
  * copy of at most {@code eager} bytes at the receiver.
  */
-final class StagedTransport implements Transport, IpcMembers {
+final class StagedTransport implements Transport {
     private final Transport user;
     private final Transport bulk;
     private final StagedRuntime rt;
@@ -78,8 +79,8 @@ final class StagedTransport implements Transport, IpcMembers {
 
     // ---- what the transfers use ------------------------------------------------------------
 
-    @Override
-    public Transport user() {
+    /** The inner backend's transport with the user's messages and collectives. */
+    Transport user() {
         return user;
     }
 
@@ -87,24 +88,12 @@ final class StagedTransport implements Transport, IpcMembers {
         return bulk;
     }
 
-    @Override
-    public StagedRuntime runtime() {
+    StagedRuntime runtime() {
         return rt;
     }
 
-    @Override
-    public Peers peers() {
+    Peers peers() {
         return peers;
-    }
-
-    @Override
-    public StagedSettings.DeviceCollectives deviceCollectives() {
-        return rt.settings.deviceCollectives();
-    }
-
-    @Override
-    public String deviceCollectivesSetting() {
-        return StagedSettings.DEVICE_COLLECTIVES.key();
     }
 
     StagedProbes probes() {
@@ -139,17 +128,16 @@ final class StagedTransport implements Transport, IpcMembers {
      * The offer for {@code buffer} (a fake one for host memory in the test mode), or null when CUDA
      * cannot export its memory (e.g. memory of a stream-ordered pool): it is then staged.
      */
-    @Override
-    public Wire.IpcOffer ipcOffer(Buffer buffer) {
+    IpcOffer ipcOffer(Buffer buffer) {
         if (buffer instanceof DeviceBuffer d) {
             try {
-                return rt.exports.offer(d);
+                return rt.ipc.offer(d);
             } catch (CudaException e) {
                 warnOnce(rank(), e);
                 return null;
             }
         }
-        return new Wire.IpcOffer(new byte[64], buffer.address(), buffer.byteSize(), 0, 0, -1);
+        return new IpcOffer(new byte[64], buffer.address(), buffer.byteSize(), 0, 0, -1);
     }
 
     /** After a receiver could not map our memory: no more offers to it on this communicator. */
@@ -162,7 +150,7 @@ final class StagedTransport implements Transport, IpcMembers {
      * buffer and returns {@link Wire#REPLY_DONE} (the receive sends DONE when the copy completes), or
      * returns the code of the reply that asks for the data as chunks.
      */
-    int ipcReceive(Buffer buffer, int from, Wire.IpcOffer offer, StagedReceive op) {
+    int ipcReceive(Buffer buffer, int from, IpcOffer offer, StagedReceive op) {
         if (!op.deviceTarget()) {
             return Wire.REPLY_SEND; // this receive is not into device memory; the next one may be
         }
@@ -170,9 +158,9 @@ final class StagedTransport implements Transport, IpcMembers {
             return Wire.REPLY_SEND_NO_IPC;
         }
         DeviceBuffer d = (DeviceBuffer) buffer;
-        CudaIpcCache.Mapping m;
+        dev.ferry.collectives.ipc.CudaIpcCache.Mapping m;
         try {
-            m = rt.ipcCache.acquire(peers.node(from), peers.pid(from), offer.handle(), offer.base(), offer.size(), offer.generation(), d.device());
+            m = rt.ipc.mappings().acquire(peers.node(from), peers.pid(from), offer.handle(), offer.base(), offer.size(), offer.generation(), d.device());
         } catch (CudaException e) {
             warnOnce(from, e);
             return Wire.REPLY_SEND_NO_IPC;
@@ -182,7 +170,7 @@ final class StagedTransport implements Transport, IpcMembers {
             op.peerCopyStarted(m, rt.cuda.fromPeer(d, 0, m.at(offer.offset()), n));
             rt.stats.ipcCopies.increment();
         } catch (RuntimeException e) {
-            rt.ipcCache.release(m);
+            rt.ipc.mappings().release(m);
             throw e;
         }
         return Wire.REPLY_DONE;
@@ -195,8 +183,8 @@ final class StagedTransport implements Transport, IpcMembers {
             if (warned[0]) return;
             warned[0] = true;
         }
-        System.err.println("ferry staged: rank " + rank() + (from == rank() ? " cannot export its device memory" : " cannot map device memory of rank " + from)
-                + " by CUDA IPC (" + e.getMessage() + "); staging through host memory instead");
+        System.getLogger("dev.ferry.staged").log(System.Logger.Level.WARNING, "rank " + rank() + (from == rank() ? " cannot export its device memory"
+                : " cannot map device memory of rank " + from) + " by CUDA IPC (" + e.getMessage() + "); staging through host memory instead");
     }
 
     /** The exception of a message longer than its receive buffer. */
@@ -206,19 +194,15 @@ final class StagedTransport implements Transport, IpcMembers {
                 errorClass, errorClass, "MPI_ERR_TRUNCATE: message truncated", null);
     }
 
+    /** Staged transfers, and through their MPI requests the inner MPI's progress. */
     @Override
-    public void progressWhileWaiting() {
-        rt.progress.poll(); // staged transfers, and through their MPI requests the inner MPI's progress
+    public void progress() {
+        rt.progress.poll();
     }
 
     @Override
-    public IpcCollectives ipcCollectives() {
-        return collectives.ipc();
-    }
-
-    /** This communicator's collectives (tests look at its IPC path). */
-    Collectives collectivesForTests() {
-        return collectives;
+    public boolean stagesHostBuffers() {
+        return rt.settings.stageHostBuffers();
     }
 
     /** The lazily made communicator the point-to-point collectives run on (collective: every rank makes it at the same call). */

@@ -119,34 +119,4 @@ final class Wire {
         }
     }
 
-    /**
-     * What an IPC offer carries after the header.
-     *
-     * @param handle     the 64-byte cuIpcMemHandle of the sender's allocation
-     * @param base       the allocation's base address in the sender (part of the cache key)
-     * @param size       the allocation's size
-     * @param offset     the buffer's offset from the base
-     * @param generation changes whenever the memory at {@code base} is a different allocation
-     * @param device     the sender's device ordinal
-     */
-    record IpcOffer(byte[] handle, long base, long size, long offset, long generation, int device) {
-        static final int BYTES = 64 + 8 * 4 + 4;
-
-        void write(MemorySegment s) {
-            MemorySegment.copy(MemorySegment.ofArray(handle), 0, s, HEADER, 64);
-            s.set(ValueLayout.JAVA_LONG_UNALIGNED, HEADER + 64, base);
-            s.set(ValueLayout.JAVA_LONG_UNALIGNED, HEADER + 72, size);
-            s.set(ValueLayout.JAVA_LONG_UNALIGNED, HEADER + 80, offset);
-            s.set(ValueLayout.JAVA_LONG_UNALIGNED, HEADER + 88, generation);
-            s.set(ValueLayout.JAVA_INT_UNALIGNED, HEADER + 96, device);
-        }
-
-        static IpcOffer read(MemorySegment s) {
-            byte[] h = new byte[64];
-            MemorySegment.copy(s, HEADER, MemorySegment.ofArray(h), 0, 64);
-            return new IpcOffer(h, s.get(ValueLayout.JAVA_LONG_UNALIGNED, HEADER + 64), s.get(ValueLayout.JAVA_LONG_UNALIGNED, HEADER + 72),
-                    s.get(ValueLayout.JAVA_LONG_UNALIGNED, HEADER + 80), s.get(ValueLayout.JAVA_LONG_UNALIGNED, HEADER + 88),
-                    s.get(ValueLayout.JAVA_INT_UNALIGNED, HEADER + 96));
-        }
-    }
 }

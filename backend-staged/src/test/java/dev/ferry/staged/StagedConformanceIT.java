@@ -20,8 +20,8 @@ class StagedConformanceIT {
         return stagedHost(name, np, StagedContract.class);
     }
 
-    static MpiJob stagedHost(String name, int np, Class<?> suite) {
-        return MpiJob.of(name, MpiJob.Family.OPEN_MPI, np).classes(suite)
+    static MpiJob stagedHost(String name, int np, Class<?>... suites) {
+        return MpiJob.of(name, MpiJob.Family.OPEN_MPI, np).classes(suites)
                 .property("ferry.backend", "staged")
                 .property("ferry.staged.stageHostBuffers", "true")
                 .property("ferry.staged.chunk", "64k")
@@ -66,16 +66,32 @@ class StagedConformanceIT {
     }
 
     /**
+     * Every collective algorithm of the planner forced one by one ({@link StagedAlgorithms}): as
+     * configured by default, and through the staging pipeline, where host buffers take the protocols
+     * of the GPU folds (chain, gathered through host memory), at 2 and 4 ranks.
+     */
+    @TestFactory
+    List<DynamicNode> algorithms() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("staged-algorithms", MpiJob.Family.OPEN_MPI, np).classes(StagedAlgorithms.class).property("ferry.backend", "staged").asTests());
+            out.add(stagedHost("staged-host-algorithms", np, StagedAlgorithms.class).asTests());
+        }
+        return out;
+    }
+
+    /**
      * Reductions across nodes, node by node, through the staging pipeline: groups of two consecutive
      * ranks count as nodes ({@code ferry.staged.test.nodeGroup=2}), 2 nodes of 2 ranks and 2 nodes of
-     * 2 and 1 (uneven); the reduction families of the suite and the node-by-node test with its counters.
+     * 2 and 1 (uneven); the reduction families of the suite, and the algorithms (the node-by-node test
+     * with its counters among them).
      */
     @TestFactory
     List<DynamicNode> reductionsAcrossNodes() {
         List<DynamicNode> out = new ArrayList<>();
         for (int np : new int[] {3, 4}) {
-            out.add(stagedHost("staged-host-nodes", np).property("ferry.staged.test.nodeGroup", "2")
-                    .property("ferry.test.include", "c_allReduce|c_reduce|c_minloc|i_|staged_largeCollectives|staged_reductionsAcrossNodes")
+            out.add(stagedHost("staged-host-nodes", np, StagedContract.class, StagedAlgorithms.class).property("ferry.staged.test.nodeGroup", "2")
+                    .property("ferry.test.include", "c_allReduce|c_reduce|c_minloc|i_|staged_largeCollectives|a_every|h_reductionsAcrossNodes")
                     .asTests());
         }
         return out;

@@ -57,8 +57,7 @@ class StagedUnitTest {
                 Map.of("ferry.staged.threshold", "8m"),
                 Map.of("ferry.staged.eager", "100"),
                 Map.of("ferry.staged.eager", "2m"),
-                Map.of("ferry.staged.ipc", "maybe"),
-                Map.of("ferry.staged.ipcCacheSize", "0"))) {
+                Map.of("ferry.ipc", "maybe"))) {
             InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> settings(bad), bad.toString());
             String key = bad.keySet().iterator().next();
             assertTrue(e.getMessage().contains(key), e.getMessage());
@@ -89,19 +88,19 @@ class StagedUnitTest {
             h.write(b.segment());
             byte[] handle = new byte[64];
             for (int i = 0; i < 64; i++) handle[i] = (byte) (i * 3);
-            Wire.IpcOffer o = new Wire.IpcOffer(handle, 0x7f0000001000L, 1L << 30, 4096, 42, 1);
-            o.write(b.segment());
+            dev.ferry.collectives.ipc.IpcOffer o = new dev.ferry.collectives.ipc.IpcOffer(handle, 0x7f0000001000L, 1L << 30, 4096, 42, 1);
+            o.write(b.segment(), Wire.HEADER);
             Wire.Header h2 = Wire.Header.read(b.segment(), 3);
             assertEquals(h, h2);
             assertTrue(h2.ipcOffer());
-            Wire.IpcOffer o2 = Wire.IpcOffer.read(b.segment());
+            dev.ferry.collectives.ipc.IpcOffer o2 = dev.ferry.collectives.ipc.IpcOffer.read(b.segment(), Wire.HEADER);
             assertArrayEquals(handle, o2.handle());
             assertEquals(o.base(), o2.base());
             assertEquals(o.size(), o2.size());
             assertEquals(o.offset(), o2.offset());
             assertEquals(o.generation(), o2.generation());
             assertEquals(o.device(), o2.device());
-            assertTrue(Wire.HEADER + Wire.IpcOffer.BYTES <= Wire.firstPiece(StagedSettings.MIN_EAGER), "an offer fits in the smallest first piece");
+            assertTrue(Wire.HEADER + dev.ferry.collectives.ipc.IpcOffer.BYTES <= Wire.firstPiece(StagedSettings.MIN_EAGER), "an offer fits in the smallest first piece");
             b.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, 0, 0);
             FerryException e = assertThrows(FerryException.class, () -> Wire.Header.read(b.segment(), 3));
             assertTrue(e.getMessage().contains("eager"), e.getMessage());

@@ -6,6 +6,7 @@ import dev.ferry.DeviceBuffer;
 import dev.ferry.Ferry;
 import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
+import dev.ferry.collectives.CollectivesDiagnostics;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.cuda.CudaStream;
 import dev.ferry.cuda.DeviceReduction;
@@ -21,9 +22,10 @@ import dev.ferry.cuda.DeviceReduction;
  *     and on rank 0 alone;</li>
  * <li>{@code kernel + sync}: Ferry's reduction kernel folding two 8-byte inputs, then its stream synchronize;</li>
  * <li>{@code host allGather 208 B} and {@code host barrier}: the host messages of one IPC collective;</li>
- * <li>the collectives: allReduce (one double, SUM) and broadcast (8 bytes) on device buffers; on
- *     {@code staged} also allReduce of 16 KiB, and both sizes with the short allReduce met on the GPU
- *     (the default) and host-driven, and 1 MiB with either ending of the IPC path.</li>
+ * <li>the collectives: allReduce (one double, SUM) and broadcast (8 bytes) on device buffers, as the
+ *     planner picks them; where the collectives over CUDA IPC apply, also allReduce of 16 KiB, both
+ *     sizes with the short allReduce met on the GPU ({@code ipc-short}) and host-driven
+ *     ({@code ipc-fold}), and 1 MiB ({@code ipc}) with either ending.</li>
  * </ul>
  *
  * <p>Run under the launcher: {@code mpirun -np N java -cp ... dev.ferry.bench.SmallCollectiveFloor}.
@@ -78,43 +80,42 @@ public final class SmallCollectiveFloor {
             row(comm, t, tMax, "reduce kernel launches alone (one sync per 2000)", () -> DeviceReduction.reduce(DataType.DOUBLE, ReduceOp.SUM,
                     c.address(), sources, 1, stream));
             stream.synchronize();
-            if (comm.backend().equals("staged")) {
-                // the short allReduce met on the GPU (the default) against the host-driven IPC path, rows interleaved three times
+            if (CollectivesDiagnostics.algorithms(comm).contains("ipc-short")) {
+                // the short allReduce met on the GPU against the host-driven fold over CUDA IPC, rows interleaved three times
                 for (int round = 0; round < 3; round++) {
-                    dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, true);
+                    CollectivesDiagnostics.force(comm, "ipc-short");
                     row(comm, t, tMax, "allReduce 8 B (device), met on the GPU", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
                     row(comm, t, tMax, "allReduce 16 KiB (device), met on the GPU", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
-                    dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, false);
+                    CollectivesDiagnostics.force(comm, "ipc-fold");
                     row(comm, t, tMax, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
                     row(comm, t, tMax, "allReduce 16 KiB (device), host-driven", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
                 }
-                breakdown(comm, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
-                dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, true);
-                breakdown(comm, "allReduce 8 B (device), met on the GPU", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                if (comm.backend().equals("staged")) {
+                    breakdown(comm, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                    CollectivesDiagnostics.force(comm, "ipc-short");
+                    breakdown(comm, "allReduce 8 B (device), met on the GPU", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                }
+                CollectivesDiagnostics.force(comm, "ipc");
                 row(comm, t, tMax, "allReduce 1 MiB (device), ending on a stream sync", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
-                dev.ferry.staged.StagedDiagnostics.endOnEvents(comm, true);
+                CollectivesDiagnostics.endOnEvents(comm, true);
                 row(comm, t, tMax, "allReduce 1 MiB (device), ending on events", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
-                dev.ferry.staged.StagedDiagnostics.endOnEvents(comm, false);
+                CollectivesDiagnostics.endOnEvents(comm, false);
+                CollectivesDiagnostics.force(comm, null);
             }
             row(comm, t, tMax, "allReduce 8 B (host)", () -> comm.allReduce(record, t, 1, DataType.DOUBLE, ReduceOp.SUM));
-            if (zero && comm.backend().equals("staged")) {
-                java.util.Map<String, Long> k = dev.ferry.staged.StagedDiagnostics.counters(comm);
-                System.out.println("staged counters on rank 0: ipcCollectives " + k.get("ipcCollectives") + ", shortAllReduces " + k.get("shortAllReduces")
-                        + ", shortAllReduceWaits " + k.get("shortAllReduceWaits") + ", ipcEventWaits " + k.get("ipcEventWaits") + ", boardRounds "
-                        + k.get("boardRounds"));
-            }
+            if (zero) System.out.println("collective counters on rank 0: " + CollectivesDiagnostics.counters());
         }
     }
 
     /**
-     * The 8-byte device allReduce (one double, SUM; on {@code staged} the short one met on the GPU),
+     * The 8-byte device allReduce (one double, SUM; where CUDA IPC applies, the short one met on the GPU),
      * back to back for {@code seconds} after 20000 calls of warm-up; rank 0 prints the calls and the
      * mean time per call. The loop runs in {@code profiledLoop}, the frame a profile is cut at.
      */
     private static void profile(double seconds) {
         try (Communicator comm = Ferry.open(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64)) {
             Cuda.fill(a, (byte) 0);
-            if (comm.backend().equals("staged")) dev.ferry.staged.StagedDiagnostics.shortAllReduceOnGpu(comm, true);
+            if (CollectivesDiagnostics.algorithms(comm).contains("ipc-short")) CollectivesDiagnostics.force(comm, "ipc-short");
             Runnable call = () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM);
             for (int i = 0; i < 20_000; i++) call.run();
             comm.barrier();

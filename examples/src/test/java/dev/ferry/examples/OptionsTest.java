@@ -5,7 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 class OptionsTest {
@@ -44,5 +51,24 @@ class OptionsTest {
         Options o = Options.parse();
         o.sizes()[0] = 99;
         assertEquals(8, o.sizes()[0]);
+    }
+
+    /** ./ferry checks the demo's options before it builds anything: its list is the one {@link Options} takes. */
+    @Test
+    void theLauncherKnowsEveryOption() throws IOException {
+        Matcher m = Pattern.compile("(?m)^DEMO_OPTIONS=\"([^\"]*)\"").matcher(Files.readString(Path.of("..", "ferry")));
+        assertTrue(m.find(), "DEMO_OPTIONS in ./ferry");
+        Set<String> launcher = new TreeSet<>(Arrays.asList(m.group(1).trim().split("\\s+")));
+        launcher.add("--out"); // an option of ./ferry demo itself, passed on
+        Set<String> usage = new TreeSet<>();
+        Matcher u = Pattern.compile("(?m)^\\s+(--[a-z-]+) ").matcher(Options.usage());
+        while (u.find()) {
+            usage.add(u.group(1));
+        }
+        assertEquals(usage, launcher);
+        for (String option : usage) {
+            String value = option.equals("--mode") ? "host" : option.equals("--size") ? "10x10" : option.equals("--out") ? "x" : "8";
+            Options.parse(option, value); // each takes a value
+        }
     }
 }

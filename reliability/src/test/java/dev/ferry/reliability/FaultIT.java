@@ -44,6 +44,7 @@ class FaultIT {
             tests.add(test(pair, "an uncaught exception aborts the job", () -> uncaught(pair)));
             tests.add(test(pair, "calls after Ferry.shutdown() throw CommunicatorClosedException", () -> simpleOk(pair, "after-shutdown")));
             tests.add(test(pair, "a normal end with communicators, buffers and requests left open exits 0", () -> simpleOk(pair, "exit-without-close")));
+            tests.add(test(pair, "a setting value not accepted fails Ferry.open() with InvalidSettingException on every rank", () -> badSetting(pair)));
             out.add(DynamicContainer.dynamicContainer(pair.id(), tests));
         }
         return out;
@@ -150,7 +151,7 @@ class FaultIT {
     }
 
     void watchdogRecv(Pair pair) throws Exception {
-        Ran ran = run(pair, "watchdog-recv", 2, j -> j.property("ferry.timeout", Integer.toString(WATCHDOG_SECONDS)), "watchdog-recv");
+        Ran ran = run(pair, "watchdog-recv", 2, j -> j.property("ferry.timeout", WATCHDOG_SECONDS + "s"), "watchdog-recv");
         long entered = ran.at("rank 0 enters recv");
         long after = ran.end() - entered;
         String line = ran.grep("ferry: rank 0: TIMEOUT: recv\\(source 1, tag 77, 16 x BYTE\\) on .*");
@@ -183,6 +184,15 @@ class FaultIT {
         assertTrue(line != null, () -> "no abort line for the uncaught exception:\n" + ran.r().tail(40));
         assertTrue(after < BOUND_MS, () -> "ended " + after + " ms after the exception");
         report(pair, "uncaught exception", String.format(Locale.ROOT, "job ended %.1f s after the throw (exit %d)", after / 1000.0, ran.r().exitCode()));
+    }
+
+    void badSetting(Pair pair) throws Exception {
+        Ran ran = run(pair, "bad-setting", 2, j -> j.property("ferry.timeout", "soon"), "bad-setting");
+        assertEquals(0, ran.r().exitCode(), () -> "bad-setting must exit 0; output:\n" + ran.r().tail(40));
+        long ok = ran.r().output().lines().filter(l -> l.startsWith("ferry-fault: OK Ferry.open() refused a setting: ferry.timeout='soon' "
+                + "(from -Dferry.timeout) is not accepted: expected a number of seconds")).count();
+        assertEquals(2, ok, () -> "every rank's Ferry.open() names the key, the value, where it came from and what is accepted:\n" + ran.r().tail(40));
+        report(pair, "bad setting", ran.grep("ferry-fault: OK .*"));
     }
 
     void simpleOk(Pair pair, String mode) throws Exception {

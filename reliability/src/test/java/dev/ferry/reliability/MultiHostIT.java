@@ -13,8 +13,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -33,6 +36,12 @@ import org.junit.jupiter.api.TestFactory;
  * {@code btl_tcp_if_include}/{@code oob_tcp_if_include fe0}; Hydra: {@code -iface fe0}). Checked: the
  * ranks report two network namespaces and two host names (none the test JVM's), the suite passes,
  * and the bytes sent through each host's fe0 grew by more than the suite's largest message.
+ *
+ * <p>Also {@code ./ferry run --hostfile} across the two hosts, for each launcher family: every
+ * {@code FERRY_*} variable of the caller reaches the rank on the other host, whose launch agent
+ * starts it with a login's environment as ssh would ({@code FERRY_NETNS_AGENT_ENV=ssh}), so only
+ * what the launcher forwards gets there; and both ranks run in the caller's directory with the
+ * caller's class path.
  *
  * <p>Runs when {@code -Dferry.test.multihost=true}, or by default when {@code netns-hosts.sh check}
  * passes (root, iproute2, veth and bridge devices); otherwise skipped with the reason. The hosts are
@@ -126,6 +135,85 @@ class MultiHostIT {
             out.add(DynamicContainer.dynamicContainer(pair.id(), run(pair)));
         }
         return out;
+    }
+
+    /** {@code ./ferry run} across the hosts: its FERRY_* variables reach the remote rank (each launcher family). */
+    @TestFactory
+    List<DynamicNode> ferryRunForwardsSettings() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (MpiJob.Family family : MpiJob.Family.values()) {
+            out.add(DynamicTest.dynamicTest("./ferry run --hostfile, " + family, () -> ferryRun(family)));
+        }
+        return out;
+    }
+
+    private void ferryRun(MpiJob.Family family) throws Exception {
+        if (skipReason != null) Assumptions.abort(skipReason);
+        if (!MpiJob.launcherInstalled(family)) Assumptions.abort(family + "'s launcher is not installed");
+        boolean ompi = family == MpiJob.Family.OPEN_MPI;
+        Path work = Files.createDirectories(Path.of(System.getProperty("ferry.test.reports", "target/ferry-ranks"))
+                .resolve("ferry-run-" + (ompi ? "ompi" : "mpich")).toAbsolutePath());
+        // FERRY_PREBUILT: this test JVM's java and jars, so that ./ferry neither sets up nor builds; its class
+        // folders (this module's tests among them) are the caller's class path
+        Path prebuilt = Files.createDirectories(work.resolve("prebuilt"));
+        Path lib = Files.createDirectories(prebuilt.resolve("lib"));
+        Files.deleteIfExists(prebuilt.resolve("jdk"));
+        Files.createSymbolicLink(prebuilt.resolve("jdk"), Path.of(System.getProperty("java.home")));
+        List<String> userClassPath = new ArrayList<>();
+        for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            Path p = Path.of(e).toAbsolutePath();
+            if (e.endsWith(".jar")) {
+                Files.deleteIfExists(lib.resolve(p.getFileName()));
+                Files.createSymbolicLink(lib.resolve(p.getFileName()), p);
+            } else if (Files.isDirectory(p)) {
+                userClassPath.add(p.toString());
+            }
+        }
+        Path hostfile = work.resolve("hosts");
+        Files.writeString(hostfile, PREFIX + "-h1" + (ompi ? " slots=1" : ":1") + "\n" + PREFIX + "-h2" + (ompi ? " slots=1" : ":1") + "\n");
+        String marker = "arrived-" + ProcessHandle.current().pid();
+        List<String> cmd = List.of(SCRIPT.toString(), "--prefix", PREFIX, "exec", PREFIX + "-h1",
+                REPO.resolve("ferry").toString(), "run", "--mpi", ompi ? "ompi" : "mpich", "--hostfile", hostfile.toString(), "-np", "2",
+                "-cp", String.join(":", userClassPath), "--", "dev.ferry.reliability.ranks.SettingsEcho");
+        Path log = work.resolve("output.log");
+        Files.writeString(log, String.join(" ", cmd) + "\n");
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        Map<String, String> env = pb.environment();
+        env.keySet().removeIf(k -> k.startsWith("FERRY_"));
+        env.put("FERRY_PREBUILT", prebuilt.toString());
+        env.put("FERRY_TEST_ECHO", marker);
+        env.put("FERRY_LOG", "all");
+        env.put("FERRY_NETNS_PREFIX", PREFIX);
+        env.put("FERRY_NETNS_AGENT_ENV", "ssh");
+        if (ompi) {
+            env.put("OMPI_MCA_plm_rsh_agent", AGENT.toString());
+            env.put("OMPI_MCA_oob_tcp_if_include", "fe0");
+            env.put("OMPI_MCA_btl_tcp_if_include", "fe0");
+        } else {
+            env.put("HYDRA_LAUNCHER", "ssh");
+            env.put("HYDRA_LAUNCHER_EXEC", AGENT.toString());
+            env.put("HYDRA_IFACE", "fe0");
+        }
+        Process p = pb.start();
+        boolean ended = p.waitFor(120, TimeUnit.SECONDS);
+        if (!ended) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+        }
+        String output = Files.readString(log);
+        assertTrue(ended, () -> "./ferry run did not end within 120 s:\n" + output);
+        assertEquals(0, p.exitValue(), () -> "./ferry run failed:\n" + output);
+        List<String> lines = output.lines().filter(l -> l.startsWith("settings-echo: ")).toList();
+        assertEquals(2, lines.size(), () -> "one line per rank:\n" + output);
+        Set<String> hosts = new HashSet<>();
+        for (String l : lines) {
+            hosts.add(l.replaceAll(".*host=(\\S+).*", "$1"));
+            assertTrue(l.contains(" dir=" + work + " "), () -> "the rank runs in the caller's directory " + work + ": " + l);
+            assertTrue(l.contains(" FERRY_TEST_ECHO=" + marker + " "), () -> "FERRY_TEST_ECHO did not reach this rank: " + l + "\n" + output);
+            assertTrue(l.endsWith(" ferry.log=all from FERRY_LOG"), () -> "the setting ferry.log did not reach this rank from FERRY_LOG: " + l);
+        }
+        assertEquals(Set.of(PREFIX + "-h1", PREFIX + "-h2"), hosts, () -> "one rank on each host:\n" + output);
     }
 
     private Stream<DynamicNode> run(Pair pair) throws Exception {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.ferry.examples.Demo;
+import dev.ferry.reliability.ranks.GenericBadInputMatrix;
 import dev.ferry.reliability.ranks.GenericContract;
 import dev.ferry.reliability.ranks.HostIdentity;
 import dev.ferry.testing.MpiJob;
@@ -35,7 +36,8 @@ import org.junit.jupiter.api.TestFactory;
  * and two nodes (one slurmd per network-namespace "host", as {@link MultiHostIT}; each with its own
  * /tmp and /dev/shm). On each: {@code dev.ferry.tools.Doctor --open} (launch detection, backend
  * choice, node-local rank by MPI's shared-memory split), the conformance suite for every
- * (backend, family) pair, and the demo, with {@code srun --mpi=pmix} for the Open MPI family and
+ * (backend, family) pair (on one node with the bad-input matrix), and the demo, with
+ * {@code srun --mpi=pmix} for the Open MPI family and
  * {@code srun --mpi=pmi2} for the MPICH family. Open MPI's libmpi_java.so is found without mpirun's
  * help (no -Djava.library.path is given).
  *
@@ -207,7 +209,10 @@ class SlurmIT {
                 // where the ranks run (HostIdentity: as many network namespaces and host names as nodes), then the suite
                 // (two nodes: one rank per node, to keep the run short on small CI machines; doctor and demo run two per node)
                 // a backend unavailable in the ranks fails here (Pair.job skips): its launcher is installed, so under srun it must work
-                MpiJob job = pair.job("slurm-" + c.nodes + "n", 2).classes(HostIdentity.class, GenericContract.class)
+                // one node: the bad-input matrix too (the mistakes of every operation, under srun as under mpirun)
+                MpiJob job = (c.nodes > 1 ? pair.job("slurm-" + c.nodes + "n", 2).classes(HostIdentity.class, GenericContract.class)
+                        : pair.job("slurm-" + c.nodes + "n", 2).classes(HostIdentity.class, GenericContract.class, GenericBadInputMatrix.class)
+                                .property("ferry.timeout", "60").property("ferry.test.perTestTimeout", "600"))
                         .property("ferry.test.skipUnavailable", "false").property("ferry.test.expectHosts", Integer.toString(c.nodes));
                 if (c.nodes > 1) job.property("ferry.test.rootNetns", rootNetns());
                 tests.add(DynamicContainer.dynamicContainer(pair.id() + " (srun --mpi=" + pmi(pair.family()) + ")",

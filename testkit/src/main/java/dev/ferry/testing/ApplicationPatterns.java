@@ -2,6 +2,7 @@ package dev.ferry.testing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.ferry.Buffer;
 import dev.ferry.BufferTooSmallException;
@@ -11,6 +12,9 @@ import dev.ferry.DeviceBuffer;
 import dev.ferry.HostBuffer;
 import dev.ferry.InvalidRankException;
 import dev.ferry.InvalidReduceOpException;
+import dev.ferry.DataTypeMismatchException;
+import dev.ferry.MatchedMessage;
+import dev.ferry.TruncationException;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.cuda.Cuda;
@@ -302,6 +306,138 @@ public class ApplicationPatterns {
                 assertPattern(Mem.read(recv), it + prev, "400-byte exchange " + it + " after a rejected call");
             }
         }
+        try (HostBuffer in = HostBuffer.allocate(4); HostBuffer out = HostBuffer.allocate(4)) {
+            in.segment().set(ValueLayout.JAVA_INT, 0, 1);
+            comm.allReduce(in, out, 1, DataType.INT, ReduceOp.SUM);
+            assertEquals(size, out.segment().get(ValueLayout.JAVA_INT, 0), "the communicator is usable after it all");
+        }
+    }
+
+    // ---- mistakes that reach MPI with device buffers, in sequence --------------------------------
+
+    /**
+     * The device mistakes that only the receiver can see (its sender does nothing wrong), each one
+     * a documented exception: a receive shorter than its message (blocking, non-blocking, matched,
+     * in a sendRecv), a message that is not a whole number of the receive type, and, for contrast,
+     * a receive longer than its message.
+     */
+    private enum DeviceMistake {
+        RECV_TRUNCATED, IRECV_TRUNCATED, RECV_PARTIAL_ELEMENT, IRECV_PARTIAL_ELEMENT, MATCHED_RECV_TRUNCATED, MATCHED_IRECV_TRUNCATED,
+        SEND_RECV_TRUNCATED, IRECV_LONGER
+    }
+
+    /** Long enough for the library's device paths (CUDA IPC, rendezvous); the receive gets about half of it. */
+    private static final int[] LONG_MESSAGES = {100_003, 4 << 20};
+
+    /**
+     * One mistake between ranks 0 (sender) and 1 (receiver) of {@code bytes}, then small device
+     * exchanges around the ring, every byte checked.
+     */
+    private void mistakeThenExchanges(DeviceMistake m, int bytes, int step) {
+        int tag = 500 + step;
+        int room = bytes / 2;
+        if (rank == 0) {
+            try (DeviceBuffer out = Cuda.allocate(bytes)) {
+                TestKernels.slowFill(out.address(), bytes, step, 0, TestKernels.STREAM_LEGACY);
+                int n = switch (m) {
+                    case RECV_PARTIAL_ELEMENT, IRECV_PARTIAL_ELEMENT -> 7;
+                    default -> bytes;
+                };
+                if (m == DeviceMistake.SEND_RECV_TRUNCATED) {
+                    try (DeviceBuffer back = Cuda.allocate(16)) {
+                        comm.sendRecv(out, n, DataType.BYTE, 1, tag, back, 16, DataType.BYTE, 1, tag);
+                    }
+                } else {
+                    comm.send(out, n, DataType.BYTE, 1, tag);
+                }
+            }
+        } else if (rank == 1) {
+            try (DeviceBuffer in = poisonedDevice(Math.max(room, 16))) {
+                switch (m) {
+                    case RECV_TRUNCATED -> assertThrows(TruncationException.class, () -> comm.recv(in, room, DataType.BYTE, 0, tag), m.name());
+                    case IRECV_TRUNCATED -> {
+                        Request r = comm.irecv(in, room, DataType.BYTE, 0, tag);
+                        assertThrows(TruncationException.class, r::waitFor, m.name());
+                    }
+                    case RECV_PARTIAL_ELEMENT -> assertThrows(DataTypeMismatchException.class, () -> comm.recv(in, 4, DataType.INT, 0, tag), m.name());
+                    case IRECV_PARTIAL_ELEMENT -> {
+                        Request r = comm.irecv(in, 4, DataType.INT, 0, tag);
+                        assertThrows(DataTypeMismatchException.class, r::waitFor, m.name());
+                    }
+                    case MATCHED_RECV_TRUNCATED -> {
+                        MatchedMessage mm = comm.mprobe(0, tag);
+                        assertEquals(bytes, mm.status().byteCount());
+                        assertThrows(TruncationException.class, () -> mm.recv(in, room, DataType.BYTE), m.name());
+                    }
+                    case MATCHED_IRECV_TRUNCATED -> {
+                        MatchedMessage mm = comm.mprobe(0, tag);
+                        Request r = mm.irecv(in, room, DataType.BYTE);
+                        assertThrows(TruncationException.class, r::waitFor, m.name());
+                    }
+                    case SEND_RECV_TRUNCATED -> {
+                        try (DeviceBuffer back = Cuda.allocate(16)) {
+                            TestKernels.slowFill(back.address(), 16, step, 0, TestKernels.STREAM_LEGACY);
+                            assertThrows(TruncationException.class, () -> comm.sendRecv(back, 16, DataType.BYTE, 0, tag, in, room, DataType.BYTE, 0, tag), m.name());
+                        }
+                    }
+                    case IRECV_LONGER -> {
+                        try (DeviceBuffer all = poisonedDevice(bytes + 64)) {
+                            assertEquals(bytes, comm.irecv(all, bytes + 64, DataType.BYTE, 0, tag).waitFor().byteCount(), m.name());
+                            byte[] got = Mem.read(all);
+                            assertPattern(java.util.Arrays.copyOf(got, bytes), step, m + ": the message");
+                            for (int i = bytes; i < got.length; i++) {
+                                assertEquals(Mem.POISON, got[i], m + ": byte " + i + " past the message");
+                            }
+                        }
+                    }
+                }
+                if (m == DeviceMistake.RECV_TRUNCATED || m == DeviceMistake.IRECV_TRUNCATED || m == DeviceMistake.MATCHED_RECV_TRUNCATED
+                        || m == DeviceMistake.MATCHED_IRECV_TRUNCATED || m == DeviceMistake.SEND_RECV_TRUNCATED) {
+                    assertPattern(java.util.Arrays.copyOf(Mem.read(in), room), step, m + ": the first bytes of the truncated message");
+                }
+            }
+        }
+        for (int it = 0; it < 3; it++) {
+            int n = it == 2 ? bytes : 400;
+            try (DeviceBuffer send = Cuda.allocate(n); DeviceBuffer recv = poisonedDevice(n)) {
+                TestKernels.slowFill(send.address(), n, step * 7 + it + rank, 0, TestKernels.STREAM_LEGACY);
+                Request in = comm.irecv(recv, n, DataType.BYTE, prev, 900 + it);
+                comm.send(send, n, DataType.BYTE, next, 900 + it);
+                assertEquals(n, in.waitFor().byteCount());
+                assertPattern(Mem.read(recv), step * 7 + it + prev, n + "-byte device exchange " + it + " after " + m + " of " + bytes + " bytes");
+            }
+        }
+    }
+
+    @Test
+    void h_deviceMistakesInTheReportedOrderEachFollowedByExchanges() {
+        assumeTrue(size >= 2, "needs two ranks");
+        int step = 0;
+        for (int bytes : LONG_MESSAGES) {
+            for (DeviceMistake m : new DeviceMistake[] {DeviceMistake.RECV_TRUNCATED, DeviceMistake.IRECV_TRUNCATED, DeviceMistake.RECV_PARTIAL_ELEMENT}) {
+                mistakeThenExchanges(m, bytes, step++);
+            }
+        }
+        assertUsable();
+    }
+
+    /** Every device mistake in seeded random orders ({@code ferry.test.seed}), the same on every rank. */
+    @Test
+    void i_deviceMistakesInRandomOrdersEachFollowedByExchanges() {
+        assumeTrue(size >= 2, "needs two ranks");
+        java.util.Random random = new java.util.Random(MatrixSettings.seed().hashCode());
+        int step = 100;
+        for (int round = 0; round < 3; round++) {
+            java.util.List<DeviceMistake> order = new java.util.ArrayList<>(java.util.List.of(DeviceMistake.values()));
+            java.util.Collections.shuffle(order, random);
+            for (DeviceMistake m : order) {
+                mistakeThenExchanges(m, LONG_MESSAGES[random.nextInt(LONG_MESSAGES.length)], step++);
+            }
+        }
+        assertUsable();
+    }
+
+    private void assertUsable() {
         try (HostBuffer in = HostBuffer.allocate(4); HostBuffer out = HostBuffer.allocate(4)) {
             in.segment().set(ValueLayout.JAVA_INT, 0, 1);
             comm.allReduce(in, out, 1, DataType.INT, ReduceOp.SUM);

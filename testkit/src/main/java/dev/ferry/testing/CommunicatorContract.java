@@ -1136,6 +1136,64 @@ public abstract class CommunicatorContract extends RankContract {
         assertUsable();
     }
 
+    /** A buffer of kind {@code m} holding {@code data}, closed by the test itself (kept in {@code owned}). */
+    private static Buffer owned(Mem m, byte[] data, List<Buffer> owned) {
+        Buffer b = m.allocate(data.length);
+        Mem.write(b, data);
+        owned.add(b);
+        return b;
+    }
+
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void h_buffersClosedRightAfterANonBlockingCollectiveStartsStayUntilItCompletes(Mem m) {
+        m.assume(comm);
+        assumeNonBlockingCollectives();
+        int n = 4099, root = size - 1, count = 1001;
+        HostBuffer redIn = closeAfter(Data.reductionInput(DataType.DOUBLE, ReduceOp.SUM, rank, count));
+        byte[] poison = new byte[Math.max(n * size, (int) DataType.DOUBLE.bytes(count))];
+        Arrays.fill(poison, Mem.POISON);
+        // every send buffer, and the receive buffers of the second group, are closed right after the start
+        List<Buffer> closed = new ArrayList<>();
+        Buffer bcast = rank == root ? owned(m, Data.bytes(n, root, n), closed) : poisoned(m, n);
+        Buffer allGathered = poisoned(m, (long) n * size), reduced = poisoned(m, DataType.DOUBLE.bytes(count));
+        byte[][] a2aOut = new byte[size][];
+        for (int r = 0; r < size; r++) a2aOut[r] = Data.bytes(n + 7L * r, rank, n);
+        List<Request> started = new ArrayList<>(List.of(
+                comm.ibroadcast(bcast, n, DataType.BYTE, root),
+                comm.iallGather(owned(m, Data.bytes(n + 3, rank, n), closed), allGathered, n, DataType.BYTE),
+                comm.iallReduce(owned(m, Mem.read(redIn), closed), reduced, count, DataType.DOUBLE, ReduceOp.SUM),
+                comm.igather(owned(m, Data.bytes(n + 2, rank, n), closed), rank == root ? owned(m, Arrays.copyOf(poison, n * size), closed) : null,
+                        n, DataType.BYTE, root),
+                comm.iallToAll(owned(m, cat(a2aOut), closed), owned(m, Arrays.copyOf(poison, n * size), closed), n, DataType.BYTE),
+                comm.iallReduce(owned(m, Mem.read(redIn), closed), owned(m, Arrays.copyOf(poison, (int) DataType.DOUBLE.bytes(count)), closed),
+                        count, DataType.DOUBLE, ReduceOp.SUM),
+                comm.iallReduce(Communicator.IN_PLACE, owned(m, Mem.read(redIn), closed), count, DataType.DOUBLE, ReduceOp.SUM)));
+        for (Buffer b : closed) {
+            close(b);
+        }
+        for (Buffer b : closed) {
+            assertFalse(b.isAlive(), "a buffer closed under a pending collective reports isAlive() false at once");
+            assertFalse(b.lifetime().isFreed(), "memory under a pending collective is not freed before its request completes");
+        }
+        assertThrows(BufferFreedException.class, () -> comm.iallReduce(closed.get(0), reduced, 1, DataType.DOUBLE, ReduceOp.SUM),
+                "a closed buffer is refused by a new call");
+        Request.waitAll(started);
+        for (Buffer b : closed) {
+            assertTrue(b.lifetime().isFreed(), "the memory is freed once its collective completed");
+        }
+        byte[][] expectAllGather = new byte[size][];
+        for (int r = 0; r < size; r++) expectAllGather[r] = Data.bytes(n + 3, r, n);
+        if (rank != root) assertReceived(Data.bytes(n, root, n), Mem.read(bcast), "ibroadcast from a root whose buffer was closed");
+        assertReceived(cat(expectAllGather), Mem.read(allGathered), "iallGather of send buffers closed at once");
+        MemorySegment got = MemorySegment.ofArray(Mem.read(reduced));
+        for (int i = 0; i < count; i++) {
+            assertEquals(Data.expected(DataType.DOUBLE, ReduceOp.SUM, size, i), Data.get(got, DataType.DOUBLE, i),
+                    "iallReduce of send buffers closed at once, element " + i);
+        }
+        assertUsable();
+    }
+
     @ParameterizedTest
     @EnumSource(Mem.class)
     void h_nonBlockingVectorAndPrefixCollectives(Mem m) {

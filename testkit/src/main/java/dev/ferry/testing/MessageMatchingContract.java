@@ -9,6 +9,7 @@ import dev.ferry.Communicator;
 import dev.ferry.DataType;
 import dev.ferry.DataTypeMismatchException;
 import dev.ferry.HostBuffer;
+import dev.ferry.MatchedMessage;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.TruncationException;
@@ -52,7 +53,7 @@ public abstract class MessageMatchingContract {
         comm = TestWorld.world().duplicate();
         rank = comm.rank();
         size = comm.size();
-        piece = comm instanceof dev.ferry.spi.CheckedCommunicator f && f.transport() instanceof BindingTransport b ? b.maxPieceBytes() : BindingTransport.configuredMaxPieceBytes();
+        piece = comm instanceof dev.ferry.spi.CheckedCommunicator f && f.transport(BindingTransport.class) instanceof BindingTransport b ? b.maxPieceBytes() : BindingTransport.configuredMaxPieceBytes();
         assertTrue(piece <= 1 << 20, "run this suite with a small -Dferry.maxPieceBytes (e.g. 4096); it is " + piece);
     }
 
@@ -302,6 +303,112 @@ public abstract class MessageMatchingContract {
             for (int r = 0; r < size; r++) {
                 assertEquals((byte) (r * 13 + 3), gathered.segment().get(java.lang.foreign.ValueLayout.JAVA_BYTE, r * block + 3), "gather block " + r);
             }
+        }
+    }
+
+    // ---- the order in which outstanding receives match (MPI 3.1, section 3.5); Ferry's own matching
+    // of receives (ferry.matchReceives, device irecv) must give exactly what MPI gives
+
+    @Test
+    void j_eachMessageGoesToTheEarliestOutstandingReceiveThatMatchesIt() {
+        if (rank == 0) {
+            Status ready = comm.recv(buffer(8), 8, DataType.BYTE, 1, 29); // rank 1's receives are posted
+            assertEquals(0, ready.byteCount());
+            comm.send(message(3 * piece, 1), 3 * piece, DataType.BYTE, 1, 26);
+            comm.send(message(16, 2), 16, DataType.BYTE, 1, 25);
+            comm.send(message(piece + 8, 3), piece + 8, DataType.BYTE, 1, 26);
+        } else if (rank == 1) {
+            long cap = 4 * piece;
+            HostBuffer a = buffer(cap), b = buffer(cap), c = buffer(cap);
+            Request ra = comm.irecv(a, cap, DataType.BYTE, 0, Communicator.ANY_TAG);
+            Request rb = comm.irecv(b, cap, DataType.BYTE, 0, 26);
+            Request rc = comm.irecv(c, cap, DataType.BYTE, Communicator.ANY_SOURCE, Communicator.ANY_TAG);
+            comm.send(buffer(0), 0, DataType.BYTE, 0, 29);
+            Status sc = rc.waitFor(), sb = rb.waitFor(), sa = ra.waitFor(); // completed in another order than posted
+            assertEquals(26, sa.tag(), "the first receive (any tag) takes the first message");
+            assertMessage(a, 3 * piece, 1, cap, "first receive");
+            assertEquals(25, sc.tag(), "the tag-25 message goes to the third receive: the second takes only tag 26");
+            assertMessage(c, 16, 2, cap, "third receive");
+            assertEquals(26, sb.tag());
+            assertMessage(b, piece + 8, 3, cap, "second receive");
+        }
+    }
+
+    @Test
+    void k_aLaterReceiveIsNotHeldBehindAnEarlierOneStillWaiting() {
+        if (rank == 0) {
+            comm.send(message(2 * piece, 4), 2 * piece, DataType.BYTE, 1, 31);
+            comm.recv(buffer(8), 8, DataType.BYTE, 1, 32); // the message for the earlier receive is sent only after this
+            comm.send(message(24, 5), 24, DataType.BYTE, 1, 30);
+        } else if (rank == 1) {
+            long cap = 4 * piece;
+            HostBuffer early = buffer(cap), later = buffer(cap);
+            Request waiting = comm.irecv(early, cap, DataType.BYTE, 0, 30);
+            Status s = comm.recv(later, cap, DataType.BYTE, Communicator.ANY_SOURCE, 31);
+            assertEquals(2 * piece, s.byteCount(), "a receive posted later takes its message while an earlier one still waits");
+            assertMessage(later, 2 * piece, 4, cap, "later receive");
+            comm.send(buffer(8), 8, DataType.BYTE, 0, 32);
+            assertEquals(24, waiting.waitFor().byteCount());
+            assertMessage(early, 24, 5, cap, "earlier receive");
+        }
+    }
+
+    @Test
+    void l_probesSeeOnlyWhatOutstandingReceivesLeave() {
+        if (rank == 0) {
+            comm.send(message(piece / 2, 6), piece / 2, DataType.BYTE, 1, 33);
+            comm.send(message(2 * piece, 7), 2 * piece, DataType.BYTE, 1, 34);
+        } else if (rank == 1) {
+            long cap = 4 * piece;
+            HostBuffer a = buffer(cap);
+            Request r = comm.irecv(a, cap, DataType.BYTE, 0, 33);
+            Status probed = comm.probe(0, Communicator.ANY_TAG);
+            assertEquals(34, probed.tag(), "the tag-33 message belongs to the receive posted before the probe");
+            assertEquals(2 * piece, probed.byteCount());
+            MatchedMessage m = comm.mprobe(0, Communicator.ANY_TAG);
+            assertEquals(34, m.status().tag());
+            HostBuffer b = buffer(cap);
+            assertEquals(2 * piece, m.recv(b, cap, DataType.BYTE).byteCount());
+            assertMessage(b, 2 * piece, 7, cap, "matched message");
+            assertEquals(piece / 2, r.waitFor().byteCount());
+            assertMessage(a, piece / 2, 6, cap, "receive posted before the probes");
+            assertTrue(comm.iprobe(0, Communicator.ANY_TAG).isEmpty(), "nothing is left");
+        }
+    }
+
+    @Test
+    void m_aTruncatingIrecvLetsItsSenderFinishAndLeavesTheNextMessage() {
+        long big = 1 << 20, small = 4 * piece;
+        if (rank == 0) {
+            comm.send(message(big, 8), big, DataType.BYTE, 1, 35); // returns: the receiver truncates it without leaving this send waiting
+            comm.send(message(40, 9), 40, DataType.BYTE, 1, 35);
+        } else if (rank == 1) {
+            HostBuffer b = buffer(small);
+            Request r = comm.irecv(b, small, DataType.BYTE, 0, 35);
+            assertThrows(TruncationException.class, r::waitFor);
+            assertMessage(b, small, 8, small, "the first bytes of a truncated message");
+            HostBuffer c = buffer(small);
+            assertEquals(40, comm.irecv(c, small, DataType.BYTE, 0, 35).waitFor().byteCount());
+            assertMessage(c, 40, 9, small, "the message after a truncated irecv");
+        }
+    }
+
+    @Test
+    void n_aCancelledReceiveLeavesItsMessageToTheNextOne() {
+        if (rank == 0) {
+            comm.recv(buffer(8), 8, DataType.BYTE, 1, 37);
+            comm.send(message(piece + 3, 10), piece + 3, DataType.BYTE, 1, 36);
+        } else if (rank == 1) {
+            long cap = 4 * piece;
+            HostBuffer a = buffer(cap), b = buffer(cap);
+            Request first = comm.irecv(a, cap, DataType.BYTE, 0, 36);
+            assertTrue(first.cancel(), "a receive that matched nothing is cancelled");
+            assertTrue(first.waitFor().cancelled());
+            Request second = comm.irecv(b, cap, DataType.BYTE, Communicator.ANY_SOURCE, 36);
+            comm.send(buffer(8), 8, DataType.BYTE, 0, 37);
+            assertEquals(piece + 3, second.waitFor().byteCount());
+            assertMessage(b, piece + 3, 10, cap, "the receive after a cancelled one");
+            assertMessage(a, 0, 0, cap, "the cancelled receive's buffer");
         }
     }
 }

@@ -259,7 +259,7 @@ public final class MpiJob {
         if (!properties.containsKey("ferry.flight.dir")) {
             cmd.add("-Dferry.flight.dir=" + dir.resolve("flight")); // flight-recorder dumps beside the job's log, not in the working directory
         }
-        for (String key : List.of("ferry.test.perTestTimeout", "ferry.timeout", "ferry.log", "ferry.test.seed", "ferry.test.matrix.scale")) {
+        for (String key : List.of("ferry.test.perTestTimeout", "ferry.timeout", "ferry.log", "ferry.test.seed", "ferry.test.matrix.scale", "ferry.test.include")) {
             if (System.getProperty(key) != null && !properties.containsKey(key)) {
                 cmd.add("-D" + key + "=" + System.getProperty(key));
             }

@@ -30,6 +30,9 @@ import java.util.List;
  *   <li>{@code uncaught}: rank 1 throws from main while rank 0 waits for it: the job is aborted.</li>
  *   <li>{@code after-shutdown}: after {@code Ferry.shutdown()} every call is refused with
  *       {@link CommunicatorClosedException}; prints {@code ferry-fault: OK}.</li>
+ *   <li>{@code bad-setting}: run with a setting value Ferry does not accept: every rank's
+ *       {@code Ferry.open()} throws {@link dev.ferry.InvalidSettingException}; prints
+ *       {@code ferry-fault: OK} and its message.</li>
  *   <li>{@code exit-without-close}: communicators, buffers and requests left open at a normal end:
  *       MPI_Finalize at exit cleans up, exit 0; prints {@code ferry-fault: OK}.</li>
  * </ul>
@@ -52,6 +55,12 @@ public final class FaultProgram {
         Communicator world;
         try {
             world = Ferry.open();
+        } catch (dev.ferry.InvalidSettingException e) {
+            if (args[0].equals("bad-setting")) {
+                say("OK Ferry.open() refused a setting: " + e.getMessage());
+                return;
+            }
+            throw e;
         } catch (BackendUnavailableException e) {
             say("SKIP " + e.getMessage().lines().findFirst().orElse(""));
             System.exit(0);
@@ -61,6 +70,7 @@ public final class FaultProgram {
         say("rank " + rank + " pid " + ProcessHandle.current().pid());
         world.barrier();
         switch (args[0]) {
+            case "bad-setting" -> say("Ferry.open() accepted every setting: " + dev.ferry.Settings.process().text(dev.ferry.FerrySettings.TIMEOUT));
             case "lose-rank" -> loseRank(world, args[1]);
             case "watchdog-recv" -> {
                 try (HostBuffer b = HostBuffer.allocate(16)) {

@@ -27,7 +27,7 @@ final class OmpiHandles {
     }
 
     static long nextCommunicatorIndex(Communicator world) {
-        if (world instanceof dev.ferry.spi.CheckedCommunicator front && front.transport() instanceof dev.ferry.mpi.FfmTransport f) {
+        if (world instanceof dev.ferry.spi.CheckedCommunicator front && front.transport(dev.ferry.mpi.FfmTransport.class) instanceof dev.ferry.mpi.FfmTransport f) {
             // backend ompi's FFM path: MPI_Comm_dup through the same binding, the handle is the pointer
             dev.ferry.mpi.Mpi.Scratch s = dev.ferry.mpi.Mpi.scratch();
             dev.ferry.mpi.Mpi.check("MPI_Comm_dup", dev.ferry.mpi.Mpi.commDup(f.handle(), s.handle));

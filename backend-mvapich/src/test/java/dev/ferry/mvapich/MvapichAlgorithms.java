@@ -1,0 +1,7 @@
+package dev.ferry.mvapich;
+
+import dev.ferry.testing.CollectiveAlgorithmsContract;
+
+/** Every collective algorithm of the planner on backend mvapich (run by {@link MvapichConformanceIT#algorithms()}). */
+public class MvapichAlgorithms extends CollectiveAlgorithmsContract {
+}

@@ -1,0 +1,7 @@
+package dev.ferry.ompi;
+
+import dev.ferry.testing.CollectiveAlgorithmsContract;
+
+/** Every collective algorithm of the planner on backend ompi (run by {@link OmpiConformanceIT#algorithms()}). */
+public class OmpiAlgorithms extends CollectiveAlgorithmsContract {
+}

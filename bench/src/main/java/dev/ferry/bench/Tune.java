@@ -1,0 +1,341 @@
+package dev.ferry.bench;
+
+import dev.ferry.Buffer;
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.Ferry;
+import dev.ferry.HostBuffer;
+import dev.ferry.InvalidSettingException;
+import dev.ferry.ReduceOp;
+import dev.ferry.collectives.CollectivesDiagnostics;
+import dev.ferry.collectives.CostTable;
+import dev.ferry.collectives.Planner;
+import dev.ferry.collectives.Topology;
+import dev.ferry.cuda.Cuda;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Measures every collective on every algorithm of the planner that can run it, on this machine and
+ * placement of ranks, and writes the times as a cost table ({@link CostTable}'s format) that
+ * {@code ferry.collectives.table} reads; then plans from that table and times each collective as
+ * the planner runs it, against the fastest algorithm measured, so the report shows what planning
+ * from the table costs.
+ *
+ * <p>Run under the launcher, every rank alike ({@code ferry bench --tune} does):
+ * {@code mpirun -np N java -cp ... dev.ferry.bench.Tune --out DIR [--quick] [--sizes 8,1M,...]
+ * [--collectives allReduce,broadcast,...]}. Buffers are device memory of each rank's GPU where
+ * CUDA is available, host memory otherwise. Each time is the slowest rank's mean per call in a
+ * batch, the median of the batches; an algorithm more than {@value #PRUNE}x slower than the
+ * fastest at one size is not measured at larger sizes. Writes {@code DIR/costs.tsv} and
+ * {@code DIR/tune.md}.
+ */
+public final class Tune {
+    private static final long KIB = 1024, MIB = 1024 * KIB;
+    private static final long[] FULL = {8, 64, KIB, 8 * KIB, 64 * KIB, 256 * KIB, MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB};
+    private static final long[] QUICK = {8, KIB, 64 * KIB, MIB, 16 * MIB, 256 * MIB};
+    private static final List<String> COLLECTIVES = List.of("allReduce", "broadcast", "reduce", "reduceScatter", "allGather", "allToAll", "gather", "scatter");
+    private static final int PRUNE = 8;
+    private static final int BATCHES = 7;
+    /** Each batch lasts about this long (calls per batch from the warm-up). */
+    private static final double BATCH_SECONDS = 0.004;
+    /** Warm-up calls last about this long (at most 2000 calls). */
+    private static final double WARM_SECONDS = 0.02;
+
+    private final Communicator comm;
+    private final boolean device;
+    private final boolean zero;
+    private final HostBuffer flag = HostBuffer.allocate(8);
+    private final HostBuffer flagMax = HostBuffer.allocate(8);
+
+    private Tune(Communicator comm, boolean device) {
+        this.comm = comm;
+        this.device = device;
+        this.zero = comm.rank() == 0;
+    }
+
+    public static void main(String[] args) throws IOException {
+        Path out = null;
+        long[] sizes = FULL;
+        List<String> collectives = COLLECTIVES;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--out" -> out = Path.of(args[++i]);
+                case "--quick" -> sizes = QUICK;
+                case "--sizes" -> sizes = Arrays.stream(args[++i].split(",")).mapToLong(Tune::parseSize).toArray();
+                case "--collectives" -> collectives = List.of(args[++i].split(","));
+                default -> throw new IllegalArgumentException("Tune: unknown option " + args[i]
+                        + " (--out DIR, --quick, --sizes 8,64k,1M, --collectives " + String.join(",", COLLECTIVES) + ")");
+            }
+        }
+        if (out == null) throw new IllegalArgumentException("Tune: --out DIR is required");
+        for (String c : collectives) {
+            if (!COLLECTIVES.contains(c)) throw new IllegalArgumentException("Tune: --collectives takes " + String.join(",", COLLECTIVES) + "; not " + c);
+        }
+        boolean device = Cuda.isAvailable();
+        try (Communicator comm = Ferry.open()) {
+            new Tune(comm, device).run(out, sizes, collectives);
+        }
+    }
+
+    private static long parseSize(String s) {
+        String t = s.trim().toLowerCase(Locale.ROOT);
+        long m = t.endsWith("k") ? KIB : t.endsWith("m") ? MIB : t.endsWith("g") ? 1024 * MIB : 1;
+        return Long.parseLong(m == 1 ? t : t.substring(0, t.length() - 1)) * m;
+    }
+
+    /** One measured point: the median of the batches of the slowest rank's mean per call, and the spread. */
+    private record Point(double median, double min, double max) {
+    }
+
+    private void run(Path out, long[] sizes, List<String> collectives) throws IOException {
+        Planner planner = CollectivesDiagnostics.planner(comm);
+        Topology topo = planner.topology();
+        String backend = comm.backend();
+        String setting = topo.gpu() + "\t" + topo.placement().label() + "\t" + comm.size() + "\t" + backend;
+        List<String> rows = new ArrayList<>();
+        StringBuilder md = new StringBuilder();
+        if (zero) {
+            Files.createDirectories(out);
+            System.out.println("[tune] " + comm.size() + " ranks, backend " + backend + ", " + topo.describe() + ", " + (device ? "device" : "host") + " buffers");
+            System.out.println("[tune] algorithms: " + planner.names());
+            md.append("# Collectives tuned: ").append(topo.gpu()).append(", ").append(topo.placement().label()).append(", ").append(comm.size())
+                    .append(" ranks, backend ").append(backend).append("\n\n");
+            md.append("- topology: ").append(topo.describe()).append('\n');
+            md.append("- buffers: ").append(device ? "device memory of each rank's GPU" : "host memory").append('\n');
+            md.append("- launch: `").append(System.getenv().getOrDefault("FERRY_TUNE_LAUNCH", "(not given)")).append("`\n");
+            md.append("- commit: ").append(System.getenv().getOrDefault("FERRY_COMMIT", "(not given)")).append(", date ").append(Instant.now()).append('\n');
+            md.append("- each time: the slowest rank's mean per call in a batch, median (min-max) of ").append(BATCHES).append(" batches, us\n");
+        }
+        // per collective: size -> algorithm -> point
+        Map<String, Map<Long, Map<String, Point>>> measured = new LinkedHashMap<>();
+        List<String> algorithms = CollectivesDiagnostics.algorithms(comm);
+        for (String c : collectives) {
+            Map<Long, Map<String, Point>> bySize = new LinkedHashMap<>();
+            measured.put(c, bySize);
+            List<String> alive = new ArrayList<>(algorithms);
+            java.util.Set<String> told = new java.util.HashSet<>();
+            for (long bytes : sizes) {
+                if (!fits(c, bytes)) continue;
+                Map<String, Point> here = new LinkedHashMap<>();
+                try (Buffers b = new Buffers(c, bytes)) {
+                    for (String a : List.copyOf(alive)) {
+                        Point p;
+                        try {
+                            CollectivesDiagnostics.force(comm, c + ":" + a);
+                            p = time(b);
+                        } catch (InvalidSettingException e) {
+                            // the algorithm does not run this collective, or not this shape here: the same answer on every rank
+                            if (e.getMessage().contains("does not run " + c)) {
+                                alive.remove(a);
+                                continue;
+                            }
+                            String why = e.getMessage().replaceAll(".*?: ", "");
+                            if (zero && told.add(c + " " + a + " " + why)) System.out.println("[tune] " + c + " " + label(bytes) + " " + a + ": " + e.getMessage());
+                            continue;
+                        } finally {
+                            CollectivesDiagnostics.force(comm, null);
+                        }
+                        here.put(a, p);
+                        rows.add(setting + "\t" + c + "\t" + a + "\t" + bytes + "\t" + String.format(Locale.ROOT, "%.2f", p.median()));
+                    }
+                }
+                bySize.put(bytes, here);
+                double best = here.values().stream().mapToDouble(Point::median).min().orElse(Double.NaN);
+                for (Map.Entry<String, Point> e : here.entrySet()) {
+                    if (e.getValue().median() > PRUNE * best) alive.remove(e.getKey());
+                }
+                if (zero) {
+                    System.out.printf(Locale.ROOT, "[tune] %-13s %8s:", c, label(bytes));
+                    here.forEach((a, p) -> System.out.printf(Locale.ROOT, " %s %.1f", a, p.median()));
+                    System.out.println();
+                }
+            }
+        }
+        String header = "# gpu\tplacement\tranks\tbackend\tcollective\talgorithm\tbytes\tmicros\n# measured by dev.ferry.bench.Tune on "
+                + topo.describe() + ", commit " + System.getenv().getOrDefault("FERRY_COMMIT", "(not given)") + ", " + Instant.now() + "\n";
+        if (zero) Files.writeString(out.resolve("costs.tsv"), header + String.join("\n", rows) + "\n", StandardCharsets.UTF_8);
+
+        // as planned: from the tables before (built in) and from this measurement
+        Map<String, Map<Long, String[]>> before = planned(measured, null);
+        Map<String, Map<Long, String[]>> after = planned(measured, CostTable.of("this measurement", rows));
+        if (zero) {
+            md.append("\nColumns: the fastest algorithm measured; the planner's choice and time with the tables built into Ferry (before); "
+                    + "with this table (after), and its ratio to the fastest.\n");
+            for (String c : collectives) {
+                md.append("\n## ").append(c).append("\n\n| bytes | fastest | us | before | us | after | us | after / fastest |\n|---:|---|---:|---|---:|---|---:|---:|\n");
+                for (Map.Entry<Long, Map<String, Point>> e : measured.get(c).entrySet()) {
+                    Map.Entry<String, Point> best = e.getValue().entrySet().stream().min((x, y) -> Double.compare(x.getValue().median(), y.getValue().median()))
+                            .orElse(null);
+                    if (best == null) continue;
+                    String[] b = before.get(c).get(e.getKey()), a = after.get(c).get(e.getKey());
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %.2f |%n", label(e.getKey()), best.getKey(), fmt(best.getValue()),
+                            b[0], b[1], a[0], a[1], Double.parseDouble(a[2]) / best.getValue().median()));
+                }
+            }
+            md.append("\n## Every algorithm measured\n\n");
+            for (String c : collectives) {
+                md.append("\n### ").append(c).append("\n\n");
+                List<String> names = new ArrayList<>();
+                measured.get(c).values().forEach(m -> m.keySet().forEach(n -> { if (!names.contains(n)) names.add(n); }));
+                md.append("| bytes |");
+                names.forEach(n -> md.append(' ').append(n).append(" |"));
+                md.append("\n|---:|");
+                names.forEach(n -> md.append("---:|"));
+                md.append('\n');
+                measured.get(c).forEach((bytes, m) -> {
+                    md.append("| ").append(label(bytes)).append(" |");
+                    names.forEach(n -> md.append(' ').append(m.containsKey(n) ? fmt(m.get(n)) : "").append(" |"));
+                    md.append('\n');
+                });
+            }
+            Files.writeString(out.resolve("tune.md"), md.toString(), StandardCharsets.UTF_8);
+            System.out.println("[tune] wrote " + out.resolve("costs.tsv") + " and " + out.resolve("tune.md"));
+        }
+    }
+
+    /** Times each collective at each measured size as the planner runs it (from {@code table} first, when not null): name, time, median. */
+    private Map<String, Map<Long, String[]>> planned(Map<String, Map<Long, Map<String, Point>>> measured, CostTable table) {
+        if (table != null) CollectivesDiagnostics.useTable(comm, table);
+        Map<String, Map<Long, String[]>> out = new LinkedHashMap<>();
+        measured.forEach((c, bySize) -> {
+            Map<Long, String[]> m = new LinkedHashMap<>();
+            out.put(c, m);
+            for (long bytes : bySize.keySet()) {
+                try (Buffers b = new Buffers(c, bytes)) {
+                    Point p = time(b);
+                    String name = String.valueOf(CollectivesDiagnostics.lastAlgorithm());
+                    m.put(bytes, new String[] {name, fmt(p), String.valueOf(p.median())});
+                }
+            }
+        });
+        return out;
+    }
+
+    /** Rank 0's {@code n}, on every rank. */
+    private int agreed(long n) {
+        flag.segment().set(ValueLayout.JAVA_LONG, 0, n);
+        comm.broadcast(flag, 1, DataType.LONG, 0);
+        return (int) flag.segment().get(ValueLayout.JAVA_LONG, 0);
+    }
+
+    private static String label(long bytes) {
+        if (bytes >= MIB && bytes % MIB == 0) return bytes / MIB + " MiB";
+        if (bytes >= KIB && bytes % KIB == 0) return bytes / KIB + " KiB";
+        return bytes + " B";
+    }
+
+    private static String fmt(Point p) {
+        return String.format(Locale.ROOT, "%.1f (%.1f-%.1f)", p.median(), p.min(), p.max());
+    }
+
+    /** Whether {@code c} of {@code bytes} makes a call here (a reduce-scatter needs an element per rank). */
+    private boolean fits(String c, long bytes) {
+        return !c.equals("reduceScatter") || bytes >= 4L * comm.size();
+    }
+
+    /** The buffers of one collective of one size: count elements of FLOAT, blocks of {@code bytes} per rank where the collective has blocks. */
+    private final class Buffers implements AutoCloseable {
+        final String collective;
+        final long count;
+        final Buffer send;
+        final Buffer recv;
+
+        Buffers(String collective, long bytes) {
+            this.collective = collective;
+            long n = comm.size();
+            long elements = Math.max(bytes / 4, 1);
+            long sendBytes, recvBytes;
+            switch (collective) {
+                case "allGather", "gather" -> { sendBytes = elements * 4; recvBytes = elements * 4 * n; }
+                case "scatter" -> { sendBytes = elements * 4 * n; recvBytes = elements * 4; }
+                case "allToAll" -> { sendBytes = elements * 4 * n; recvBytes = elements * 4 * n; }
+                case "reduceScatter" -> { elements = Math.max(elements / n, 1); sendBytes = elements * 4 * n; recvBytes = elements * 4; }
+                case "broadcast" -> { sendBytes = elements * 4; recvBytes = 0; }
+                default -> { sendBytes = elements * 4; recvBytes = elements * 4; }
+            }
+            this.count = elements;
+            this.send = allocate(sendBytes);
+            this.recv = recvBytes == 0 ? null : allocate(recvBytes);
+        }
+
+        private Buffer allocate(long bytes) {
+            if (device) {
+                var d = Cuda.allocate(bytes);
+                Cuda.fill(d, (byte) 0);
+                return d;
+            }
+            HostBuffer h = HostBuffer.allocate(bytes);
+            h.segment().fill((byte) 0);
+            return h;
+        }
+
+        void call() {
+            switch (collective) {
+                case "allReduce" -> comm.allReduce(send, recv, count, DataType.FLOAT, ReduceOp.SUM);
+                case "reduce" -> comm.reduce(send, recv, count, DataType.FLOAT, ReduceOp.SUM, 0);
+                case "broadcast" -> comm.broadcast(send, count, DataType.FLOAT, 0);
+                case "reduceScatter" -> comm.reduceScatterBlock(send, recv, count, DataType.FLOAT, ReduceOp.SUM);
+                case "allGather" -> comm.allGather(send, recv, count, DataType.FLOAT);
+                case "allToAll" -> comm.allToAll(send, recv, count, DataType.FLOAT);
+                case "gather" -> comm.gather(send, recv, count, DataType.FLOAT, 0);
+                case "scatter" -> comm.scatter(send, recv, count, DataType.FLOAT, 0);
+                default -> throw new IllegalArgumentException(collective);
+            }
+        }
+
+        @Override
+        public void close() {
+            free(send);
+            free(recv);
+        }
+
+        private void free(Buffer b) {
+            if (b instanceof HostBuffer h) h.close();
+            else if (b instanceof dev.ferry.DeviceBuffer d) d.close();
+        }
+    }
+
+    /**
+     * Warm-up (two calls, then about {@link #WARM_SECONDS} more of them, so that the path is compiled),
+     * then {@value #BATCHES} batches of calls, as many per batch as rank 0's warm-up says fill
+     * {@link #BATCH_SECONDS}.
+     */
+    private Point time(Buffers b) {
+        long t0 = System.nanoTime();
+        b.call();
+        b.call();
+        double warm = (System.nanoTime() - t0) / 2e9;
+        int more = agreed((long) Math.min(2000, WARM_SECONDS / Math.max(warm, 1e-7)));
+        if (more > 0) {
+            t0 = System.nanoTime();
+            for (int i = 0; i < more; i++) b.call();
+            warm = (System.nanoTime() - t0) / 1e9 / more;
+        }
+        int calls = agreed((long) Math.max(1, Math.min(5000, BATCH_SECONDS / Math.max(warm, 1e-7))));
+        int batches = agreed(warm > 0.05 ? 3 : BATCHES);
+        double[] t = new double[batches];
+        for (int i = 0; i < batches; i++) {
+            comm.barrier();
+            long s = System.nanoTime();
+            for (int k = 0; k < calls; k++) b.call();
+            double mine = (System.nanoTime() - s) / 1e3 / calls;
+            flag.segment().set(ValueLayout.JAVA_DOUBLE, 0, mine);
+            comm.allReduce(flag, flagMax, 1, DataType.DOUBLE, ReduceOp.MAX);
+            t[i] = flagMax.segment().get(ValueLayout.JAVA_DOUBLE, 0);
+        }
+        Arrays.sort(t);
+        return new Point(t[batches / 2], t[0], t[batches - 1]);
+    }
+}

@@ -1,0 +1,59 @@
+package dev.ferry.collectives;
+
+/**
+ * One way of running collectives on one communicator: a name, the calls it can serve, and the run.
+ * An {@link AlgorithmProvider} makes one per communicator ({@link Group}); the {@link Planner}
+ * chooses among them by cost ({@link CostTable}) and nothing else chooses.
+ *
+ * <p>Whether an algorithm serves a call is decided in two steps. {@link #unfit} from what every
+ * rank knows alike (the call's {@link Shape} and the communicator's {@link Topology}): the same
+ * answer everywhere, no message. Then, where the algorithm needs every rank's buffers to suit it
+ * (device memory of one GPU, say) and MPI lets ranks pass different kinds of memory, an agreement
+ * ({@link #agreement()}): the planner asks every rank's {@link #takes} in one round, or the
+ * algorithm's own first exchange decides and {@link #run} declines on every rank alike.
+ */
+public interface Algorithm extends AutoCloseable {
+    /** How the ranks agree that a call's buffers suit this algorithm. */
+    enum Agreement {
+        /** Any buffers the backend carries: no agreement. */
+        NONE,
+        /** The planner asks every rank ({@link Algorithm#takes}) in one round before the run. */
+        VOTE,
+        /** The algorithm's own first exchange decides: {@link Algorithm#run} returns false on every rank alike. */
+        WITHIN
+    }
+
+    /** The name settings, tables and reports use ({@code native}, {@code p2p}, {@code ipc-short}, ...). */
+    String name();
+
+    /** One line: what the algorithm does. */
+    String description();
+
+    /** True when it runs {@code c} at all. */
+    boolean carries(Collective c);
+
+    /** Why calls of {@code shape} cannot take it on this communicator, or null when they can; the same answer on every rank. */
+    String unfit(Shape shape, Topology topology);
+
+    /** How ranks agree on a call's buffers (see the class comment). */
+    Agreement agreement();
+
+    /** This rank's side of the agreement ({@link Agreement#VOTE}): whether its buffers of {@code call} suit the algorithm. */
+    default boolean takes(CollectiveCall call) {
+        return true;
+    }
+
+    /**
+     * Rank order among algorithms that no cost table times (lower first), and so the choice where
+     * no table applies; the backend's own collectives are 0.
+     */
+    int preference();
+
+    /** Runs {@code call}; false only for {@link Agreement#WITHIN} algorithms that declined on every rank. */
+    boolean run(CollectiveCall call);
+
+    /** Frees what the algorithm keeps between calls (with its communicator). */
+    @Override
+    default void close() {
+    }
+}

@@ -1,0 +1,156 @@
+package dev.ferry.collectives;
+
+import dev.ferry.collectives.ipc.NodeIpc;
+import java.util.List;
+
+/**
+ * The collectives over CUDA IPC among the ranks of one node, four algorithms over one engine
+ * ({@link IpcCollectives}, which keeps the records, the node's board and the peers' mappings of the
+ * communicator):
+ *
+ * <ul>
+ * <li>{@code ipc-short}: allReduce of small inputs, the ranks' kernels meeting on the GPU
+ *     ({@link ShortAllReduce});</li>
+ * <li>{@code ipc-fold}: allReduce and reduce, every rank (or the root) folding all inputs;</li>
+ * <li>{@code ipc-sliced}: allReduce and reduce, each rank folding a slice (reduce-scatter and
+ *     all-gather, fused);</li>
+ * <li>{@code ipc}: broadcast, scatter, gather, allGather, allToAll and reduceScatter, each rank copying
+ *     (or folding) what it gets from where it is.</li>
+ * </ul>
+ *
+ * <p>They serve communicators whose ranks all run on one node with CUDA IPC on; a call declines on
+ * every rank alike when some rank's buffers cannot take the path (its records say so).
+ */
+final class IpcAlgorithms {
+    private IpcAlgorithms() {
+    }
+
+    /** The four algorithms of {@code group}, or none when CUDA IPC is off in this process (released with them). */
+    static List<Algorithm> of(Group group, dev.ferry.Settings settings) {
+        NodeIpc ipc = NodeIpc.acquire(settings);
+        IpcCollectives engine = new IpcCollectives(group, ipc);
+        Owner owner = new Owner(engine, ipc);
+        return List.of(new Variant(owner, "ipc-short", "allReduce of small inputs over CUDA IPC, the ranks' kernels meeting on the GPU", Kind.SHORT),
+                new Variant(owner, "ipc-fold", "over CUDA IPC: every rank (reduce: the root) folds every input on its GPU", Kind.FOLD),
+                new Variant(owner, "ipc-sliced", "over CUDA IPC: each rank folds one slice of every input, then copies it to the others", Kind.SLICED),
+                new Variant(owner, "ipc", "over CUDA IPC: each rank copies (reduce-scatter: folds) the blocks it gets from where they are", Kind.COPY));
+    }
+
+    private enum Kind { SHORT, FOLD, SLICED, COPY }
+
+    /** The engine under one of these algorithms (diagnostics). */
+    static IpcCollectives engine(Algorithm a) {
+        return ((Variant) a).owner.engine;
+    }
+
+    /** The engine and the node IPC of the four algorithms, released once when the last of them closes. */
+    private static final class Owner {
+        final IpcCollectives engine;
+        final NodeIpc ipc;
+        int open = 4;
+
+        Owner(IpcCollectives engine, NodeIpc ipc) {
+            this.engine = engine;
+            this.ipc = ipc;
+        }
+
+        synchronized void closeOne() {
+            if (--open == 0) {
+                try {
+                    engine.close();
+                } finally {
+                    ipc.release();
+                }
+            }
+        }
+    }
+
+    private static final class Variant implements Algorithm {
+        private final Owner owner;
+        private final String name;
+        private final String description;
+        private final Kind kind;
+        private boolean closed;
+
+        Variant(Owner owner, String name, String description, Kind kind) {
+            this.owner = owner;
+            this.name = name;
+            this.description = description;
+            this.kind = kind;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public String description() {
+            return description;
+        }
+
+        @Override
+        public boolean carries(Collective c) {
+            return switch (kind) {
+                case SHORT -> c == Collective.ALL_REDUCE;
+                case FOLD, SLICED -> c == Collective.ALL_REDUCE || c == Collective.REDUCE;
+                case COPY -> c == Collective.BROADCAST || c == Collective.SCATTER || c == Collective.GATHER || c == Collective.ALL_GATHER
+                        || c == Collective.ALL_TO_ALL || c == Collective.REDUCE_SCATTER;
+            };
+        }
+
+        @Override
+        public String unfit(Shape s, Topology t) {
+            if (t.size() < 2) return "one rank";
+            if (!t.oneNode()) return "the ranks span " + t.nodes() + " nodes";
+            if (!t.ipcEverywhere()) return "CUDA IPC is off on some rank (no CUDA, or ferry.ipc=false)";
+            if (t.placement() == Topology.Placement.ONE_PER_RANK && !t.peerAccess()) return "the GPUs of the node do not reach each other directly";
+            if (!owner.engine.applicable()) return "CUDA IPC is off in this process";
+            if (kind == Kind.SHORT && !ShortAllReduce.fits(s.bytes(), t.size())) {
+                return "more than " + ShortAllReduce.SLOT_BYTES + " bytes, or more than " + dev.ferry.cuda.DeviceReduction.MAX_SOURCES + " ranks";
+            }
+            if (kind == Kind.SLICED && s.bytes() < (long) s.type().size() * t.size()) return "fewer elements than ranks";
+            return null;
+        }
+
+        @Override
+        public Agreement agreement() {
+            return Agreement.WITHIN;
+        }
+
+        @Override
+        public int preference() {
+            return switch (kind) {
+                case SHORT -> 40;
+                case FOLD -> 41;
+                case SLICED -> 42;
+                case COPY -> 43;
+            };
+        }
+
+        @Override
+        public boolean run(CollectiveCall c) {
+            IpcCollectives e = owner.engine;
+            return switch (c.collective()) {
+                case ALL_REDUCE -> kind == Kind.SHORT ? e.shortAllReduce(c.send(), c.recv(), c.count(), c.type(), c.op())
+                        : e.allReduce(c.send(), c.recv(), c.count(), c.type(), c.op(), kind == Kind.SLICED);
+                case REDUCE -> e.reduce(c.send(), c.recv(), c.count(), c.type(), c.op(), c.root(), kind == Kind.SLICED);
+                case BROADCAST -> e.broadcast(c.send() != null ? c.send() : c.recv(), c.count(), c.type(), c.root());
+                case SCATTER -> e.scatter(c.send(), c.recv(), c.count(), c.type(), c.root());
+                case GATHER -> e.gather(c.send(), c.recv(), c.count(), c.type(), c.root());
+                case ALL_GATHER -> e.allGather(c.send(), c.recv(), c.count(), c.type());
+                case ALL_TO_ALL -> e.allToAll(c.send(), c.recv(), c.count(), c.type());
+                case REDUCE_SCATTER -> e.reduceScatter(c.send(), c.recv(), c.recvBlocks(), c.type(), c.op());
+                default -> throw new IllegalArgumentException(name + " does not run " + c.collective());
+            };
+        }
+
+        @Override
+        public void close() {
+            if (!closed) {
+                closed = true;
+                owner.closeOne();
+            }
+        }
+    }
+}

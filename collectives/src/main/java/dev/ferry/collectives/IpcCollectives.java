@@ -1,0 +1,786 @@
+package dev.ferry.collectives;
+
+import dev.ferry.Buffer;
+import dev.ferry.CudaException;
+import dev.ferry.DataType;
+import dev.ferry.HostBuffer;
+import dev.ferry.ReduceOp;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.cuda.CudaEvent;
+import dev.ferry.cuda.CudaIpc;
+import dev.ferry.cuda.CudaStream;
+import dev.ferry.cuda.DeviceReduction;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.MemoryKind;
+import dev.ferry.collectives.ipc.CudaIpcCache;
+import dev.ferry.collectives.ipc.IpcOffer;
+import dev.ferry.collectives.ipc.NodeIpc;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The engine of the collectives over CUDA IPC among the ranks of one node ({@link IpcAlgorithms}):
+ * every rank reads (and writes) the other ranks' buffers where they are, mapped into its own
+ * context, and reduces on the GPU with {@link DeviceReduction}; no byte crosses PCIe and nothing is
+ * reduced on the host.
+ *
+ * <p>Each call starts with one small exchange of a record per rank, on the node's shared-memory
+ * {@link NodeBoard} (or, where none could be made, an allGather over the mover): whether its buffers
+ * can take this path (device memory of one GPU, exportable, aligned for the type), their IPC
+ * handles (made once per allocation, {@link dev.ferry.collectives.ipc.IpcExports}) and its device.
+ * Every rank decides from the same records, so all take this path or all decline it (the planner
+ * then runs its next algorithm). Peers' allocations are mapped through the process's
+ * {@link dev.ferry.collectives.ipc.CudaIpcCache} (once, then hits). A call that maps a pair of ranks
+ * not yet proven (each rank's record says which peers it maps) also agrees (one allReduce) that
+ * every rank could map what it needed and reach it from its GPU; once every pair is proven, calls
+ * skip that round; if a rank could not, the path is off for the communicator on every rank.
+ *
+ * <p>Ordering: the front has finished the caller's prior device work on every rank before the call
+ * (the device ordering contract), so once the records are exchanged every rank's input is ready and
+ * its output is free. Each rank then runs its part on its collective stream, waits for it, and meets
+ * the others on the node's board (or in an MPI barrier), after which no rank touches another's
+ * memory: a rank returns only when every read of its buffers and every write into them is complete.
+ * A call can instead end on the ranks' interprocess CUDA events (each records its event after its
+ * part, the ranks meet while the GPU works, then each waits for every rank's event); that ending
+ * measured slower under MPS on one GPU, so it is off unless {@link #offerEvents} turns it on, and
+ * where CUDA cannot make or open such events a call ends the first way.
+ *
+ * <ul>
+ * <li>allReduce, short ({@link ShortAllReduce}): up to {@link ShortAllReduce#SLOT_BYTES} bytes per
+ *     rank (at most 8 ranks, whose kernels run at once: different GPUs, or one shared under CUDA
+ *     MPS), after the records, one kernel per rank: each copies its input into a scratch slot that
+ *     the others have mapped since the first such call, the ranks meet on the GPU, and each folds
+ *     every slot into its result (no buffer of the call is mapped, and no closing barrier);</li>
+ * <li>allReduce, folded: every rank folds all ranks' inputs into its own result (one kernel);
+ *     sliced: rank r folds slice r of every input into slice r of its result, then copies that
+ *     slice into the other ranks' results (reduce-scatter and all-gather, fused);</li>
+ * <li>reduce: the root folds everything, or, sliced, rank r folds slice r straight into the
+ *     root's result;</li>
+ * <li>reduceScatter: every rank folds its block of every rank's send buffer into its result;</li>
+ * <li>broadcast: every other rank copies the root's buffer; allGather, allToAll, gather and
+ *     scatter: every rank copies the blocks it gets from where they are.</li>
+ * </ul>
+ *
+ * <p>Inputs are folded in rank order, {@code ((in_0 op in_1) op in_2) ...}, element by element: the
+ * result is the same on every rank and equal to {@link dev.ferry.spi.HostReduction}'s fold.
+ */
+final class IpcCollectives {
+    private static final int OFFER = 64 + 4 * 8;
+    /**
+     * A record: state, device, need and root, whether the rank can take the short allReduce, where
+     * its GPU sits on the PCI bus, the offers of buffers A and B, the handle of the rank's
+     * interprocess event (zeros: none).
+     */
+    private static final int SHORT = 16, PCI = 20, A = 24, B = A + OFFER, EVENT = B + OFFER, RECORD = EVENT + 64;
+    /** Record states: some buffer in host memory (not a device collective), eligible, device memory that cannot take the path. */
+    private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
+
+    private static final System.Logger LOG = System.getLogger("dev.ferry.collectives");
+
+    private final Group comm;
+    private final NodeIpc rt;
+    private final boolean applicable;
+    private final HostBuffer mine;
+    private final HostBuffer all;
+    private final HostBuffer flagIn;
+    private final HostBuffer flagOut;
+    private String lastRefusal;
+    private boolean warnedExport;
+    /** TRUE once every rank mapped every peer (over one or more calls), FALSE once a rank could not map: null until either. */
+    private Boolean verified;
+    /** reached[r][p]: rank r mapped rank p's memory in a call that every rank agreed on (null before the first). */
+    private boolean[][] reached;
+    /** This rank's interprocess event (recorded after its part of each call) on {@link #eventDevice}, and its handle; null when CUDA gave none. */
+    private CudaEvent done;
+    private int eventDevice = -1;
+    private byte[] doneHandle;
+    /** False once a rank could not make or open an interprocess event: every call then ends with a stream synchronize and a barrier. */
+    private boolean events = true;
+    /**
+     * Whether this rank offers its event: off by default, since ending on events was no faster than a
+     * stream synchronize and the board's barrier at 8 B and slower at 1 MiB (ranks sharing an H100
+     * under MPS, 2 and 4 ranks: bench/results/2026-11-24-h100x1-mps-transport-spi.md).
+     */
+    private volatile boolean offerEvents;
+    /** The short allReduce met on the GPU: made at its first call; null before, or for good once {@link #shortOff}. */
+    private ShortAllReduce shortPath;
+    /** True once the ranks agreed that the short allReduce cannot run (a rank could not make or map a scratch). */
+    private boolean shortOff;
+    /** Whether this rank offers the short allReduce (on unless a measurement turns it off; a call takes it only when every rank offers it). */
+    private volatile boolean offerShort = true;
+    /** Shared host memory of the node's ranks for the records and the closing barrier (made at the first call); null: through MPI. */
+    private NodeBoard board;
+    private boolean boardTried;
+    /** The peers' events as opened here, by rank, with the handles they were opened from. */
+    private final CudaEvent[] peerEvents;
+    private final byte[][] peerHandles;
+
+    IpcCollectives(Group comm, NodeIpc ipc) {
+        this.comm = comm;
+        this.rt = ipc;
+        this.applicable = comm.size() > 1 && ipc.enabled() && comm.topology().oneNode() && comm.topology().ipcEverywhere();
+        this.mine = applicable ? HostBuffer.allocate(RECORD) : null;
+        this.all = applicable ? HostBuffer.allocate((long) RECORD * comm.size()) : null;
+        this.flagIn = applicable ? HostBuffer.allocate(8) : null;
+        this.flagOut = applicable ? HostBuffer.allocate(8) : null;
+        this.peerEvents = new CudaEvent[comm.size()];
+        this.peerHandles = new byte[comm.size()][];
+    }
+
+    /** Whether a call may take this path at all (same answer on every rank: from settings and the peer table). */
+    boolean applicable() {
+        return applicable;
+    }
+
+    void close() {
+        for (HostBuffer h : new HostBuffer[] {mine, all, flagIn, flagOut}) {
+            if (h != null) h.close();
+        }
+        if (shortPath != null) shortPath.close();
+        shortPath = null;
+        closeEvents();
+        if (board != null) board.close();
+        board = null;
+    }
+
+    /** The node's board, made at the first call that gets this far (collective: every rank makes the same calls). */
+    private NodeBoard board() {
+        if (!boardTried) {
+            boardTried = true;
+            board = NodeBoard.open(comm.mover(), RECORD, comm::progress);
+        }
+        return board;
+    }
+
+    /** Every rank's record of this call into {@code all}: through the node's board, or one allGather. */
+    private void exchangeRecords() {
+        NodeBoard b = board();
+        if (b != null) {
+            b.exchange(mine.segment(), all.segment(), RECORD, comm::progress);
+            rt.count("boardRounds");
+        } else {
+            comm.progress();
+            comm.mover().allGather(mine, all, RECORD, DataType.BYTE);
+        }
+    }
+
+    /** The closing meeting of a call: on the node's board, or one MPI barrier. */
+    private void meet() {
+        if (board != null) {
+            board.barrier(comm::progress);
+        } else {
+            comm.progress();
+            comm.mover().barrier();
+        }
+    }
+
+    private void closeEvents() {
+        for (int r = 0; r < peerEvents.length; r++) {
+            if (peerEvents[r] != null) peerEvents[r].close();
+            peerEvents[r] = null;
+            peerHandles[r] = null;
+        }
+        if (done != null) done.close();
+        done = null;
+        doneHandle = null;
+        eventDevice = -1;
+    }
+
+    /** This rank's interprocess event on {@code device} (made on first use); null when CUDA cannot make one (events then stay off). */
+    private byte[] eventHandle(int device) {
+        if (!events || !offerEvents) return null;
+        if (eventDevice != device) {
+            closeEvents();
+            try {
+                done = CudaIpc.newInterprocessEvent(device);
+                doneHandle = CudaIpc.exportEvent(done);
+                eventDevice = device;
+            } catch (CudaException e) {
+                closeEvents();
+                events = false;
+                LOG.log(System.Logger.Level.WARNING, "rank " + comm.rank() + ": no interprocess CUDA event (" + e.getMessage()
+                        + "); IPC collectives end with a stream synchronize and a barrier instead");
+                return null;
+            }
+        }
+        return doneHandle;
+    }
+
+    /** Opens (once per handle) rank {@code r}'s event from its record at {@code at}. */
+    private void openPeerEvent(MemorySegment s, long at, int r, int device) {
+        byte[] h = handleAt(s, at);
+        if (peerEvents[r] != null && java.util.Arrays.equals(h, peerHandles[r])) return;
+        if (peerEvents[r] != null) peerEvents[r].close();
+        peerEvents[r] = null;
+        peerEvents[r] = CudaIpc.openEvent(h, device);
+        peerHandles[r] = h;
+    }
+
+    /** The 64-byte IPC handle (of memory or of an event) at {@code at} of the records. */
+    private static byte[] handleAt(MemorySegment s, long at) {
+        byte[] h = new byte[64];
+        MemorySegment.copy(s, at, MemorySegment.ofArray(h), 0, 64);
+        return h;
+    }
+
+    private static boolean zero(MemorySegment s, long at, int bytes) {
+        for (int i = 0; i < bytes; i++) {
+            if (s.get(ValueLayout.JAVA_BYTE, at + i) != 0) return false;
+        }
+        return true;
+    }
+
+    // ---- the operations: true when carried here, false: every rank stages instead ------------
+
+    /**
+     * The short allReduce met on the GPU ({@link ShortAllReduce}): true when carried, false when every
+     * rank takes another algorithm (a rank's buffers cannot, or the kernels cannot meet here).
+     */
+    boolean shortAllReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+        if (!applicable || shortOff) { // once agreed off, no second exchange of records
+            return false;
+        }
+        Boolean done = shortAllReduceOnce(send, recv, count, type, op);
+        return done != null && done;
+    }
+
+    /** allReduce: every rank folds all inputs into its result ({@code sliced} false), or reduce-scatter then all-gather, fused. */
+    boolean allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, boolean sliced) {
+        Call c = begin("allReduce", send, recv, type, count, true, sliced ? Need.A_AND_B : Need.A, -1);
+        if (c == null) return false;
+        try {
+            int n = comm.size(), me = comm.rank();
+            int size = type.size();
+            if (!sliced) {
+                long[] sources = new long[n];
+                for (int r = 0; r < n; r++) sources[r] = c.a[r];
+                DeviceReduction.reduce(type, op, recv.address(), sources, count, c.stream);
+                rt.count("gpuReductions");
+            } else {
+                long[] slice = slice(count, type, me, n);
+                if (slice[1] > 0) {
+                    long off = slice[0] * size, len = slice[1] * size;
+                    long[] sources = new long[n];
+                    for (int r = 0; r < n; r++) sources[r] = c.a[r] + off;
+                    DeviceReduction.reduce(type, op, recv.address() + off, sources, slice[1], c.stream);
+                    rt.count("gpuReductions");
+                    for (int k = 1; k < n; k++) {
+                        int r = (me + k) % n; // every rank starts with a different peer
+                        Cuda.copyAsync(c.b[r] + off, recv.address() + off, len, c.stream);
+                    }
+                }
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    /**
+     * The short allReduce, the ranks meeting on the GPU ({@link ShortAllReduce}) after one exchange of
+     * records: true when carried, false when every rank stages the call, null when the regular path
+     * decides (some rank does not offer the short one, or it could not be set up).
+     */
+    private Boolean shortAllReduceOnce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+        int n = comm.size();
+        Eligibility e = eligibility(send, recv, type, true);
+        boolean offer = e.state == ELIGIBLE && offerShort && (shortPath == null || shortPath.device() == e.device);
+        MemorySegment m = mine.segment();
+        m.fill((byte) 0);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, SHORT, offer ? 1 : 0);
+        if (!exchangeAndAgree("allReduce", e.state, e.device, Need.NOTHING, -1, e.why)) {
+            return false;
+        }
+        int offers = 0;
+        for (int r = 0; r < n; r++) offers += all.segment().get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + SHORT);
+        if (offers < n) {
+            return null;
+        }
+        if (shortPath == null) {
+            shortPath = ShortAllReduce.open(comm, rt, e.device);
+            if (shortPath == null) {
+                shortOff = true;
+                return null;
+            }
+        }
+        shortPath.allReduce(send.address(), recv.address(), count, type, op, rt.collectiveStream(e.device));
+        rt.count("ipcCollectives");
+        return true;
+    }
+
+    /** reduce: the root folds all inputs ({@code sliced} false), or rank r folds slice r straight into the root's result. */
+    boolean reduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, int root, boolean sliced) {
+        Call c = begin("reduce", send, recv, type, count, true, sliced ? Need.A_AND_ROOT_B : (comm.rank() == root ? Need.A : Need.NOTHING), root);
+        if (c == null) return false;
+        try {
+            int n = comm.size(), me = comm.rank();
+            int size = type.size();
+            if (!sliced) {
+                if (me == root) {
+                    DeviceReduction.reduce(type, op, recv.address(), c.a.clone(), count, c.stream);
+                    rt.count("gpuReductions");
+                }
+            } else {
+                long[] slice = slice(count, type, me, n);
+                if (slice[1] > 0) {
+                    long off = slice[0] * size;
+                    long[] sources = new long[n];
+                    for (int r = 0; r < n; r++) sources[r] = c.a[r] + off;
+                    long out = me == root ? recv.address() : c.b[root];
+                    DeviceReduction.reduce(type, op, out + off, sources, slice[1], c.stream);
+                    rt.count("gpuReductions");
+                }
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    /**
+     * reduceScatter (and reduceScatterBlock): every rank folds its block of every rank's send buffer,
+     * in rank order, into its receive buffer, on its GPU.
+     */
+    boolean reduceScatter(Buffer send, Buffer recv, dev.ferry.spi.Blocks blocks, DataType type, ReduceOp op) {
+        Call c = begin("reduceScatter", send, recv, type, blocks.total(), true, Need.A, -1);
+        if (c == null) return false;
+        try {
+            int n = comm.size(), me = comm.rank();
+            long mine = blocks.count(me);
+            if (mine > 0) {
+                long off = blocks.byteOffset(me, type);
+                long[] sources = new long[n];
+                for (int r = 0; r < n; r++) sources[r] = c.a[r] + off;
+                DeviceReduction.reduce(type, op, recv.address(), sources, mine, c.stream);
+                rt.count("gpuReductions");
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    boolean broadcast(Buffer buffer, long count, DataType type, int root) {
+        Call c = begin("broadcast", buffer, null, type, count, false, comm.rank() == root ? Need.NOTHING : Need.ROOT_A, root);
+        if (c == null) return false;
+        try {
+            if (comm.rank() != root) {
+                Cuda.copyAsync(buffer.address(), c.a[root], type.bytes(count), c.stream);
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    boolean allGather(Buffer send, Buffer recv, long count, DataType type) {
+        return pullFromEveryRank("allGather", send, recv, type.bytes(count), false);
+    }
+
+    boolean allToAll(Buffer send, Buffer recv, long count, DataType type) {
+        return pullFromEveryRank("allToAll", send, recv, type.bytes(count), true);
+    }
+
+    /**
+     * Every rank copies, from every rank r (starting with the next one, so that the ranks do not all
+     * read one peer at once), a block into block r of its receive buffer: r's whole send buffer
+     * (allGather), or block {@code me} of it ({@code blockOfMine}: allToAll).
+     */
+    private boolean pullFromEveryRank(String what, Buffer send, Buffer recv, long block, boolean blockOfMine) {
+        Call c = begin(what, send, recv, DataType.BYTE, block, false, Need.A, -1);
+        if (c == null) return false;
+        try {
+            int n = comm.size(), me = comm.rank();
+            for (int k = 0; k < n; k++) {
+                int r = (me + k) % n;
+                Cuda.copyAsync(recv.address() + block * r, c.a[r] + (blockOfMine ? block * me : 0), block, c.stream);
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    boolean gather(Buffer send, Buffer recv, long count, DataType type, int root) {
+        // the root pulls every rank's send buffer into its block of the receive buffer
+        boolean isRoot = comm.rank() == root;
+        Call c = begin("gather", send, isRoot ? recv : null, type, count, false, isRoot ? Need.A : Need.NOTHING, root);
+        if (c == null) return false;
+        try {
+            if (isRoot) {
+                int n = comm.size();
+                long block = type.bytes(count);
+                for (int r = 0; r < n; r++) {
+                    Cuda.copyAsync(recv.address() + block * r, c.a[r], block, c.stream);
+                }
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    boolean scatter(Buffer send, Buffer recv, long count, DataType type, int root) {
+        // every rank pulls its block of the root's send buffer
+        boolean isRoot = comm.rank() == root;
+        Call c = begin("scatter", isRoot ? send : recv, isRoot ? recv : null, type, count, false, isRoot ? Need.NOTHING : Need.ROOT_A, root);
+        if (c == null) return false;
+        try {
+            long block = type.bytes(count);
+            if (isRoot) {
+                Cuda.copyAsync(recv.address(), send.address() + block * root, block, c.stream);
+            } else {
+                Cuda.copyAsync(recv.address(), c.a[root] + block * comm.rank(), block, c.stream);
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
+    }
+
+    /** Elements {@code [first, first + length)} of rank {@code r}'s slice ({@link dev.ferry.spi.Blocks#sliced}). */
+    static long[] slice(long count, DataType type, int r, int n) {
+        dev.ferry.spi.Blocks b = dev.ferry.spi.Blocks.sliced(count, type, n);
+        return new long[] {b.displacement(r), b.count(r)};
+    }
+
+    // ---- one call: records, mappings, the stream, the closing barrier ------------------------
+
+    /** Which peers' buffers a rank maps: none, everyone's A, the root's A, everyone's A and B, everyone's A and the root's B. */
+    private enum Need {
+        NOTHING, A, ROOT_A, A_AND_B, A_AND_ROOT_B
+    }
+
+    private static final Need[] NEEDS = Need.values();
+
+    /** A call on the IPC path: every rank's A and B buffer addresses in this process (own or mapped), and what to release. */
+    private final class Call {
+        final long[] a, b;
+        final CudaStream stream;
+        final List<CudaIpcCache.Mapping> mapped = new ArrayList<>();
+        /** Every rank has an interprocess event and this rank opened every peer's. */
+        boolean withEvents;
+
+        Call(int n, CudaStream stream) {
+            this.a = new long[n];
+            this.b = new long[n];
+            this.stream = stream;
+        }
+
+        /**
+         * Waits for every rank's part, after which no rank touches another's memory. With events: this
+         * rank records its event after its part, meets the others in a host barrier (while the GPU
+         * works), then waits for every rank's event, its own last; each rank recorded before the
+         * barrier, so every wait is for this call's work. Without: a stream synchronize, then the barrier.
+         */
+        void finish() {
+            if (withEvents) {
+                done.record(stream);
+                meet();
+                for (int r = 0; r < peerEvents.length; r++) {
+                    if (r != comm.rank()) peerEvents[r].synchronize();
+                }
+                done.synchronize();
+                rt.count("ipcEventWaits");
+            } else {
+                stream.synchronize();
+                meet();
+            }
+            rt.count("ipcCollectives");
+        }
+
+        void release() {
+            for (CudaIpcCache.Mapping m : mapped) rt.mappings().release(m);
+            mapped.clear();
+        }
+    }
+
+    /**
+     * Exchanges the records and maps what this rank needs; null when the call stages instead (the same
+     * answer on every rank). {@code a} is the send buffer (or the broadcast buffer), {@code b} the
+     * receive buffer (null at a rank that has none); {@code reduces}: the call reduces (alignment
+     * matters); {@code need}: which peers' buffers this rank maps (B's handle is exported only when some
+     * rank maps it; it travels in the record with {@code root}, so that every rank knows which pairs a call maps).
+     */
+    private Call begin(String what, Buffer a, Buffer b, DataType type, long count, boolean reduces, Need need, int root) {
+        if (!applicable || count == 0) {
+            return null;
+        }
+        int n = comm.size(), me = comm.rank();
+        boolean exportB = need == Need.A_AND_B || need == Need.A_AND_ROOT_B;
+        // this rank's record
+        MemorySegment m = mine.segment();
+        m.fill((byte) 0);
+        Eligibility mineNow = eligibility(a, b, type, reduces);
+        String why = mineNow.why;
+        int device = mineNow.device;
+        int state = mineNow.state;
+        if (state == ELIGIBLE) {
+            IpcOffer oa = offer(a);
+            IpcOffer ob = b != null && exportB ? offer(b) : null;
+            if (oa == null || (b != null && exportB && ob == null)) {
+                state = REFUSED;
+                why = "CUDA cannot export the buffer's memory";
+            } else {
+                write(m, A, oa);
+                if (ob != null) write(m, B, ob);
+                byte[] h = eventHandle(device);
+                if (h != null) MemorySegment.copy(MemorySegment.ofArray(h), 0, m, EVENT, 64);
+            }
+        }
+        if (!exchangeAndAgree(what, state, device, need, root, why)) {
+            return null;
+        }
+        MemorySegment s = all.segment();
+        if (Boolean.FALSE.equals(verified)) {
+            return refuse(what, "a rank could not map or reach a peer's memory at the first IPC collective of this communicator");
+        }
+        // every pair this call maps already proven by an earlier agreement (the same answer on every rank, from the records)?
+        boolean agree = verified == null && !proven(s, n);
+        // map what this rank reads or writes
+        Call c = new Call(n, rt.collectiveStream(device));
+        boolean ok = true, eventsOk = events && offerEvents; // without this rank's offer its record holds no event
+        boolean eventFailed = false;
+        String failure = null;
+        for (int r = 0; r < n && eventsOk; r++) {
+            eventsOk = !zero(s, (long) r * RECORD + EVENT, 64);
+        }
+        if (eventsOk) {
+            try {
+                for (int r = 0; r < n; r++) {
+                    if (r != me) openPeerEvent(s, (long) r * RECORD + EVENT, r, device);
+                }
+            } catch (CudaException e) {
+                if (!agree) {
+                    c.release();
+                    throw new CudaException(what + ": cannot open a peer's interprocess CUDA event: " + e.getMessage(), 0);
+                }
+                eventsOk = false;
+                eventFailed = true;
+                LOG.log(System.Logger.Level.WARNING, "rank " + me + ": cannot open a peer's interprocess CUDA event (" + e.getMessage()
+                        + "); IPC collectives of this communicator end with a stream synchronize and a barrier instead");
+            }
+        }
+        try {
+            for (int r = 0; r < n; r++) {
+                boolean wantA = need == Need.A || need == Need.A_AND_B || need == Need.A_AND_ROOT_B || (need == Need.ROOT_A && r == root);
+                boolean wantB = need == Need.A_AND_B || (need == Need.A_AND_ROOT_B && r == root);
+                long at = (long) r * RECORD;
+                if (r == me) {
+                    c.a[r] = a.address();
+                    c.b[r] = b == null ? 0 : b.address();
+                    continue;
+                }
+                if (wantA) c.a[r] = map(c, s, at + A, r, device, agree);
+                if (wantB) c.b[r] = map(c, s, at + B, r, device, agree);
+            }
+        } catch (CudaException e) {
+            ok = false;
+            failure = e.getMessage();
+        }
+        if (agree) {
+            // until every pair of ranks has been proven (one mapped the other's memory and reaches its GPU):
+            // agree that every rank could map what it needed (after that, a failure is an error, not a fallback)
+            rt.count("ipcAgreements");
+            flagIn.segment().set(ValueLayout.JAVA_INT, 0, ok ? 1 : 0);
+            flagIn.segment().set(ValueLayout.JAVA_INT, 4, eventFailed ? 0 : 1);
+            comm.progress();
+            comm.mover().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MIN);
+            boolean everyoneMapped = flagOut.segment().get(ValueLayout.JAVA_INT, 0) == 1;
+            if (flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0) {
+                // a rank could not open a peer's event: all end this call without them, and no rank offers one again
+                // (events merely not offered, the default, change nothing: a later measurement may still offer them)
+                eventsOk = false;
+                events = false;
+            }
+            if (everyoneMapped && prove(s, n)) {
+                verified = Boolean.TRUE; // every pair proven: later calls skip this round
+            }
+            if (!everyoneMapped) {
+                verified = Boolean.FALSE;
+                c.release();
+                if (failure != null) {
+                    LOG.log(System.Logger.Level.WARNING, "rank " + me + ": CUDA IPC collectives are off for this communicator: " + failure);
+                }
+                return refuse(what, "a rank could not map or reach a peer's memory" + (failure != null ? " (here: " + failure + ")" : ""));
+            }
+        } else if (!ok) {
+            c.release();
+            throw new CudaException(what + " on the CUDA IPC path: " + failure, 0);
+        }
+        c.withEvents = eventsOk;
+        return c;
+    }
+
+    /**
+     * Completes this rank's record (state, device, need, root; the rest is written already), exchanges
+     * every rank's, and decides from them alike on every rank: true when every rank's buffers can take
+     * the path; false when some rank's are in host memory, or when some rank's cannot (under
+     * {@code ipc} that throws instead, on every rank).
+     */
+    private boolean exchangeAndAgree(String what, int state, int device, Need need, int root, String why) {
+        MemorySegment m = mine.segment();
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 0, state);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 4, device);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 8, need.ordinal());
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, 12, root);
+        m.set(ValueLayout.JAVA_INT_UNALIGNED, PCI, device < 0 ? 0 : Cuda.device(device).pciLocation());
+        exchangeRecords();
+        MemorySegment s = all.segment();
+        int host = 0, refused = 0;
+        for (int r = 0; r < comm.size(); r++) {
+            int st = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD);
+            if (st == HOST) host++;
+            if (st == REFUSED) refused++;
+        }
+        if (host > 0) {
+            return false;
+        }
+        if (refused > 0) {
+            refuse(what, refused + " rank(s) cannot take it" + (why != null ? " (here: " + why + ")" : ""));
+            return false;
+        }
+        return true;
+    }
+
+    /** Whether a rank's buffers can take this path: ELIGIBLE, HOST or REFUSED (and why), and their GPU (-1: none). */
+    private record Eligibility(int state, int device, String why) {
+    }
+
+    private static Eligibility eligibility(Buffer a, Buffer b, DataType type, boolean reduces) {
+        int device = -1;
+        for (Buffer x : new Buffer[] {a, b}) {
+            if (x == null) continue;
+            if (x.kind() != MemoryKind.DEVICE) {
+                return new Eligibility(x.kind().needsCuda() ? REFUSED : HOST, device, x.kind() + " memory");
+            }
+            if (device >= 0 && x.device() != device) {
+                return new Eligibility(REFUSED, device, "send and receive buffers on different GPUs");
+            }
+            device = x.device();
+            if (!Cuda.inPrimaryContext(x)) {
+                return new Eligibility(REFUSED, device, "memory of a context of the application's own, which Ferry's kernels cannot reach");
+            }
+            if (reduces && x.address() % DeviceReduction.alignment(type) != 0) {
+                return new Eligibility(REFUSED, device, "a buffer not aligned to " + DeviceReduction.alignment(type) + " bytes for " + type);
+            }
+        }
+        return new Eligibility(ELIGIBLE, device, null);
+    }
+
+    /** Whether rank {@code r} maps rank {@code p}'s memory in this call, from {@code r}'s record (its need and root). */
+    private static boolean maps(MemorySegment s, int r, int p) {
+        if (p == r) return false;
+        Need need = NEEDS[s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 8)];
+        int root = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 12);
+        return switch (need) {
+            case NOTHING -> false;
+            case ROOT_A -> p == root;
+            case A, A_AND_B, A_AND_ROOT_B -> true;
+        };
+    }
+
+    /** True when every pair that this call maps was proven by an earlier agreement. */
+    private boolean proven(MemorySegment s, int n) {
+        for (int r = 0; r < n; r++) {
+            for (int p = 0; p < n; p++) {
+                if (maps(s, r, p) && (reached == null || !reached[r][p])) return false;
+            }
+        }
+        return true;
+    }
+
+    /** Marks the pairs this call mapped as proven (every rank mapped its part); true once every pair is. */
+    private boolean prove(MemorySegment s, int n) {
+        if (reached == null) reached = new boolean[n][n];
+        boolean all = true;
+        for (int r = 0; r < n; r++) {
+            for (int p = 0; p < n; p++) {
+                if (maps(s, r, p)) reached[r][p] = true;
+                all &= p == r || reached[r][p];
+            }
+        }
+        return all;
+    }
+
+    /** Maps the buffer of the offer at {@code at} of rank {@code r}'s record on {@code device}; its address here. */
+    private long map(Call c, MemorySegment s, long at, int r, int device, boolean checkReach) {
+        byte[] handle = handleAt(s, at);
+        long base = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 64);
+        long size = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 72);
+        long offset = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 80);
+        long generation = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 88);
+        CudaIpcCache.Mapping mp = rt.mappings().acquire(comm.topology().nodeId()[r], comm.topology().pid()[r], handle, base, size, generation, device);
+        c.mapped.add(mp);
+        if (checkReach) {
+            // the kernels read and write the peer's memory directly: its GPU must be reachable from ours
+            // (by the peer's PCI location: a pointer mapped by IPC reports the importing GPU, and ordinals
+            // need not agree between processes)
+            int theirs = Cuda.ordinalAt(s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + PCI));
+            if (theirs < 0) {
+                throw new CudaException("rank " + r + "'s GPU is not visible to this process (CUDA_VISIBLE_DEVICES)", 0);
+            }
+            if (!Cuda.canAccessPeer(device, theirs) || !Cuda.enablePeerAccess(device, theirs)) {
+                throw new CudaException("GPU " + device + " cannot access GPU " + theirs + " (rank " + r + "'s memory) directly", 0);
+            }
+        }
+        return mp.at(offset);
+    }
+
+    private static void write(MemorySegment m, long at, IpcOffer o) {
+        MemorySegment.copy(MemorySegment.ofArray(o.handle()), 0, m, at, 64);
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 64, o.base());
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 72, o.size());
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 80, o.offset());
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, at + 88, o.generation());
+    }
+
+    /** The call takes another algorithm, on every rank alike (the planner's next, or an error when a setting forced this one). */
+    private Call refuse(String what, String why) {
+        lastRefusal = what + ": " + why;
+        return null;
+    }
+
+    /** Why the last call that could not take this path could not (for the planner's message), or null. */
+    String lastRefusal() {
+        return lastRefusal;
+    }
+
+    /** This rank's IPC offer for {@code b}, or null when CUDA cannot export its memory (said once). */
+    private IpcOffer offer(Buffer b) {
+        try {
+            return rt.offer((DeviceBuffer) b);
+        } catch (CudaException e) {
+            if (!warnedExport) {
+                warnedExport = true;
+                LOG.log(System.Logger.Level.WARNING, "rank " + comm.rank() + " cannot export its device memory by CUDA IPC (" + e.getMessage()
+                        + "); such collectives take another algorithm");
+            }
+            return null;
+        }
+    }
+
+    /** Offers the short allReduce from the next call on, or not (a call takes it only when every rank offers it). */
+    void offerShort(boolean on) {
+        offerShort = on;
+    }
+
+    /** Offers this rank's event from the next call on, or not (a call ends on events only when every rank offers one). */
+    void offerEvents(boolean on) {
+        offerEvents = on;
+    }
+
+    /** Whether the first call that mapped found every peer reachable: null before it (for tests and reports). */
+    Boolean verified() {
+        return verified;
+    }
+}

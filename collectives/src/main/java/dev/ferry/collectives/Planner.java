@@ -1,0 +1,256 @@
+package dev.ferry.collectives;
+
+import dev.ferry.InvalidSettingException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The one place that decides how a collective moves, for one communicator: among the algorithms
+ * that carry the call and fit its {@link Shape} and the communicator's {@link Topology}, the one
+ * the {@link CostTable} times fastest (or, where no table applies, the first by
+ * {@link Algorithm#preference()}); {@code ferry.collectives} names one instead.
+ *
+ * <p>A plan is the chosen algorithm followed by the cheaper-to-agree fallbacks up to the first that
+ * takes any buffers ({@link Algorithm.Agreement#NONE}): where the chosen one needs every rank's
+ * buffers to suit it and some rank's do not (MPI lets ranks pass different kinds of memory), every
+ * rank moves on to the next alike. Plans depend only on what every rank knows alike, so the ranks
+ * choose the same without a message; the only round a call may add is the agreement of
+ * {@link Group#everyRank}, where an algorithm asks for it.
+ */
+public final class Planner implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("dev.ferry.collectives");
+    private static final int PLANS_KEPT = 4096;
+
+    private final Group group;
+    private final List<Algorithm> algorithms;
+    private CostTable table;
+    private CostTable.Setting setting;
+    private final String backend;
+    private final Map<String, Algorithm> forced = new LinkedHashMap<>();
+    private String forcedText;
+    /** The algorithm the backend asks for where it fits ({@link dev.ferry.spi.Transport#preferredAlgorithm}), or null. */
+    private final Algorithm preferred;
+    /** {@code ferry.collectives.uniformBuffers}: votes are each rank's own answer. */
+    private final boolean uniform;
+    private final Map<Shape, Algorithm[]> plans = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Shape, Algorithm[]> e) {
+            return size() > PLANS_KEPT;
+        }
+    };
+    /** The algorithm of this thread's last call (for call events and tests). */
+    private static final ThreadLocal<String> LAST = new ThreadLocal<>();
+
+    /**
+     * A planner over {@code algorithms} for the communicator of {@code group} under backend
+     * {@code backend}; {@code choice} is {@code ferry.collectives} parsed (null: none), checked here
+     * against the algorithms' names.
+     */
+    Planner(Group group, List<Algorithm> algorithms, CostTable table, String backend, Map<String, String> choice, String choiceText, boolean uniform) {
+        this.group = group;
+        this.algorithms = List.copyOf(algorithms);
+        this.table = table;
+        this.backend = backend;
+        this.setting = table.closest(group.topology(), backend);
+        this.forcedText = choiceText;
+        this.uniform = uniform;
+        String wanted = group.mover().preferredAlgorithm();
+        this.preferred = wanted == null ? null : byName(wanted);
+        force(choice, choiceText);
+    }
+
+    /**
+     * Runs the collectives {@code choice} names (as {@code ferry.collectives} parsed; null: none) on
+     * the algorithms it names from the next call on, on this communicator; checked as the setting
+     * is. For measurements and tests ({@link CollectivesDiagnostics#force}); call it on every rank alike.
+     */
+    synchronized void force(Map<String, String> choice, String choiceText) {
+        forced.clear();
+        plans.clear();
+        forcedText = choiceText;
+        if (choice != null) {
+            for (Map.Entry<String, String> e : choice.entrySet()) {
+                Algorithm a = byName(e.getValue());
+                if (a == null) {
+                    throw new InvalidSettingException(CollectivesSettings.COLLECTIVES.key(), choiceText, CollectivesSettings.COLLECTIVES.key() + "='"
+                            + choiceText + "' names no algorithm '" + e.getValue() + "'; the algorithms here: " + names());
+                }
+                if (!e.getKey().equals("*") && !a.carries(Collective.byLabel(e.getKey()))) {
+                    throw new InvalidSettingException(CollectivesSettings.COLLECTIVES.key(), choiceText, CollectivesSettings.COLLECTIVES.key() + "='"
+                            + choiceText + "': algorithm " + a.name() + " does not run " + e.getKey());
+                }
+                forced.put(e.getKey(), a);
+            }
+        }
+    }
+
+    /** Plans from {@code first}'s measurements ahead of the current table's, from the next call on (measurements and tests). */
+    synchronized void useTable(CostTable first) {
+        table = table.withFirst(first);
+        setting = table.closest(group.topology(), backend);
+        plans.clear();
+    }
+
+    /** The algorithm named {@code name}, or null. */
+    public Algorithm byName(String name) {
+        for (Algorithm a : algorithms) {
+            if (a.name().equals(name.toLowerCase(Locale.ROOT))) return a;
+        }
+        return null;
+    }
+
+    /** The names of the algorithms of this communicator. */
+    public String names() {
+        return String.join(", ", algorithms.stream().map(Algorithm::name).toList());
+    }
+
+    public List<Algorithm> algorithms() {
+        return algorithms;
+    }
+
+    /** The measured setting whose costs this communicator uses (null: no table applies). */
+    public synchronized CostTable.Setting setting() {
+        return setting;
+    }
+
+    public Topology topology() {
+        return group.topology();
+    }
+
+    /** The algorithm {@code ferry.collectives} names for {@code c}, or null. */
+    private synchronized Algorithm forced(Collective c) {
+        Algorithm a = forced.get(c.label());
+        if (a == null) {
+            a = forced.get("*");
+            if (a != null && !a.carries(c)) a = null;
+        }
+        return a;
+    }
+
+    /** The cost of {@code a} for {@code s} in microseconds from the table; NaN when not measured. */
+    public synchronized double cost(Algorithm a, Shape s) {
+        return table.micros(setting, a.name(), s);
+    }
+
+    /** The algorithms to try for calls of {@code s}, best first, ending with one that takes any buffers. */
+    public synchronized Algorithm[] plan(Shape s) {
+        Algorithm[] p = plans.get(s);
+        if (p == null) {
+            p = decide(s);
+            plans.put(s, p);
+        }
+        return p;
+    }
+
+    private Algorithm[] decide(Shape s) {
+        Topology t = group.topology();
+        Algorithm f = forced(s.collective());
+        if (f != null) {
+            String why = f.unfit(s, t);
+            if (why != null) {
+                throw new InvalidSettingException(CollectivesSettings.COLLECTIVES.key(), forcedText, CollectivesSettings.COLLECTIVES.key() + "='"
+                        + forcedText + "': " + f.name() + " cannot run " + s + " on " + t.describe() + ": " + why);
+            }
+            return new Algorithm[] {f};
+        }
+        List<Algorithm> fit = new ArrayList<>();
+        for (Algorithm a : algorithms) {
+            if (a.carries(s.collective()) && a.unfit(s, t) == null) fit.add(a);
+        }
+        fit.sort(Comparator.comparingDouble((Algorithm a) -> {
+            double c = cost(a, s);
+            return Double.isNaN(c) ? Double.POSITIVE_INFINITY : c;
+        }).thenComparingInt(Algorithm::preference));
+        if (preferred != null && fit.remove(preferred)) {
+            fit.add(0, preferred);
+        }
+        List<Algorithm> order = new ArrayList<>();
+        for (Algorithm a : fit) {
+            order.add(a);
+            if (a.agreement() == Algorithm.Agreement.NONE) break;
+        }
+        if (order.isEmpty() || order.get(order.size() - 1).agreement() != Algorithm.Agreement.NONE) {
+            throw new IllegalStateException("no algorithm that takes any buffers runs " + s + " on " + t.describe() + " (algorithms: " + names() + ")");
+        }
+        return order.toArray(new Algorithm[0]);
+    }
+
+    /** Runs {@code call} on the first algorithm of its plan that every rank's buffers suit. */
+    public void run(CollectiveCall call) {
+        Algorithm[] order = plan(call.shape());
+        boolean chosenBySetting = order.length == 1 && forced(call.collective()) != null;
+        for (Algorithm a : order) {
+            if (a.agreement() == Algorithm.Agreement.VOTE && !(uniform ? a.takes(call) : group.everyRank(a.takes(call)))) {
+                if (chosenBySetting) throw declined(a, call);
+                continue;
+            }
+            if (a.run(call)) {
+                LAST.set(a.name());
+                if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
+                    LOG.log(System.Logger.Level.DEBUG, () -> "rank " + group.rank() + ": " + call + " on " + a.name() + explain(a, call.shape()));
+                }
+                return;
+            }
+            if (chosenBySetting) throw declined(a, call);
+        }
+        throw new IllegalStateException("every algorithm of the plan declined " + call);
+    }
+
+    private InvalidSettingException declined(Algorithm a, CollectiveCall call) {
+        return new InvalidSettingException(CollectivesSettings.COLLECTIVES.key(), forcedText, CollectivesSettings.COLLECTIVES.key() + "='" + forcedText
+                + "': " + a.name() + " cannot run this " + call + ": the buffers of some rank do not suit it (" + a.description() + ")");
+    }
+
+    private String explain(Algorithm a, Shape s) {
+        double c = cost(a, s);
+        return Double.isNaN(c) ? " (no measured cost; by preference)" : String.format(Locale.ROOT, " (%.1f us measured, table %s)", c, setting);
+    }
+
+    /** The algorithm that ran this thread's last collective on any communicator, or null. */
+    public static String lastAlgorithm() {
+        return LAST.get();
+    }
+
+    /**
+     * The plan of every collective for {@code sizes}, one line per collective: what runs at each
+     * size when every rank passes device memory, for {@code ferry doctor}.
+     */
+    public List<String> describe(long[] sizes, dev.ferry.DataType type) {
+        List<String> out = new ArrayList<>();
+        out.add("topology: " + group.topology().describe() + "; costs: " + (setting == null ? "no measured table for this placement (by preference)"
+                : setting + " (" + table.origin(setting) + ")") + (forcedText != null ? "; ferry.collectives=" + forcedText : ""));
+        for (Collective c : Collective.values()) {
+            if (c.vector()) continue;
+            StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-14s", c.label()));
+            for (long b : sizes) {
+                Shape s = new Shape(c, type, c.reduces() ? dev.ferry.ReduceOp.SUM : null, b, 0);
+                String name;
+                try {
+                    name = plan(s)[0].name();
+                } catch (RuntimeException e) {
+                    name = "(" + e.getClass().getSimpleName() + ")";
+                }
+                sb.append(' ').append(Sizes.label(b)).append(':').append(name);
+            }
+            out.add(sb.toString());
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        RuntimeException first = null;
+        for (Algorithm a : algorithms) {
+            try {
+                a.close();
+            } catch (RuntimeException e) {
+                if (first == null) first = e; else first.addSuppressed(e);
+            }
+        }
+        if (first != null) throw first;
+    }
+}

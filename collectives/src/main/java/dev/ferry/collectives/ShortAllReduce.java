@@ -1,0 +1,280 @@
+package dev.ferry.collectives;
+
+import dev.ferry.CudaException;
+import dev.ferry.DataType;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.HostBuffer;
+import dev.ferry.ReduceOp;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.cuda.CudaIpc;
+import dev.ferry.collectives.ipc.NodeIpc;
+import dev.ferry.cuda.CudaStream;
+import dev.ferry.cuda.DeviceReduction;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The short allReduce of device buffers among the ranks of a node: one kernel per rank and call,
+ * the ranks meeting on the GPU ({@link DeviceReduction#allReduceShort}), so that a call costs one
+ * launch and one wait for the kernel's status word in pinned memory, with no host round between the
+ * ranks after the call's records and no closing barrier.
+ *
+ * <p>Each rank owns a scratch in device memory (a header of flags and two slots of
+ * {@link #SLOT_BYTES}), made and mapped by every peer once, at the first short call of the
+ * communicator: a collective step (one allGather of the handles and one agreement) whose answer is
+ * the same on every rank. A round copies the input into a slot, so no peer reads the caller's
+ * buffer after the call returns; the next round uses the other slot, and the one after that starts
+ * only after every rank has arrived in between, so a slot is never written while a peer may read it.
+ * The rounds are numbered alike on every rank: the calls that take this path are decided from
+ * records that every rank reads the same ({@link IpcCollectives}).
+ *
+ * <p>The ranks' kernels must run at once: ranks on different GPUs, or sharing one under CUDA MPS.
+ * Ranks that share a GPU without MPS take turns on it, so there the path is off from the start.
+ * A rank whose kernel waits too long for a peer ({@link #PATIENCE_NANOS}: a peer that has not
+ * launched yet, or a peer's process that is not running) returns to the host,
+ * polls the progress engine and launches again to wait, so a late peer delays the call but never
+ * holds the GPU. {@link #close} frees the scratch once every peer has acknowledged reading its last
+ * round.
+ */
+final class ShortAllReduce {
+
+    /** The largest allReduce this path carries, in bytes per rank (one slot). */
+    static final long SLOT_BYTES = 16 * 1024;
+    /**
+     * The scratch's size: its header and two slots, rounded up to 2 MiB. CUDA places smaller
+     * allocations in shared 2 MiB blocks and maps a block once per process, so a small scratch
+     * mapped by the peers would make them fail to map the application's buffers that land in its
+     * block (CUDA_ERROR_ALREADY_MAPPED, seen in the JMH bench); an allocation of 2 MiB has a block of its own.
+     */
+    static final long SCRATCH_BYTES = 2L << 20;
+    /** How long one launch waits on the GPU for the other ranks before it returns to the host. */
+    static final long PATIENCE_NANOS = 2_000_000L;
+    /** How long {@link #close} waits for the peers' acknowledgements before it frees the scratch anyway. */
+    private static final long CLOSE_NANOS = 5_000_000_000L;
+
+    private static final System.Logger LOG = System.getLogger("dev.ferry.collectives");
+
+    private final Group comm;
+    private final NodeIpc rt;
+    private final int device;
+    private final DeviceBuffer scratch;
+    /** Every rank's scratch as mapped here (this rank's own address at {@code me}). */
+    private final long[] scratches;
+    /** The peers' mapped allocations, to unmap (0 at {@code me}). */
+    private final long[] mapped;
+    /** Pinned: the kernel's status word at 0; the acknowledgements read back at close from 64. */
+    private final HostBuffer status;
+    /** Some rank's scratch is on another GPU: the kernel's flags need system-scope fences. */
+    private final boolean system;
+    private long round;
+    private boolean closed;
+
+    /** The status word before the kernel writes it (0: done; 1: it waited {@link #PATIENCE_NANOS} for a peer). */
+    private static final int PENDING = 2;
+
+    private static final java.lang.invoke.VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+
+    private ShortAllReduce(Group comm, NodeIpc rt, int device, DeviceBuffer scratch, long[] scratches, long[] mapped, HostBuffer status, boolean system) {
+        this.comm = comm;
+        this.rt = rt;
+        this.device = device;
+        this.scratch = scratch;
+        this.scratches = scratches;
+        this.mapped = mapped;
+        this.status = status;
+        this.system = system;
+    }
+
+    /** Whether an allReduce of {@code bytes} per rank among {@code ranks} ranks fits this path. */
+    static boolean fits(long bytes, int ranks) {
+        return bytes > 0 && bytes <= SLOT_BYTES && ranks >= 2 && ranks <= DeviceReduction.MAX_SOURCES;
+    }
+
+    /** The GPU of this rank's scratch: calls with buffers on another GPU take the regular IPC path. */
+    int device() {
+        return device;
+    }
+
+    /**
+     * Makes this rank's scratch on {@code device}, maps every peer's, and agrees with every rank that
+     * all of them could and that their kernels run at once (collective: every rank of {@code comm}
+     * calls it in the same call). Returns null on every rank when some rank could not (the reason
+     * printed by that rank), or when ranks share a GPU without MPS ({@link Cuda#mpsEnabled}).
+     */
+    static ShortAllReduce open(Group comm, NodeIpc rt, int device) {
+        int n = comm.size(), me = comm.rank();
+        // a record: the scratch's IPC handle, its offset, and where its GPU sits on the PCI bus (ordinals
+        // need not agree between processes, and a pointer mapped by IPC reports the importing GPU)
+        final int record = CudaIpc.HANDLE_BYTES + 16, pciAt = CudaIpc.HANDLE_BYTES + 8;
+        final int myPci = Cuda.device(device).pciLocation();
+        DeviceBuffer scratch = null;
+        HostBuffer status = null;
+        long[] scratches = new long[n];
+        long[] mapped = new long[n];
+        String failure = null;
+        try (HostBuffer mine = HostBuffer.allocate(record); HostBuffer all = HostBuffer.allocate((long) record * n);
+             HostBuffer flagIn = HostBuffer.allocate(12); HostBuffer flagOut = HostBuffer.allocate(12)) {
+            boolean oneGpu = true, sharesGpu = false;
+            try {
+                scratch = Cuda.allocate(device, SCRATCH_BYTES);
+                Cuda.fill(scratch, (byte) 0);
+                status = Cuda.allocatePinned(128);
+                status.segment().set(ValueLayout.JAVA_INT, 0, PENDING);
+                CudaIpc.Export e = CudaIpc.export(scratch);
+                MemorySegment.copy(MemorySegment.ofArray(e.handle()), 0, mine.segment(), 0, CudaIpc.HANDLE_BYTES);
+                mine.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, CudaIpc.HANDLE_BYTES, e.offset());
+                mine.segment().set(ValueLayout.JAVA_INT_UNALIGNED, pciAt, myPci);
+            } catch (CudaException e) {
+                failure = "cannot make its scratch: " + e.getMessage();
+                mine.segment().fill((byte) 0);
+            }
+            comm.progress();
+            comm.mover().allGather(mine, all, record, DataType.BYTE);
+            MemorySegment s = all.segment();
+            for (int r = 0; r < n && failure == null; r++) {
+                if (r == me) {
+                    scratches[r] = scratch.address();
+                    continue;
+                }
+                long at = (long) r * record;
+                byte[] handle = new byte[CudaIpc.HANDLE_BYTES];
+                MemorySegment.copy(s, at, MemorySegment.ofArray(handle), 0, CudaIpc.HANDLE_BYTES);
+                if (java.util.Arrays.equals(handle, new byte[CudaIpc.HANDLE_BYTES])) {
+                    failure = "rank " + r + " has no scratch";
+                    break;
+                }
+                try {
+                    mapped[r] = CudaIpc.open(handle, device);
+                    scratches[r] = mapped[r] + s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + CudaIpc.HANDLE_BYTES);
+                    int theirPci = s.get(ValueLayout.JAVA_INT_UNALIGNED, at + pciAt);
+                    int theirs = Cuda.ordinalAt(theirPci);
+                    oneGpu &= theirPci == myPci;
+                    sharesGpu |= theirPci == myPci;
+                    if (theirs < 0) {
+                        failure = "rank " + r + "'s GPU (PCI location " + Integer.toHexString(theirPci) + ") is not visible to this process";
+                    } else if (!Cuda.canAccessPeer(device, theirs) || !Cuda.enablePeerAccess(device, theirs)) {
+                        failure = "GPU " + device + " cannot access GPU " + theirs + " (rank " + r + "'s scratch) directly";
+                    }
+                } catch (CudaException e) {
+                    failure = "cannot map rank " + r + "'s scratch: " + e.getMessage();
+                }
+            }
+            // ranks that share a GPU meet there only under MPS: without it their contexts take turns, and
+            // a kernel waiting for a peer's would wait for the GPU's time slice (2.3 ms per call, measured)
+            boolean meets = !sharesGpu || Cuda.mpsEnabled(device);
+            flagIn.segment().set(ValueLayout.JAVA_INT, 0, failure == null ? 1 : 0);
+            flagIn.segment().set(ValueLayout.JAVA_INT, 4, oneGpu ? 1 : 0);
+            flagIn.segment().set(ValueLayout.JAVA_INT, 8, failure == null && meets ? 1 : 0);
+            comm.progress();
+            comm.mover().allReduce(flagIn, flagOut, 3, DataType.INT, ReduceOp.MIN);
+            if (flagOut.segment().get(ValueLayout.JAVA_INT, 8) == 1) {
+                boolean system = flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0;
+                return new ShortAllReduce(comm, rt, device, scratch, scratches, mapped, status, system);
+            }
+        }
+        if (failure != null) {
+            LOG.log(System.Logger.Level.WARNING, "rank " + me + ": the short allReduce on the GPU is off for this communicator: " + failure);
+        }
+        // no round ran: nobody reads this rank's scratch
+        for (int r = 0; r < n; r++) {
+            if (mapped[r] != 0) {
+                try {
+                    CudaIpc.close(mapped[r], device);
+                } catch (CudaException ignored) {
+                    // unmapping after a failed set-up: the path stays off either way
+                }
+            }
+        }
+        if (scratch != null) scratch.close();
+        if (status != null) status.close();
+        return null;
+    }
+
+    /**
+     * One round: {@code recv = fold of every rank's send}, {@code count} elements, on {@code stream};
+     * returns once the result is in {@code recv} (the kernel's last instructions may still run: the
+     * stream orders what follows on it, and the front orders the next call after the context).
+     */
+    void allReduce(long send, long recv, long count, DataType type, ReduceOp op, CudaStream stream) {
+        long seq = ++round;
+        MemorySegment st = status.segment();
+        boolean resume = false;
+        while (true) {
+            DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, seq, resume, system,
+                    status.address(), PATIENCE_NANOS, stream);
+            int s = awaitStatus(st, stream);
+            // armed for the next launch now, while the word's line is in this core's cache (the
+            // kernel wrote it last and writes nothing after it)
+            st.set(ValueLayout.JAVA_INT, 0, PENDING);
+            if (s == 0) {
+                break;
+            }
+            if (s != 1) {
+                throw new CudaException("the short allReduce kernel ended without a status (" + s + ") on rank " + comm.rank(), 0);
+            }
+            rt.count("shortAllReduceWaits");
+            comm.progress();
+            resume = true;
+        }
+        rt.count("shortAllReduces");
+        rt.count("gpuReductions");
+    }
+
+    /**
+     * Waits for the kernel's status word, which it writes last (after its result and its
+     * acknowledgements, fenced for every GPU that reads them): under MPS the word arrives several
+     * microseconds before a stream synchronize returns. The stream is queried now and then, so that a
+     * kernel that failed (and never wrote the word) is an exception, not a hang.
+     */
+    private static int awaitStatus(MemorySegment st, CudaStream stream) {
+        for (int spins = 1; ; spins++) {
+            int s = (int) INT.getAcquire(st, 0L);
+            if (s != PENDING) return s;
+            if ((spins & 1023) == 0 && stream.isIdle()) { // isIdle throws for a kernel that failed
+                return (int) INT.getAcquire(st, 0L);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Unmaps the peers' scratches and frees this rank's once every peer has acknowledged its last
+     * round (at most {@link #CLOSE_NANOS}; a peer silent that long has failed).
+     */
+    void close() {
+        if (closed) return;
+        closed = true;
+        int n = scratches.length, me = comm.rank();
+        RuntimeException error = null;
+        try {
+            long deadline = System.nanoTime() + CLOSE_NANOS;
+            MemorySegment acks = status.segment().asSlice(64, 64);
+            while (round > 0) {
+                Cuda.copy(status.address() + 64, scratch.address() + 64, 8L * n);
+                boolean all = true;
+                for (int r = 0; r < n; r++) {
+                    if (r != me && acks.getAtIndex(ValueLayout.JAVA_LONG, r) < round) all = false;
+                }
+                if (all || System.nanoTime() > deadline) break;
+                Thread.yield();
+            }
+        } catch (RuntimeException e) {
+            error = e;
+        }
+        for (int r = 0; r < n; r++) {
+            if (mapped[r] == 0) continue;
+            try {
+                CudaIpc.close(mapped[r], device);
+            } catch (RuntimeException e) {
+                if (error == null) error = e; else error.addSuppressed(e);
+            }
+        }
+        try {
+            scratch.close();
+        } catch (RuntimeException e) {
+            if (error == null) error = e; else error.addSuppressed(e);
+        }
+        status.close();
+        if (error != null) throw error;
+    }
+}

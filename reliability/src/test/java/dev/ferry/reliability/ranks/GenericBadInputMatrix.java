@@ -1,0 +1,7 @@
+package dev.ferry.reliability.ranks;
+
+import dev.ferry.testing.BadInputMatrix;
+
+/** The bad-input matrix on whichever backend {@code -Dferry.backend} names (for the runs under Slurm's srun). */
+public class GenericBadInputMatrix extends BadInputMatrix {
+}
