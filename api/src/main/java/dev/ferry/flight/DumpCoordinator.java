@@ -1,5 +1,6 @@
 package dev.ferry.flight;
 
+import dev.ferry.spi.MpiLifecycle;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -92,7 +93,7 @@ final class DumpCoordinator {
         try {
             dumpNow("SIGUSR1", false, false, true);
         } catch (RuntimeException | Error e) {
-            System.err.println("ferry: rank " + rank + ": the flight recorder could not write its dump: " + e);
+            MpiLifecycle.reportFault("ferry: rank " + rank + ": the flight recorder could not write its dump: " + e);
         }
     }
 
@@ -104,7 +105,7 @@ final class DumpCoordinator {
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException e) {
-                System.err.println("ferry: rank " + rank + ": the flight recorder's watcher failed: " + e);
+                MpiLifecycle.reportFault("ferry: rank " + rank + ": the flight recorder's watcher failed: " + e);
             }
         }
     }
@@ -177,7 +178,7 @@ final class DumpCoordinator {
             String text = RankDump.render(job, rank, size, ownReason, asked, exiting);
             writeAtomically(dir.resolve("rank-" + rank + ".txt"), text);
         } catch (IOException e) {
-            System.err.println("ferry: rank " + rank + ": cannot write the flight-recorder dump into " + dir + ": " + e);
+            MpiLifecycle.reportFault("ferry: rank " + rank + ": cannot write the flight-recorder dump into " + dir + ": " + e);
         }
     }
 
@@ -189,7 +190,7 @@ final class DumpCoordinator {
             jobRequestSeen = jobRequest.lastModified();
             roundMillis = System.currentTimeMillis();
         } catch (IOException e) {
-            System.err.println("ferry: rank " + rank + ": cannot ask the other ranks for their dumps (" + jobRequest + "): " + e);
+            MpiLifecycle.reportFault("ferry: rank " + rank + ": cannot ask the other ranks for their dumps (" + jobRequest + "): " + e);
         }
     }
 
@@ -206,10 +207,9 @@ final class DumpCoordinator {
         try {
             String text = HangReport.build(dir);
             writeAtomically(dir.resolve(REPORT), text);
-            System.err.print("ferry: rank 0: hang report (" + dir.resolve(REPORT) + "):\n" + text);
-            System.err.flush();
+            MpiLifecycle.reportFault("ferry: rank 0: hang report (" + dir.resolve(REPORT) + "):\n" + text.stripTrailing());
         } catch (IOException | RuntimeException e) {
-            System.err.println("ferry: rank 0: cannot build the hang report from " + dir + ": " + e
+            MpiLifecycle.reportFault("ferry: rank 0: cannot build the hang report from " + dir + ": " + e
                     + " (./ferry hang-report " + dir + " builds it from the dumps)");
         }
     }

@@ -155,7 +155,7 @@ public final class FlightRecorder {
             }
             c.dumpNow(reason, abortFollows, exiting, false);
         } catch (RuntimeException | Error e) {
-            System.err.println("ferry: rank " + MpiLifecycle.worldRank() + ": the flight recorder could not write its dump: " + e);
+            MpiLifecycle.reportFault("ferry: rank " + MpiLifecycle.worldRank() + ": the flight recorder could not write its dump: " + e);
         }
     }
 

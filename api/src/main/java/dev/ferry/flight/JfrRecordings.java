@@ -1,5 +1,6 @@
 package dev.ferry.flight;
 
+import dev.ferry.spi.MpiLifecycle;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +33,7 @@ final class JfrRecordings {
                 r.dump(tmp); // then renamed: a dump cut short by the job's abort leaves the previous one whole
                 Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             } catch (IOException | RuntimeException e) {
-                System.err.println("ferry: cannot write JFR recording " + r.getName() + " to " + file + ": " + e);
+                MpiLifecycle.reportFault("ferry: cannot write JFR recording " + r.getName() + " to " + file + ": " + e);
             }
         }
     }
