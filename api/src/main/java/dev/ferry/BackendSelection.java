@@ -1,5 +1,6 @@
 package dev.ferry;
 
+import dev.ferry.flight.FlightRecorder;
 import dev.ferry.spi.Capability;
 import dev.ferry.spi.Launch;
 import dev.ferry.spi.OpenContext;
@@ -132,7 +133,9 @@ final class BackendSelection implements OpenContext {
     synchronized Communicator open(SelectionReport report) {
         decoration = null;
         self = probes.get(report.chosen());
+        FlightRecorder.checkSettings(); // a bad value fails before anything is opened
         Transport world = open(report.chosen());
+        FlightRecorder.start(world);
         return new CheckedCommunicator(planned(world));
     }
 

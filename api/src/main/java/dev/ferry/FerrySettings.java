@@ -50,6 +50,19 @@ public final class FerrySettings implements SettingsCatalog {
     /** {@code ferry.timeout.dump}: print every thread's stack after a timeout report. */
     public static final Setting<Boolean> TIMEOUT_DUMP = Setting.of(MODULE, "ferry.timeout.dump", Setting.BOOLEAN, false,
             "print every thread's stack after a timeout report");
+    /** {@code ferry.flight.ring}: operations the flight recorder keeps per communicator; 0: no recorder. */
+    public static final Setting<Integer> FLIGHT_RING = Setting.of(MODULE, "ferry.flight.ring",
+            new Setting.Parser<>("a whole number, 0 or more", s -> {
+                int n = Integer.parseInt(s);
+                if (n < 0) throw new IllegalArgumentException();
+                return n;
+            }), 64,
+            "the last operations the flight recorder keeps per communicator (rounded up to a power of two) for hang reports; "
+                    + "0: no flight recorder (no ring, no JFR events, no dumps)");
+    /** {@code ferry.flight.dir}: where ranks write their flight-recorder dumps and rank 0 its hang report. */
+    public static final Setting<String> FLIGHT_DIR = Setting.of(MODULE, "ferry.flight.dir", Setting.STRING, "ferry-flight",
+            "where every rank writes its flight-recorder dump (one folder per job, relative to the working directory) on a "
+                    + "timeout, an uncaught exception, a lost rank or a request, and rank 0 the hang report");
 
     /** {@code ferry.matchReceives}: which non-blocking receives Ferry matches before the MPI library receives into them. */
     public static final Setting<String> MATCH_RECEIVES = Setting.of(MODULE, "ferry.matchReceives", Setting.choice("device", "all"), "device",
@@ -60,6 +73,7 @@ public final class FerrySettings implements SettingsCatalog {
 
     @Override
     public List<Setting<?>> settings() {
-        return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP, MATCH_RECEIVES);
+        return List.of(BACKEND, LOG, DEVICE, THREADS, MPI, MPI_LARGE_COUNT, MAX_PIECE_BYTES, ABORT_ON_UNCAUGHT, TIMEOUT, TIMEOUT_ACTION, TIMEOUT_DUMP,
+                FLIGHT_RING, FLIGHT_DIR, MATCH_RECEIVES);
     }
 }

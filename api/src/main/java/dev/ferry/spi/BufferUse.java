@@ -23,6 +23,9 @@ final class BufferUse implements AutoCloseable {
     }
 
     static BufferUse of(Buffer... buffers) {
+        if (dev.ferry.flight.FlightRecorder.ON) {
+            dev.ferry.flight.CurrentCall.memory(buffers);
+        }
         Pins pins = new Pins(buffers);
         DeviceSupport.Scope scope = DeviceSupport.Scope.NONE;
         if (pins.device) {

@@ -8,6 +8,8 @@ import dev.ferry.DataType;
 import dev.ferry.Ferry;
 import dev.ferry.ThreadLevel;
 import dev.ferry.ThreadingException;
+import dev.ferry.flight.CurrentCall;
+import dev.ferry.flight.FlightRecorder;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.management.ManagementFactory;
@@ -28,9 +30,12 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>the exit path of {@link MpiLifecycle}: a JVM that exits while a thread is inside a call
  *       does not call MPI_Finalize (which would wait for ranks that wait for this one).</li>
  * </ul>
+ * and it hands every outermost call to the flight recorder ({@link FlightRecorder}: the
+ * communicator's ring of recent operations, JFR events), and a timeout to its dumps.
  *
- * <p>Cost per call: a thread-local lookup and two release stores (plain moves on x86); nothing
- * is allocated and no lock is taken. Nested calls (a backend calling Ferry's public API, e.g. on
+ * <p>Cost per call: a thread-local lookup and two release stores (plain moves on x86), and the
+ * flight recorder's entry (plain stores and one atomic increment; {@code ferry.flight.ring=0}
+ * skips it); nothing is allocated (unless JFR records Ferry's events) and no lock is taken. Nested calls (a backend calling Ferry's public API, e.g. on
  * an internal duplicate) count as the outermost call.
  */
 final class CallTracker {
@@ -71,6 +76,7 @@ final class CallTracker {
         DataType type;
         boolean heldSerial;
         CheckedCommunicator claimed;
+        final CurrentCall flight = FlightRecorder.ON ? CurrentCall.ofThisThread() : null;
         @SuppressWarnings("unused") // through SINCE
         private long since; // System.nanoTime() at entry, never 0 while inside; 0 when idle
         long reportedSince;
@@ -180,7 +186,12 @@ final class CallTracker {
         s.tag2 = tag2;
         s.count = count;
         s.type = type;
-        SINCE.setRelease(s, System.nanoTime() | 1L);
+        long now = System.nanoTime() | 1L;
+        if (FlightRecorder.ON) {
+            s.flight.begin(c == null ? null : c.flight, op.label, op.collective ? CurrentCall.Kind.COLLECTIVE
+                    : c != null ? CurrentCall.Kind.POINT_TO_POINT : CurrentCall.Kind.WAIT, subject, peer, tag, peer2, tag2, count, type, now);
+        }
+        SINCE.setRelease(s, now);
         if (WATCHDOG && watchdog == null) {
             startWatchdog();
         }
@@ -195,6 +206,9 @@ final class CallTracker {
     static void exit(Slot s) {
         if (--s.depth > 0) {
             return;
+        }
+        if (FlightRecorder.ON) {
+            s.flight.end();
         }
         SINCE.setRelease(s, 0L);
         s.subject = null;
@@ -338,6 +352,8 @@ final class CallTracker {
             }
         }
         MpiLifecycle.reportFault(sb.toString().stripTrailing());
+        FlightRecorder.dump("TIMEOUT: " + what + " in thread \"" + s.thread.getName() + "\" after " + String.format(Locale.ROOT, "%.1f", waitedNanos / 1e9)
+                + " s", ABORT);
         if (ABORT) {
             MpiLifecycle.abort(TIMEOUT_EXIT_CODE);
         }

@@ -52,6 +52,7 @@ public final class CheckedCommunicator implements Communicator {
     }
 
     private final long id = IDS.incrementAndGet();
+    final dev.ferry.flight.OperationRing flight = dev.ferry.flight.FlightRecorder.register(this); // named by the call that makes it
     private final Transport transport;
     private final String backend;
     private final int rank;

@@ -4,6 +4,7 @@ import dev.ferry.FerrySettings;
 import dev.ferry.Settings;
 import dev.ferry.Ferry;
 import dev.ferry.ThreadLevel;
+import dev.ferry.flight.FlightRecorder;
 
 /**
  * The end of an MPI process, done the same way by every binding: MPI_Finalize at JVM exit (or at
@@ -79,7 +80,7 @@ public final class MpiLifecycle {
                     e.printStackTrace();
                 }
                 if (aborts != null) {
-                    abortJob(aborts);
+                    abortJob(aborts, t, e);
                 }
             });
         }
@@ -145,9 +146,10 @@ public final class MpiLifecycle {
     /** How long the output gets to reach the launcher before MPI_Abort tears the job down. */
     private static final long FORWARD_OUTPUT_MILLIS = 200;
 
-    private static void abortJob(Binding b) {
+    private static void abortJob(Binding b, Thread t, Throwable e) {
         System.out.flush();
         System.err.flush();
+        FlightRecorder.dump("uncaught " + e + " in thread \"" + t.getName() + "\"", true);
         try {
             // MPI_Abort makes the launcher kill every rank; output still in its pipes from this rank
             // (the stack trace) was seen lost under MPICH's Hydra, so give it a moment to be forwarded
@@ -211,6 +213,7 @@ public final class MpiLifecycle {
         if (busy != null && binding != null && !finalized && !aborting) {
             reportFault("ferry: rank " + worldRank() + ": the JVM is exiting while " + busy + "; not calling MPI_Finalize, which "
                     + "would wait for ranks that wait for this one: the launcher ends the job");
+            FlightRecorder.dumpAtExit("exiting while " + busy);
             return;
         }
         try {
@@ -225,9 +228,10 @@ public final class MpiLifecycle {
      * this class's {@link System.Logger}; once the JVM is exiting, straight to stderr instead,
      * because the platform's logging closes its handlers in a shutdown hook of its own that runs
      * beside this one, and the report would be lost (it was, in two of three exits tried). Flushed
-     * either way: MPI_Abort or the launcher may end the process right after.
+     * either way: MPI_Abort or the launcher may end the process right after. Public for Ferry's
+     * other fault paths (the flight recorder's dumps and hang reports).
      */
-    static void reportFault(String text) {
+    public static void reportFault(String text) {
         if (exiting) {
             System.err.println(text);
         } else {

@@ -3,9 +3,15 @@ package dev.ferry.tools;
 import dev.ferry.BackendUnavailableException;
 import dev.ferry.Communicator;
 import dev.ferry.Ferry;
+import dev.ferry.FerrySettings;
 import dev.ferry.SelectionReport;
+import dev.ferry.Settings;
+import dev.ferry.flight.HangReport;
 import dev.ferry.spi.CollectivePlanning;
 import dev.ferry.spi.DeviceSupport;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Map;
 import java.util.ServiceLoader;
 
 /**
@@ -14,12 +20,20 @@ import java.util.ServiceLoader;
  * devices, peer access between GPUs, and the collectives planner's measured cost tables. With
  * {@code --open} (under the launcher), also opens the selected backend and prints, on rank 0, the
  * planner's choice per collective at a ladder of sizes; exits 2 when no backend can be opened.
+ *
+ * <p>{@code --hang [DIR]} (no MPI): asks every running Ferry job whose flight folder is DIR
+ * (default {@code ferry.flight.dir}) for its ranks' flight-recorder dumps, and prints each job's
+ * {@link HangReport}; exits 2 when no job answered within 10 s.
  */
 public final class Doctor {
     private Doctor() {
     }
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws IOException {
+        if (args.length > 0 && args[0].equals("--hang")) {
+            hang(Path.of(args.length > 1 ? args[1] : Settings.process().get(FerrySettings.FLIGHT_DIR)));
+            return;
+        }
         boolean open = args.length > 0 && args[0].equals("--open");
         DeviceSupport devices = DeviceSupport.get();
         System.out.println("CUDA: " + devices.describe());
@@ -47,5 +61,16 @@ public final class Doctor {
                 p.describeTables().forEach(l -> System.out.println("  " + l));
             }
         }
+    }
+
+    private static void hang(Path dir) throws IOException {
+        System.out.println("asking the Ferry jobs that watch " + dir.toAbsolutePath() + " for their flight-recorder dumps ...");
+        Map<Path, String> reports = HangReport.ofRunningJobs(dir, 10_000);
+        if (reports.isEmpty()) {
+            System.err.println("no running Ferry job answered within 10 s (a job's ranks watch the flight folder of their working directory, "
+                    + "-Dferry.flight.dir; SIGUSR1 to a rank, or to mpirun, which forwards it, asks one job)");
+            System.exit(2);
+        }
+        reports.forEach((job, text) -> System.out.print("==== " + job + "\n" + text));
     }
 }

@@ -226,6 +226,33 @@ class SlurmIT {
         return out;
     }
 
+    /**
+     * The flight recorder under srun on the one-node cluster ({@link FlightRecorderIT} has the
+     * launchers of the families): a skipped collective and a lost rank with Open MPI
+     * ({@code --mpi=pmix}) and MPICH ({@code --mpi=pmi2}), a send without a receive on staged.
+     */
+    @TestFactory
+    List<DynamicNode> flightRecorderUnderSrun() {
+        List<DynamicNode> tests = new ArrayList<>();
+        for (Pair pair : Pair.selected()) {
+            List<HangCase> cases = switch (pair.id()) {
+                case "ompi/openmpi", "mvapich/mpich" -> List.of(HangCase.SKIP, HangCase.DEAD);
+                case "staged/openmpi" -> List.of(HangCase.SEND);
+                default -> List.of();
+            };
+            for (HangCase hang : cases) {
+                String name = pair.id() + " (srun --mpi=" + pmi(pair.family()) + "): " + hang.title();
+                tests.add(DynamicTest.dynamicTest(name, () -> {
+                    skipIfDown(ONE);
+                    pair.unavailable().ifPresent(reason -> dev.ferry.testing.Required.assume(pair.backend(), false, () -> reason));
+                    MpiJob job = srun(hang.configure(pair.job("slurm-flight-" + hang.id(), HangCase.RANKS), false), ONE, pair.family(), HangCase.RANKS);
+                    hang.check(pair.id() + " under srun", pair.backend(), job, false);
+                }));
+            }
+        }
+        return List.of(DynamicContainer.dynamicContainer("Slurm, one node: flight recorder", tests.stream()));
+    }
+
     private static void skipIfDown(Cluster c) {
         if (c.skip != null) Assumptions.abort(c.skip);
     }

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.DynamicTest;
  * <p>Settings (system properties of the test JVM): {@code ferry.test.np} (e.g. "2,4"),
  * {@code ferry.test.timeout} (seconds per job), {@code ferry.test.reports} (output folder),
  * {@code ferry.test.ompi.launcher}/{@code ferry.test.mpich.launcher} (launcher paths),
- * {@code ferry.test.oversubscribe} (default true).
+ * {@code ferry.test.oversubscribe} (default true). The ranks' flight-recorder dumps go to the job's
+ * folder, {@code flight/} ({@link #flightDir}), unless the job sets {@code ferry.flight.dir}.
  */
 public final class MpiJob {
     /** The result line a rank writes for its MPI_Finalize when it was bounded ({@link RankRunner}). */
@@ -132,6 +133,16 @@ public final class MpiJob {
         return this;
     }
 
+    /** Where the ranks of this job write their flight-recorder dumps: one folder per job run inside it. */
+    public Path flightDir() {
+        String given = properties.get("ferry.flight.dir");
+        return given != null ? Path.of(given) : reportDir().resolve("flight");
+    }
+
+    private Path reportDir() {
+        return Path.of(System.getProperty("ferry.test.reports", "target/ferry-ranks")).resolve(name + "-np" + np);
+    }
+
     /** Rank counts from {@code ferry.test.np}, default 2 and 4. */
     public static int[] rankCounts() {
         return Stream.of(System.getProperty("ferry.test.np", "2,4").split(",")).map(String::trim)
@@ -149,7 +160,7 @@ public final class MpiJob {
 
     /** Runs the job to completion (or timeout) and returns what it left. */
     public Result run() throws IOException, InterruptedException {
-        Path dir = Path.of(System.getProperty("ferry.test.reports", "target/ferry-ranks")).resolve(name + "-np" + np);
+        Path dir = reportDir();
         if (Files.exists(dir)) {
             try (Stream<Path> s = Files.walk(dir)) {
                 s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
@@ -245,6 +256,9 @@ public final class MpiJob {
         cmd.add("-cp");
         cmd.add(classPath());
         cmd.add("-Dferry.test.reportDir=" + dir);
+        if (!properties.containsKey("ferry.flight.dir")) {
+            cmd.add("-Dferry.flight.dir=" + dir.resolve("flight")); // flight-recorder dumps beside the job's log, not in the working directory
+        }
         for (String key : List.of("ferry.test.perTestTimeout", "ferry.timeout", "ferry.log", "ferry.test.seed", "ferry.test.matrix.scale", "ferry.test.include")) {
             if (System.getProperty(key) != null && !properties.containsKey(key)) {
                 cmd.add("-D" + key + "=" + System.getProperty(key));
