@@ -188,6 +188,7 @@ public final class Planner implements AutoCloseable {
                 if (chosenBySetting) throw declined(a, call);
                 continue;
             }
+            dev.ferry.flight.CurrentCall.algorithm(a.name());
             if (a.run(call)) {
                 LAST.set(a.name());
                 if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
