@@ -58,7 +58,7 @@ cp "$REPO/.ferry/mpi/mpi.jar" "$D/mpi-system.jar"
 if [ ! -f "$D/jdk.tar.xz" ] || [ "$D/jdk.tar.xz" -ot "$REPO/scripts/device-prepare.sh" ]; then
     say "making a Java runtime with jlink"
     rm -rf "$D/jdk" "$D/jdk.tar.xz"
-    "$JDK/bin/jlink" --add-modules java.base,java.management,jdk.unsupported,java.logging,java.xml,jdk.management,java.naming,java.compiler,jdk.zipfs,java.desktop \
+    "$JDK/bin/jlink" --add-modules java.base,java.management,jdk.unsupported,java.logging,java.xml,jdk.management,java.naming,java.compiler,jdk.zipfs,java.desktop,jdk.jfr \
         --strip-debug --no-man-pages --no-header-files --compress=zip-0 --output "$D/jdk"
     (cd "$D" && tar cf - jdk | xz -T0 -6 > jdk.tar.xz && rm -rf jdk)
 fi

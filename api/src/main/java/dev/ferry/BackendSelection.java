@@ -67,6 +67,9 @@ final class BackendSelection implements OpenContext {
      * ignored), the first is used and the other is reported as a duplicate; {@code loadFailures}
      * are providers that could not be loaded, shown in the report.
      */
+    /** The planner instead of the one {@link java.util.ServiceLoader} finds (tests); null: that one. */
+    CollectivePlanning planning;
+
     BackendSelection(List<? extends TransportProvider> candidates, List<Throwable> loadFailures, Launch launch, Settings settings) {
         this.launch = launch;
         this.settings = settings;
@@ -145,7 +148,7 @@ final class BackendSelection implements OpenContext {
      * backend's own collectives when no planner is on the class path.
      */
     private Transport planned(Transport world) {
-        Transport t = CollectivePlanning.planned(world, settings, BackendSelection.class.getClassLoader());
+        Transport t = planning != null ? planning.plan(world, settings) : CollectivePlanning.planned(world, settings, BackendSelection.class.getClassLoader());
         if (t != world) decoration = "collectives planned per call (ferry doctor shows the plan)";
         return t;
     }

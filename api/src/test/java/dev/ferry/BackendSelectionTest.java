@@ -229,6 +229,7 @@ class BackendSelectionTest {
         RecordingPlanning.PLANNED.clear();
         List<String> log = new ArrayList<>();
         BackendSelection host = of(new Fake("host", List.of(), log, c -> up("host", 20)));
+        host.planning = new RecordingPlanning();
         Communicator h = host.open(host.report("auto", "default"));
         assertTrue(transportOf(h) instanceof RecordingPlanning.Planned, "a host-only backend's collectives are planned too");
         assertNotNull(host.decoration());
@@ -239,6 +240,7 @@ class BackendSelectionTest {
                         Capability.CUDA_AWARE_LIBRARY), "deco", Map.of())
                 : down("deco"));
         BackendSelection s = of(deco, inner);
+        s.planning = new RecordingPlanning();
         Communicator c = s.open(s.report("auto", "default"));
         assertEquals("deco", c.backend(), "the communicator names the chosen backend");
         assertTrue(transportOf(c) instanceof RecordingPlanning.Planned);

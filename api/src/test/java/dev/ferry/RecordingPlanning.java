@@ -6,7 +6,7 @@ import dev.ferry.spi.Transport;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A collectives planner for {@link BackendSelectionTest}: wraps and records what it wrapped. */
+/** A collectives planner for {@link BackendSelectionTest} (set on the selection, not found by ServiceLoader: test jars lie on GPU runs' class path): wraps and records what it wrapped. */
 public final class RecordingPlanning implements CollectivePlanning {
     /** The backends planned so far. */
     static final List<String> PLANNED = new ArrayList<>();
