@@ -38,7 +38,7 @@ import java.util.Map;
  * [--collectives allReduce,broadcast,...]}. Buffers are device memory of each rank's GPU where
  * CUDA is available, host memory otherwise. Each time is the slowest rank's mean per call in a
  * batch, the median of the batches; an algorithm more than {@value #PRUNE}x slower than the
- * fastest at one size is not measured at larger sizes. Writes {@code DIR/costs.tsv} and
+ * fastest at one size, and slower than {@value #PRUNE_MICROS} us, is not measured at larger sizes. Writes {@code DIR/costs.tsv} and
  * {@code DIR/tune.md}.
  */
 public final class Tune {
@@ -47,6 +47,8 @@ public final class Tune {
     private static final long[] QUICK = {8, KIB, 64 * KIB, MIB, 16 * MIB, 256 * MIB};
     private static final List<String> COLLECTIVES = List.of("allReduce", "broadcast", "reduce", "reduceScatter", "allGather", "allToAll", "gather", "scatter");
     private static final int PRUNE = 8;
+    /** ... and slower than this, in microseconds. */
+    private static final double PRUNE_MICROS = 2000;
     private static final int BATCHES = 7;
     /** Each batch lasts about this long (calls per batch from the warm-up). */
     private static final double BATCH_SECONDS = 0.004;
@@ -156,7 +158,8 @@ public final class Tune {
                 bySize.put(bytes, here);
                 double best = here.values().stream().mapToDouble(Point::median).min().orElse(Double.NaN);
                 for (Map.Entry<String, Point> e : here.entrySet()) {
-                    if (e.getValue().median() > PRUNE * best) alive.remove(e.getKey());
+                    // only where it saves time: a slow algorithm at small sizes costs little to keep measuring
+                    if (e.getValue().median() > PRUNE * best && e.getValue().median() > PRUNE_MICROS) alive.remove(e.getKey());
                 }
                 if (zero) {
                     System.out.printf(Locale.ROOT, "[tune] %-13s %8s:", c, label(bytes));
