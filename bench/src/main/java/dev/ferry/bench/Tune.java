@@ -56,6 +56,8 @@ public final class Tune {
     private static final double WARM_SECONDS = 0.02;
 
     private final Communicator comm;
+    /** The measurement's own messages (batch sizes, the slowest rank's time): apart from the forced algorithms of {@link #comm}. */
+    private final Communicator ctl;
     private final boolean device;
     private final boolean zero;
     private final HostBuffer flag = HostBuffer.allocate(8);
@@ -63,6 +65,7 @@ public final class Tune {
 
     private Tune(Communicator comm, boolean device) {
         this.comm = comm;
+        this.ctl = comm.duplicate();
         this.device = device;
         this.zero = comm.rank() == 0;
     }
@@ -87,7 +90,12 @@ public final class Tune {
         }
         boolean device = Cuda.isAvailable();
         try (Communicator comm = Ferry.open()) {
-            new Tune(comm, device).run(out, sizes, collectives);
+            Tune t = new Tune(comm, device);
+            try {
+                t.run(out, sizes, collectives);
+            } finally {
+                t.ctl.close();
+            }
         }
     }
 
@@ -230,7 +238,7 @@ public final class Tune {
     /** Rank 0's {@code n}, on every rank. */
     private int agreed(long n) {
         flag.segment().set(ValueLayout.JAVA_LONG, 0, n);
-        comm.broadcast(flag, 1, DataType.LONG, 0);
+        ctl.broadcast(flag, 1, DataType.LONG, 0);
         return (int) flag.segment().get(ValueLayout.JAVA_LONG, 0);
     }
 
@@ -331,12 +339,12 @@ public final class Tune {
         int batches = agreed(warm > 0.05 ? 3 : BATCHES);
         double[] t = new double[batches];
         for (int i = 0; i < batches; i++) {
-            comm.barrier();
+            ctl.barrier();
             long s = System.nanoTime();
             for (int k = 0; k < calls; k++) b.call();
             double mine = (System.nanoTime() - s) / 1e3 / calls;
             flag.segment().set(ValueLayout.JAVA_DOUBLE, 0, mine);
-            comm.allReduce(flag, flagMax, 1, DataType.DOUBLE, ReduceOp.MAX);
+            ctl.allReduce(flag, flagMax, 1, DataType.DOUBLE, ReduceOp.MAX);
             t[i] = flagMax.segment().get(ValueLayout.JAVA_DOUBLE, 0);
         }
         Arrays.sort(t);
