@@ -29,6 +29,8 @@ export JAVA_HOME=$JDK
 D=$REPO/.device
 mkdir -p "$D/kits"
 rm -rf "$D/lib"; mkdir -p "$D/lib"
+# the commit the jars are built from (the GPU machine's copy of the tree has no history of its own)
+echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!.device' 2>/dev/null || echo '+uncommitted')" > "$D/commit"
 
 say "building all modules (mvn package, no tests) and collecting dependencies"
 mvn -B -q -Dstyle.color=never -DskipTests -Dmaven.source.skip -Dmaven.javadoc.skip package dependency:copy-dependencies \

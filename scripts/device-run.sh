@@ -40,6 +40,8 @@ OUT=${OUT:-$REPO/device-out}
 W=/tmp/ferry-work
 mkdir -p "$OUT" "$W/logs"
 SUMMARY=$OUT/summary.md
+# the commit .device/ was built from (scripts/device-prepare.sh writes it)
+export FERRY_COMMIT=${FERRY_COMMIT:-$(cat "$REPO/.device/commit" 2>/dev/null || echo unknown)}
 say() { echo "[$(date +%H:%M:%S)] $*"; echo "$*" >> "$W/logs/progress.log"; }
 md() { echo "$*" >> "$SUMMARY"; }
 
@@ -64,7 +66,7 @@ if [ ! -f "$SUMMARY" ]; then
     md "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sort | uniq -c | sed 's/^ *//' | paste -sd';')"
     md "- host: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), L3 $(lscpu 2>/dev/null | sed -n 's/^L3 cache: *//p')), $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
     md "- system Open MPI: $(ompi_info --version 2>/dev/null | head -1)"
-    md "- command: \`scripts/device-run.sh $*\` (after \`scripts/device-prepare.sh\` on the build machine)"
+    md "- command: \`scripts/device-run.sh $*\` (after \`scripts/device-prepare.sh\` on the build machine), commit $FERRY_COMMIT"
     md ""
 fi
 

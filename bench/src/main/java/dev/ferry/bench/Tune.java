@@ -138,8 +138,25 @@ public final class Tune {
             measured.put(c, bySize);
             List<String> alive = new ArrayList<>(algorithms);
             java.util.Set<String> told = new java.util.HashSet<>();
+            boolean warmed = false;
             for (long bytes : sizes) {
                 if (!fits(c, bytes)) continue;
+                if (!warmed) {
+                    // a pass of every algorithm at the first size, discarded: the first calls of a path compile it
+                    warmed = true;
+                    try (Buffers b = new Buffers(c, bytes)) {
+                        for (String a : List.copyOf(alive)) {
+                            try {
+                                CollectivesDiagnostics.force(comm, c + ":" + a);
+                                time(b);
+                            } catch (InvalidSettingException e) {
+                                if (e.getMessage().contains("does not run " + c)) alive.remove(a);
+                            } finally {
+                                CollectivesDiagnostics.force(comm, null);
+                            }
+                        }
+                    }
+                }
                 Map<String, Point> here = new LinkedHashMap<>();
                 try (Buffers b = new Buffers(c, bytes)) {
                     for (String a : List.copyOf(alive)) {
@@ -226,8 +243,9 @@ public final class Tune {
             out.put(c, m);
             for (long bytes : bySize.keySet()) {
                 try (Buffers b = new Buffers(c, bytes)) {
-                    Point p = time(b);
+                    b.call();
                     String name = String.valueOf(CollectivesDiagnostics.lastAlgorithm());
+                    Point p = time(b);
                     m.put(bytes, new String[] {name, fmt(p), String.valueOf(p.median())});
                 }
             }

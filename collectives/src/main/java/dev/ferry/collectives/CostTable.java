@@ -29,9 +29,9 @@ import java.util.TreeMap;
  * for this project are resources of this module ({@code dev/ferry/collectives/costs/}), and
  * {@code ferry.collectives.table} adds one of the user's, which goes first.
  *
- * <p>A call is costed from the rows of the closest measured setting: the same placement of ranks
- * on GPUs always; then the same GPU model, backend and number of ranks where measured, else the
- * nearest. Between two measured sizes the time is interpolated on a log-log scale; below the
+ * <p>A call is costed from the rows of the closest measured setting ({@link #closest}): GPU rows
+ * for ranks with GPUs, host rows for ranks without; the same placement of ranks on GPUs, GPU model,
+ * backend and number of ranks where measured, else the nearest. Between two measured sizes the time is interpolated on a log-log scale; below the
  * smallest it is the smallest's; above the largest it grows in proportion to the bytes.
  */
 public final class CostTable {
@@ -133,13 +133,20 @@ public final class CostTable {
         return t;
     }
 
-    /** The measured setting closest to {@code topology} under {@code backend}, or null when none has its placement. */
+    /**
+     * The measured setting closest to {@code topology} under {@code backend}: ranks without GPUs take
+     * only settings without GPUs, ranks with GPUs only settings with GPUs, and among those the
+     * same placement counts most, then the GPU model, then the backend, then the nearest number of
+     * ranks; null when no setting qualifies.
+     */
     public Setting closest(Topology topology, String backend) {
         Setting best = null;
         int bestScore = Integer.MIN_VALUE;
+        boolean gpus = topology.placement() != Topology.Placement.NONE;
         for (Setting s : rows.keySet()) {
-            if (!s.placement().equals(topology.placement().label())) continue;
-            int score = (s.gpu().equals(topology.gpu()) ? 1000 : 0) + (s.backend().equals(backend) ? 100 : 0) - Math.abs(s.ranks() - topology.size());
+            if (gpus == s.placement().equals(Topology.Placement.NONE.label())) continue;
+            int score = (s.placement().equals(topology.placement().label()) ? 10000 : 0) + (s.gpu().equals(topology.gpu()) ? 1000 : 0)
+                    + (s.backend().equals(backend) ? 100 : 0) - Math.min(99, Math.abs(s.ranks() - topology.size()));
             if (score > bestScore) {
                 bestScore = score;
                 best = s;
