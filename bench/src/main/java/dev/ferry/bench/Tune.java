@@ -52,8 +52,10 @@ public final class Tune {
     private static final int BATCHES = 7;
     /** Each batch lasts about this long (calls per batch from the warm-up). */
     private static final double BATCH_SECONDS = 0.004;
-    /** Warm-up calls last about this long (at most 2000 calls). */
+    /** Warm-up calls last about this long (at most 20000 calls). */
     private static final double WARM_SECONDS = 0.02;
+    /** ... and at a collective's first size, where every algorithm's path is compiled first. */
+    private static final double WARM_PASS_SECONDS = 0.3;
 
     private final Communicator comm;
     /** The measurement's own messages (batch sizes, the slowest rank's time): apart from the forced algorithms of {@link #comm}. */
@@ -148,7 +150,7 @@ public final class Tune {
                         for (String a : List.copyOf(alive)) {
                             try {
                                 CollectivesDiagnostics.force(comm, c + ":" + a);
-                                time(b);
+                                time(b, WARM_PASS_SECONDS);
                             } catch (InvalidSettingException e) {
                                 if (e.getMessage().contains("does not run " + c)) alive.remove(a);
                             } finally {
@@ -343,11 +345,15 @@ public final class Tune {
      * {@link #BATCH_SECONDS}.
      */
     private Point time(Buffers b) {
+        return time(b, WARM_SECONDS);
+    }
+
+    private Point time(Buffers b, double warmSeconds) {
         long t0 = System.nanoTime();
         b.call();
         b.call();
         double warm = (System.nanoTime() - t0) / 2e9;
-        int more = agreed((long) Math.min(2000, WARM_SECONDS / Math.max(warm, 1e-7)));
+        int more = agreed((long) Math.min(20_000, warmSeconds / Math.max(warm, 1e-7)));
         if (more > 0) {
             t0 = System.nanoTime();
             for (int i = 0; i < more; i++) b.call();

@@ -693,20 +693,24 @@ final class IpcCollectives {
     private boolean proven(MemorySegment s, int n) {
         for (int r = 0; r < n; r++) {
             for (int p = 0; p < n; p++) {
-                if (maps(s, r, p) && (reached == null || !reached[r][p])) return false;
+                if (maps(s, r, p) && (reached == null || !(reached[r][p] || reached[p][r]))) return false;
             }
         }
         return true;
     }
 
-    /** Marks the pairs this call mapped as proven (every rank mapped its part); true once every pair is. */
+    /**
+     * Marks the pairs this call mapped as proven (every rank mapped its part); true once every pair
+     * is. A pair is proven by either of its ranks mapping the other's memory: mapping and peer
+     * access go both ways between two GPUs of one node.
+     */
     private boolean prove(MemorySegment s, int n) {
         if (reached == null) reached = new boolean[n][n];
         boolean all = true;
         for (int r = 0; r < n; r++) {
             for (int p = 0; p < n; p++) {
                 if (maps(s, r, p)) reached[r][p] = true;
-                all &= p == r || reached[r][p];
+                all &= p == r || reached[r][p] || reached[p][r];
             }
         }
         return all;
