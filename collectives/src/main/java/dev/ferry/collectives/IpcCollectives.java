@@ -706,10 +706,14 @@ final class IpcCollectives {
      */
     private boolean prove(MemorySegment s, int n) {
         if (reached == null) reached = new boolean[n][n];
-        boolean all = true;
         for (int r = 0; r < n; r++) {
             for (int p = 0; p < n; p++) {
                 if (maps(s, r, p)) reached[r][p] = true;
+            }
+        }
+        boolean all = true;
+        for (int r = 0; r < n; r++) {
+            for (int p = 0; p < n; p++) {
                 all &= p == r || reached[r][p] || reached[p][r];
             }
         }
