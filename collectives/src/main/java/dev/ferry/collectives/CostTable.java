@@ -31,8 +31,10 @@ import java.util.TreeMap;
  *
  * <p>A call is costed from the rows of the closest measured setting ({@link #closest}): GPU rows
  * for ranks with GPUs, host rows for ranks without; the same placement of ranks on GPUs, GPU model,
- * backend and number of ranks where measured, else the nearest. Between two measured sizes the time is interpolated on a log-log scale; below the
- * smallest it is the smallest's; above the largest it grows in proportion to the bytes.
+ * backend and number of ranks where measured, else the nearest. An algorithm's times are made
+ * non-decreasing in size as they are read (a point above a larger size's is taken as noise).
+ * Between two measured sizes the time is interpolated on a log-log scale; below the smallest it is
+ * the smallest's; above the largest it grows in proportion to the bytes.
  */
 public final class CostTable {
     /** One measured setting. */
@@ -120,6 +122,25 @@ public final class CostTable {
             rows.computeIfAbsent(s, k -> new LinkedHashMap<>()).computeIfAbsent(Collective.byLabel(f[4]).label() + " " + f[5], k -> new TreeMap<>())
                     .put(Long.parseLong(f[6]), Double.parseDouble(f[7]));
             origin.putIfAbsent(s, source);
+        }
+        envelope();
+    }
+
+    /**
+     * Makes every algorithm's times non-decreasing in size, each point at most the time of any
+     * larger size: one algorithm does not get slower as its messages shrink, so a point above a
+     * larger one is noise (the first calls of a measured path compile it, the GPU clocks up), and
+     * the larger one's time is the better estimate.
+     */
+    private void envelope() {
+        for (Map<String, TreeMap<Long, Double>> byAlgorithm : rows.values()) {
+            for (TreeMap<Long, Double> points : byAlgorithm.values()) {
+                double least = Double.POSITIVE_INFINITY;
+                for (Map.Entry<Long, Double> e : points.descendingMap().entrySet()) {
+                    least = Math.min(least, e.getValue());
+                    e.setValue(least);
+                }
+            }
         }
     }
 
