@@ -15,6 +15,9 @@
 #                                        tune (bench/run.sh --tune: the planner's cost tables; TUNE_BACKENDS,
 #                                        TUNE_NP, TUNE_SUITE full|quick, TUNE_ARGS; results in $OUT/tune/)
 #                                        ompi-device (every ompi suite with device buffers, np 2 and 4)
+#                                        stream (Communicator.onStream: StreamOrderContract on every backend, the
+#                                        back-to-back allReduce bench beside nccl_ref, the DataParallel example;
+#                                        STREAM_NP, STREAM_MAX, DP_MIB, DP_STEPS, DP_WORK)
 #                                        (device-collectives-bench: DEVCOLL_NP="2 4", DEVCOLL_CHOICES="planned native"
 #                                        (values of ferry.collectives), BENCH_MAX the largest size)
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
@@ -646,6 +649,43 @@ step_tune() {
         done
     done
     md ""
+}
+
+# the stream-ordered view (Communicator.onStream) on GPUs, $WHERE: StreamOrderContract under ompi,
+# staged and (one rank per GPU) nccl at STREAM_NP ranks (default: the GPU count under SPREAD=1, else
+# "2 4"); then allReduce enqueued back to back (bench StreamOrderedAllReduce) beside NCCL from C
+# back to back (nccl_ref, one rank per GPU), and the data-parallel example's overlap (DataParallel)
+stream_rows() {
+    local np nps=${STREAM_NP:-} lib t=-Dferry.test.perTestTimeout=120
+    [ -n "$nps" ] || { [ "${SPREAD:-0}" = 1 ] && nps=$NGPU || nps="2 4"; }
+    lib=$(find_nccl)
+    for np in $nps; do
+        suite stream-ompi-cuda-np$np cuda $np dev.ferry.testing.StreamOrderContract -Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib} "$t"
+        suite stream-staged-np$np sys $np dev.ferry.testing.StreamOrderContract -Dferry.backend=staged $DEVICE_OPT "$t"
+        if [ -n "$lib" ] && [ "${SPREAD:-0}" = 1 ] && [ "$np" -le "$NGPU" ]; then
+            suite stream-nccl-np$np sys $np dev.ferry.testing.StreamOrderContract -Dferry.backend=nccl -Dferry.nccl.lib="$lib" "$t"
+        fi
+    done
+}
+step_stream() {
+    conformance_table "The stream-ordered view, $WHERE (MPS: ${MPS:-0})" stream_rows
+    local np nps=${STREAM_NP:-} lib
+    [ -n "$nps" ] || { [ "${SPREAD:-0}" = 1 ] && nps=$NGPU || nps="2"; }
+    lib=$(find_nccl)
+    md "## allReduce enqueued back to back on a stream, $WHERE (MPS: ${MPS:-0})"; md ""
+    for np in $nps; do
+        JOPTS="-Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" run_main stream-bench-ompi-np$np cuda $np dev.ferry.bench.StreamOrderedAllReduce ${STREAM_MAX:-268435456}
+        md '```'; grep -a -E "^backend|^each|^ +bytes|^ +[0-9]+ " "$W/logs/stream-bench-ompi-np$np.log" >> "$SUMMARY"; md '```'; md ""
+        if [ -n "$lib" ] && [ -x "$D/c/nccl_ref" ] && [ "${SPREAD:-0}" = 1 ] && [ "$np" -le "$NGPU" ]; then
+            mpi_env sys
+            LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 200 "${LAUNCH[@]}" -x LD_LIBRARY_PATH -np "$np" \
+                "$D/c/nccl_ref" -ops allreduce -max "${STREAM_MAX:-268435456}" > "$W/logs/nccl_ref-stream-np$np.log" 2>&1
+            md "### nccl_ref -ops allreduce (back to back on one stream), $np ranks, exit $?"; md '```'; head -40 "$W/logs/nccl_ref-stream-np$np.log" >> "$SUMMARY"; md '```'; md ""
+        fi
+        JOPTS="-Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" run_main data-parallel-np$np cuda $np dev.ferry.examples.DataParallel \
+            --mib "${DP_MIB:-64}" --steps "${DP_STEPS:-10}" --work "${DP_WORK:-64}"
+        md '```'; grep -a -E "data-parallel|Exception" "$W/logs/data-parallel-np$np.log" | head -5 >> "$SUMMARY"; md '```'; md ""
+    done
 }
 
 # allReduce and broadcast on device buffers, 8 B .. 256 MiB, beside one device-to-device copy of the same size (bench DeviceCollectivesVsCopy)

@@ -68,3 +68,19 @@ extern "C" __global__ void mandelbrot(int* iters, int width, int height, int fir
     }
     iters[(long long) local * width + col] = n;
 }
+
+// DataParallel: a stand-in for one layer's backward pass. Writes g[i] = ((i * 7 + seed) mod 1000),
+// an exact float, after `work` rounds of arithmetic per element that only make the kernel take
+// time (their result decides nothing: it is added as 0 unless it overflows, which it cannot).
+extern "C" __global__ void gradient(float* g, long long n, int seed, int work)
+{
+    long long stride = (long long) blockDim.x * gridDim.x;
+    for (long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float acc = 0.0f;
+        for (int k = 0; k < work; k++) {
+            acc = acc * 0.5f + 1.0f; // stays below 2
+        }
+        float base = (float) ((i * 7 + seed) % 1000);
+        g[i] = base + (acc > 4.0f ? 1.0f : 0.0f);
+    }
+}

@@ -365,6 +365,20 @@ public interface Communicator extends AutoCloseable {
     /** A new communicator with the same ranks and a separate message space. Collective. */
     Communicator duplicate();
 
+    /**
+     * A stream-ordered view of this communicator: its calls on device buffers are enqueued on
+     * {@code stream} and return at once ({@link StreamCommunicator} says what holds). Collective,
+     * like {@link #duplicate()} (the view communicates in a context of its own); close the view
+     * before this communicator.
+     *
+     * @throws UnsupportedBufferException without a GPU runtime, or when the stream's device is not
+     *         this rank's
+     * @throws ThreadingException under {@code SINGLE}: the view's thread calls MPI
+     */
+    default StreamCommunicator onStream(DeviceStream stream) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no stream-ordered view");
+    }
+
     /** True once {@link #close()} was called. */
     boolean isClosed();
 

@@ -34,7 +34,8 @@ final class BufferUse implements AutoCloseable {
                 for (Buffer b : buffers) {
                     if (b != null && b.kind().needsCuda()) device.add(b);
                 }
-                scope = DeviceSupport.get().enter(device);
+                // a stream-ordered operation runs when its stream reached it: nothing more to wait for here
+                scope = StreamOrderedCommunicator.onViewThread() ? DeviceSupport.get().preserveContext() : DeviceSupport.get().enter(device);
             } catch (RuntimeException | Error e) {
                 pins.release();
                 throw e;

@@ -458,6 +458,12 @@ public final class CheckedCommunicator implements Communicator {
     }
 
     @Override
+    public final dev.ferry.StreamCommunicator onStream(dev.ferry.DeviceStream stream) {
+        ensureOpen("onStream");
+        return StreamOrderedCommunicator.open(this, stream);
+    }
+
+    @Override
     public final void close() {
         if (!closed) {
             closed = true;
@@ -1158,6 +1164,38 @@ public final class CheckedCommunicator implements Communicator {
         if (sent != received) {
             throw new InvalidCountException(op + ": " + sentName + " is " + sent + " but " + receivedName + " is " + received
                     + "; what a rank sends to itself must be what it receives");
+        }
+    }
+
+    // ---- the checks of the stream-ordered view's calls, on the caller's thread (StreamOrderedCommunicator) ----
+
+    void checkStreamSend(Buffer buffer, long count, DataType type, int dest, int tag) {
+        ensureOpen("send");
+        checkData("send", "buffer", buffer, count, type, 1);
+        checkPeer("send", "destination", dest, false);
+        checkTag("send", tag, false);
+    }
+
+    void checkStreamRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+        ensureOpen("recv");
+        checkData("recv", "buffer", buffer, count, type, 1);
+        checkWritable("recv", "buffer", buffer);
+        checkPeer("recv", "source", source, true);
+        checkTag("recv", tag, true);
+    }
+
+    void checkStreamCollective(StreamCollective c) {
+        String op = c.kind().label;
+        switch (c.kind()) {
+            case BARRIER -> ensureOpen(op);
+            case BROADCAST -> checkBroadcast(op, c.send(), c.count(), c.type(), c.root());
+            case SCATTER -> checkScatter(op, c.send(), c.recv(), c.count(), c.type(), c.root());
+            case GATHER -> checkGather(op, c.send(), c.recv(), c.count(), c.type(), c.root());
+            case ALL_GATHER -> checkAllGather(op, c.send(), c.recv(), c.count(), c.type());
+            case ALL_TO_ALL -> checkAllToAll(op, c.send(), c.recv(), c.count(), c.type());
+            case REDUCE -> checkReduce(op, c.send(), c.recv(), c.count(), c.type(), c.op(), c.root());
+            case ALL_REDUCE -> checkAllReduce(op, c.send(), c.recv(), c.count(), c.type(), c.op());
+            case REDUCE_SCATTER_BLOCK -> checkReduceScatterBlock(op, c.send(), c.recv(), c.count(), c.type(), c.op());
         }
     }
 }

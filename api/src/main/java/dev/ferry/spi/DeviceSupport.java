@@ -91,6 +91,50 @@ public interface DeviceSupport {
         return Scope.NONE;
     }
 
+    /**
+     * The order keeper of {@code stream} for a {@link dev.ferry.StreamCommunicator}: operations that
+     * Ferry's thread runs are fitted into the stream's order with it.
+     *
+     * @throws dev.ferry.UnsupportedBufferException without a device runtime, or for a stream it does not know
+     */
+    default StreamOrder streamOrder(dev.ferry.DeviceStream stream) {
+        throw new dev.ferry.UnsupportedBufferException("stream-ordered calls need a GPU runtime: " + describe());
+    }
+
+    /**
+     * Fits a stream's work together with operations that a thread of Ferry's runs: a mark records
+     * the stream's current end; a held mark also makes the work queued after it wait until
+     * {@link #release} of the mark. Ferry's thread waits until the stream reached a held mark
+     * ({@link #awaitReached}), runs the operation, then releases the mark. Marks are made by one
+     * thread and released in the order they were made; at most {@link #MAX_HELD} may be unpassed.
+     */
+    interface StreamOrder extends AutoCloseable {
+        /** The most marks that may be made and not yet passed by the stream. */
+        int MAX_HELD = 64;
+
+        /** Records the stream's current end; with {@code hold}, work queued after this call waits for {@link #release} of the mark. */
+        long mark(boolean hold);
+
+        /** True when the stream has passed {@code mark} (work queued before it is done; a held mark was released). */
+        boolean reached(long mark);
+
+        /** Waits until the stream has reached {@code mark} (the work queued before it is done). */
+        void awaitReached(long mark);
+
+        /** Lets the stream go on past the held {@code mark}. */
+        void release(long mark);
+
+        /** True while the stream is being captured into a CUDA graph. */
+        boolean capturing();
+
+        /** Waits until the stream's work queued so far is done. */
+        void synchronize();
+
+        /** Frees what the keeper holds; every mark must have been released. */
+        @Override
+        void close();
+    }
+
     /** Restores what {@link #enter} found (the caller's current context); closing twice is harmless. */
     interface Scope extends AutoCloseable {
         /** A scope that does nothing. */

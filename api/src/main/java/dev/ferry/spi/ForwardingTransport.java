@@ -57,6 +57,16 @@ public abstract class ForwardingTransport implements Transport {
     }
 
     @Override
+    public boolean enqueueOnStream(StreamCollective call, dev.ferry.DeviceStream stream) {
+        return inner.enqueueOnStream(call, stream);
+    }
+
+    @Override
+    public boolean enqueuesOnStream(StreamCollective call) {
+        return inner.enqueuesOnStream(call);
+    }
+
+    @Override
     public void progress() {
         inner.progress();
     }

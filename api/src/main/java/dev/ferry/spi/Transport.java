@@ -58,6 +58,21 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * Enqueues {@code call} (checked, every buffer device memory) on {@code stream} to run on the GPU
+     * alone, when this transport's way of running it can (NCCL's collectives), and returns true;
+     * false when it cannot, having done nothing (the stream-ordered view then runs it from its
+     * thread). Called on every rank alike: the answer must be the same everywhere.
+     */
+    default boolean enqueueOnStream(StreamCollective call, dev.ferry.DeviceStream stream) {
+        return false;
+    }
+
+    /** True when {@link #enqueueOnStream} may enqueue {@code call} (it may still answer false, on every rank alike). */
+    default boolean enqueuesOnStream(StreamCollective call) {
+        return false;
+    }
+
+    /**
      * Advances what the program left pending on this transport (MPI's progress rule), for a rank
      * that waits for its peers inside a collective that Ferry runs itself: a probe makes an MPI
      * library progress its requests.

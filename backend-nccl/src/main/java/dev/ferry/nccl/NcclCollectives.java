@@ -179,6 +179,61 @@ public final class NcclCollectives implements Algorithm {
         return true;
     }
 
+    /**
+     * Enqueues allReduce, broadcast, reduce, allGather or reduce-scatter on the caller's
+     * {@code stream} (NCCL's own stream semantics: no wait, capturable into a CUDA graph); the other
+     * collectives, which this class runs as groups of sends and receives with copies on its own
+     * stream, go to the view's thread (false on every rank alike).
+     */
+    @Override
+    public boolean enqueues(Collective c) {
+        return c == Collective.ALL_REDUCE || c == Collective.BROADCAST || c == Collective.REDUCE || c == Collective.ALL_GATHER
+                || c == Collective.REDUCE_SCATTER;
+    }
+
+    @Override
+    @SuppressWarnings("try") // the scope is held for its close (restoring the caller's context), not used
+    public boolean enqueue(CollectiveCall c, dev.ferry.DeviceStream userStream) {
+        switch (c.collective()) {
+            case ALL_REDUCE, BROADCAST, REDUCE, ALL_GATHER, REDUCE_SCATTER -> { }
+            default -> {
+                return false;
+            }
+        }
+        if (comm == 0 && !make()) {
+            return false; // every rank alike: the init's outcome is agreed
+        }
+        if (!takes(c)) {
+            throw new dev.ferry.UnsupportedBufferException(c + " on a stream over NCCL: every buffer must be device memory of this rank's GPU "
+                    + device + " (the NCCL communicator's)");
+        }
+        if (userStream.deviceOrdinal() != device.ordinal()) {
+            throw new dev.ferry.UnsupportedBufferException(c + " on a stream of GPU " + userStream.deviceOrdinal() + ": this rank's NCCL communicator runs on "
+                    + device + "; make the stream on that GPU");
+        }
+        long h = userStream.streamHandle();
+        try (DeviceSupport.Scope ignored = DeviceSupport.get().preserveContext()) {
+            device.makeCurrent();
+            Buffer send = c.send(), recv = c.recv();
+            DataType type = c.type();
+            long count = c.count();
+            int rc = switch (c.collective()) {
+                case ALL_REDUCE -> NcclAbi.allReduce(send.address(), recv.address(), count, NcclTypes.dataType(type), NcclTypes.redOp(c.op()), comm, h);
+                case BROADCAST -> NcclAbi.broadcast(send.address(), send.address(), type.bytes(count), NcclTypes.UINT8, c.root(), comm, h);
+                case REDUCE -> NcclAbi.reduce(send.address(), recv == null ? 0 : recv.address(), count, NcclTypes.dataType(type), NcclTypes.redOp(c.op()),
+                        c.root(), comm, h);
+                case ALL_GATHER -> NcclAbi.allGather(send.address(), recv.address(), type.bytes(count), NcclTypes.UINT8, comm, h);
+                case REDUCE_SCATTER -> NcclAbi.reduceScatter(send.address(), recv.address(), count, NcclTypes.dataType(type), NcclTypes.redOp(c.op()),
+                        comm, h);
+                default -> throw new IllegalStateException(c.toString());
+            };
+            Nccl.check("nccl " + c.collective().label() + " enqueued on a stream (" + c + ")", rc, comm);
+        } catch (NcclException e) {
+            throw abort(c + " on a stream: " + e.getMessage(), e);
+        }
+        return true;
+    }
+
     /** Makes the NCCL communicator, its stream and event (collective); false on every rank when some rank could not. */
     private boolean make() {
         try {

@@ -52,6 +52,20 @@ public interface Algorithm extends AutoCloseable {
     /** Runs {@code call}; false only for {@link Agreement#WITHIN} algorithms that declined on every rank. */
     boolean run(CollectiveCall call);
 
+    /**
+     * Enqueues {@code call} on {@code stream} to run on the GPU alone, without the host waiting
+     * (a {@link dev.ferry.StreamCommunicator}'s call; every buffer device memory), and returns true;
+     * false when this algorithm cannot, having done nothing: the same answer on every rank.
+     */
+    default boolean enqueue(CollectiveCall call, dev.ferry.DeviceStream stream) {
+        return false;
+    }
+
+    /** True when {@link #enqueue} can run {@code c} on a stream by itself (its answer may still be false, on every rank alike). */
+    default boolean enqueues(Collective c) {
+        return false;
+    }
+
     /** Frees what the algorithm keeps between calls (with its communicator). */
     @Override
     default void close() {

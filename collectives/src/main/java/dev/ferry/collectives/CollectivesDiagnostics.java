@@ -54,6 +54,11 @@ public final class CollectivesDiagnostics {
         return Planner.lastAlgorithm();
     }
 
+    /** Forgets this thread's last algorithm ({@link #lastAlgorithm()} is null until the next collective it runs). */
+    public static void forgetLastAlgorithm() {
+        Planner.ranOnStream(null);
+    }
+
     /** The names of the algorithms of {@code c}. */
     public static List<String> algorithms(Communicator c) {
         return planner(c).algorithms().stream().map(Algorithm::name).toList();

@@ -127,6 +127,51 @@ public final class PlannedTransport extends ForwardingTransport {
         plan(CollectiveCall.of(Collective.EXSCAN, sendBuffer, recvBuffer, count, type, op, -1));
     }
 
+    /**
+     * A stream-ordered collective on the GPU alone: when an algorithm can enqueue it on the stream
+     * ({@link Planner#onStream}: NCCL), it does; otherwise false. The choice is the same on every
+     * rank and the view passes device memory on every rank, so no rank votes.
+     */
+    @Override
+    public boolean enqueueOnStream(dev.ferry.spi.StreamCollective c, dev.ferry.DeviceStream stream) {
+        CollectiveCall call = streamCall(c);
+        if (call == null) return false;
+        Algorithm a = planner.onStream(call.shape());
+        if (a == null || !a.enqueue(call, stream)) return false;
+        Planner.ranOnStream(a.name());
+        return true;
+    }
+
+    @Override
+    public boolean enqueuesOnStream(dev.ferry.spi.StreamCollective c) {
+        CollectiveCall call = streamCall(c);
+        return call != null && planner.onStream(call.shape()) != null;
+    }
+
+    /** The call of a stream-ordered collective, or null for one no algorithm enqueues (barrier; in place but for reductions). */
+    private CollectiveCall streamCall(dev.ferry.spi.StreamCollective c) {
+        Buffer send = c.send(), recv = c.recv();
+        if (send == dev.ferry.Communicator.IN_PLACE) {
+            if (c.kind() != dev.ferry.spi.StreamCollective.Kind.ALL_REDUCE && c.kind() != dev.ferry.spi.StreamCollective.Kind.REDUCE) return null;
+            send = recv; // NCCL reduces in place when the two are one
+        }
+        return switch (c.kind()) {
+            case BARRIER -> null;
+            case REDUCE_SCATTER_BLOCK -> {
+                long[] counts = new long[size()];
+                java.util.Arrays.fill(counts, c.count());
+                yield CollectiveCall.reduceScatter(send, recv, Blocks.contiguous(counts), rank(), c.type(), c.op());
+            }
+            case BROADCAST -> CollectiveCall.of(Collective.BROADCAST, send, null, c.count(), c.type(), null, c.root());
+            case SCATTER -> CollectiveCall.of(Collective.SCATTER, send, recv, c.count(), c.type(), null, c.root());
+            case GATHER -> CollectiveCall.of(Collective.GATHER, send, recv, c.count(), c.type(), null, c.root());
+            case ALL_GATHER -> CollectiveCall.of(Collective.ALL_GATHER, send, recv, c.count(), c.type(), null, -1);
+            case ALL_TO_ALL -> CollectiveCall.of(Collective.ALL_TO_ALL, send, recv, c.count(), c.type(), null, -1);
+            case REDUCE -> CollectiveCall.of(Collective.REDUCE, send, recv, c.count(), c.type(), c.op(), c.root());
+            case ALL_REDUCE -> CollectiveCall.of(Collective.ALL_REDUCE, send, recv, c.count(), c.type(), c.op(), -1);
+        };
+    }
+
     @Override
     public void reduceScatterBlock(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
         long[] counts = new long[size()];

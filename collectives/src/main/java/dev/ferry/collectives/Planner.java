@@ -179,6 +179,21 @@ public final class Planner implements AutoCloseable {
         return order.toArray(new Algorithm[0]);
     }
 
+    /**
+     * The algorithm that runs stream-ordered calls of {@code s} on the stream by itself, or null:
+     * the one {@code ferry.collectives} names when it can, else the first that fits and can (such a
+     * call needs no thread of Ferry's between the stream's work, whatever the blocking costs say).
+     */
+    public synchronized Algorithm onStream(Shape s) {
+        Algorithm f = forced(s.collective());
+        if (f != null) return f.enqueues(s.collective()) ? f : null;
+        Topology t = group.topology();
+        for (Algorithm a : algorithms) {
+            if (a.carries(s.collective()) && a.enqueues(s.collective()) && a.unfit(s, t) == null) return a;
+        }
+        return null;
+    }
+
     /** Runs {@code call} on the first algorithm of its plan that every rank's buffers suit. */
     public void run(CollectiveCall call) {
         Algorithm[] order = plan(call.shape());
@@ -209,6 +224,12 @@ public final class Planner implements AutoCloseable {
     private String explain(Algorithm a, Shape s) {
         double c = cost(a, s);
         return Double.isNaN(c) ? " (no measured cost; by preference)" : String.format(Locale.ROOT, " (%.1f us measured, table %s)", c, setting);
+    }
+
+    /** Notes {@code name} as this thread's last algorithm: a collective it enqueued on a stream. */
+    static void ranOnStream(String name) {
+        LAST.set(name);
+        if (name != null) dev.ferry.flight.CurrentCall.algorithm(name);
     }
 
     /** The algorithm that ran this thread's last collective on any communicator, or null. */

@@ -359,6 +359,17 @@ public final class Cuda {
         return new CudaStream(device(device));
     }
 
+    /**
+     * A stream of the program's own (made with JCuda or another library) on {@code device}, for
+     * {@code Communicator.onStream}; closing the result leaves the stream to its owner.
+     */
+    public static CudaStream wrapStream(jcuda.driver.CUstream stream, int device) {
+        if (stream == null) {
+            throw new dev.ferry.InvalidArgumentException("wrapStream: the stream is null");
+        }
+        return new CudaStream(device(device), stream);
+    }
+
     /** A new event on the default device; {@code timing} to measure with it. */
     public static CudaEvent newEvent(boolean timing) {
         return new CudaEvent(defaultDevice(), timing, false);

@@ -111,6 +111,11 @@ public final class CudaDeviceSupport implements DeviceSupport {
     }
 
     @Override
+    public StreamOrder streamOrder(dev.ferry.DeviceStream stream) {
+        return CudaStreamOrder.of(stream);
+    }
+
+    @Override
     public Scope preserveContext() {
         return Cuda.isAvailable() ? restoring(DriverContexts.current()) : Scope.NONE;
     }

@@ -11,17 +11,42 @@ import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
 
-/** A non-blocking CUDA stream of one device: work on it runs in order, apart from the legacy default stream. */
-public final class CudaStream implements AutoCloseable {
+/**
+ * A CUDA stream of one device: work on it runs in order. Streams made here do not synchronize with
+ * the legacy default stream; {@link Cuda#wrapStream} wraps a stream of the program's own. It is a
+ * {@link dev.ferry.DeviceStream}, so {@code Communicator.onStream} takes it.
+ */
+public final class CudaStream implements AutoCloseable, dev.ferry.DeviceStream {
     private final CudaDevice device;
-    private final CUstream stream = new CUstream();
+    private final CUstream stream;
+    /** False for a wrapped stream: its owner destroys it. */
+    private final boolean owned;
     private boolean closed;
     private KernelGraph graph;
 
     CudaStream(CudaDevice device) {
         this.device = device;
+        this.stream = new CUstream();
+        this.owned = true;
         device.makeCurrent();
         check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    }
+
+    /** A stream of the program's own on {@code device} (not destroyed by {@link #close()}). */
+    CudaStream(CudaDevice device, CUstream wrapped) {
+        this.device = device;
+        this.stream = wrapped;
+        this.owned = false;
+    }
+
+    @Override
+    public long streamHandle() {
+        return JCudaPointers.handle(stream);
+    }
+
+    @Override
+    public int deviceOrdinal() {
+        return device.ordinal();
     }
 
     public CudaDevice device() {
@@ -74,8 +99,10 @@ public final class CudaStream implements AutoCloseable {
             if (graph != null) {
                 graph.close();
             }
-            device.makeCurrent();
-            check(cuStreamDestroy(stream), "cuStreamDestroy");
+            if (owned) {
+                device.makeCurrent();
+                check(cuStreamDestroy(stream), "cuStreamDestroy");
+            }
         }
     }
 }

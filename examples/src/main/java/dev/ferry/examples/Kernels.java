@@ -46,7 +46,8 @@ public final class Kernels {
     static final Map<String, List<String>> SIGNATURES = Map.of(
             "shift_floats", List.of("u64", "u64", "f32"),
             "add_ints", List.of("u64", "u64", "u32"),
-            "mandelbrot", List.of("u64", "u32", "u32", "u32", "u32", "f64", "f64", "f64", "f64", "u32"));
+            "mandelbrot", List.of("u64", "u32", "u32", "u32", "u32", "f64", "f64", "f64", "f64", "u32"),
+            "gradient", List.of("u64", "u64", "u32", "u32"));
 
     private static final int THREADS = 256;
     private static final Map<Integer, Map<String, CUfunction>> LOADED = new ConcurrentHashMap<>();
@@ -78,6 +79,16 @@ public final class Kernels {
         int by = 8;
         launch(iters.device(), "mandelbrot", (width + bx - 1) / bx, (rows + by - 1) / by, bx, by,
                 Cuda.pointer(iters), width, height, firstRow, rows, x0, y0, dx, dy, maxIter);
+    }
+
+    /**
+     * Enqueues {@code g[i] = (i * 7 + seed) mod 1000} for the first {@code n} floats of {@code g}
+     * on {@code stream}, after {@code work} rounds of arithmetic per element that only make it take
+     * time (DataParallel's stand-in for a layer's backward pass); returns without waiting.
+     */
+    public static void gradient(DeviceBuffer g, long n, int seed, int work, dev.ferry.cuda.CudaStream stream) {
+        checkSize(g, n, 4);
+        launchOn(stream, g.device(), "gradient", blocks(n), 1, THREADS, 1, Cuda.pointer(g), n, seed, work);
     }
 
     /** The PTX text from the class path. */
@@ -120,6 +131,12 @@ public final class Kernels {
     }
 
     private static void launch(int device, String entry, int gridX, int gridY, int blockX, int blockY, Object... args) {
+        launchOn(null, device, entry, gridX, gridY, blockX, blockY, args);
+        check(cuCtxSynchronize(), "kernel " + entry + " on GPU " + device);
+    }
+
+    /** Launches {@code entry} on {@code stream} (null: the legacy default stream) and returns without waiting. */
+    private static void launchOn(dev.ferry.cuda.CudaStream stream, int device, String entry, int gridX, int gridY, int blockX, int blockY, Object... args) {
         List<String> expected = SIGNATURES.get(entry);
         if (!expected.equals(Arrays.stream(args).map(Kernels::ptxType).toList())) {
             throw new IllegalArgumentException(entry + " takes (" + expected + "), not " + Arrays.stream(args).map(Kernels::ptxType).toList());
@@ -138,9 +155,8 @@ public final class Kernels {
                 default -> throw new IllegalArgumentException("kernel argument " + args[i]);
             };
         }
-        check(cuLaunchKernel(f, gridX, gridY, 1, blockX, blockY, 1, 0, null, Pointer.to(params), null),
+        check(cuLaunchKernel(f, gridX, gridY, 1, blockX, blockY, 1, 0, stream == null ? null : stream.handle(), Pointer.to(params), null),
                 "cuLaunchKernel(" + entry + ") on GPU " + device);
-        check(cuCtxSynchronize(), "kernel " + entry + " on GPU " + device);
     }
 
     /** PTX parameter type of a launch argument. */

@@ -1,0 +1,164 @@
+package dev.ferry.examples;
+
+import dev.ferry.Communicator;
+import dev.ferry.DataType;
+import dev.ferry.DeviceBuffer;
+import dev.ferry.Ferry;
+import dev.ferry.HostBuffer;
+import dev.ferry.ReduceOp;
+import dev.ferry.StreamCommunicator;
+import dev.ferry.cuda.Cuda;
+import dev.ferry.cuda.CudaEvent;
+import dev.ferry.cuda.CudaStream;
+import java.lang.foreign.ValueLayout;
+import java.util.Locale;
+
+/**
+ * Data-parallel training's communication pattern, overlapped as frameworks do it: every step, each
+ * rank computes the gradients of {@value #LAYERS} layers, one after the other, with a kernel of its
+ * own ({@code gradient}, in the examples' PTX) on a compute stream; as soon as a layer's gradient
+ * is done, its allReduce is enqueued on a second stream through a stream-ordered view
+ * ({@link Communicator#onStream}), so that it runs while the next layer's gradient is computed. The
+ * host never waits inside a step. The last step's reduced gradients are checked element by element
+ * (every rank's value is an integer below 1000, so the sums are exact in float).
+ *
+ * <p>Printed on rank 0: the step time with overlap, beside the compute alone (the kernels, no
+ * communication) and the communication alone (the allReduces, no kernels), each the median of the
+ * steps; and the step time's ratio to the larger of the two (1.0: communication entirely hidden).
+ *
+ * <p>Run: {@code mpirun -np 2 java --enable-native-access=ALL-UNNAMED -cp ... dev.ferry.examples.DataParallel
+ * [--mib 64] [--steps 20] [--work 64]} ({@code --mib}: each layer's gradient; {@code --work}: the
+ * kernel's rounds of arithmetic per element, how long a layer computes).
+ */
+public final class DataParallel {
+    /** Name in result lines. */
+    public static final String NAME = "data-parallel";
+    static final int LAYERS = 4;
+
+    private DataParallel() {
+    }
+
+    public static void main(String[] args) {
+        long mib = 64;
+        int steps = 20, work = 64;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--mib" -> mib = Long.parseLong(args[++i]);
+                case "--steps" -> steps = Integer.parseInt(args[++i]);
+                case "--work" -> work = Integer.parseInt(args[++i]);
+                default -> {
+                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --steps N, --work N)");
+                    System.exit(2);
+                }
+            }
+        }
+        int code;
+        try (Communicator world = Ferry.open()) {
+            Outcome o = run(world, mib, steps, work);
+            if (world.rank() == 0) System.out.println(o.line());
+            code = o.passed() ? 0 : 1;
+        }
+        System.out.flush();
+        System.exit(code);
+    }
+
+    /** Runs the example on {@code comm} (collective); the verdict is the same on every rank. */
+    public static Outcome run(Communicator comm, long mib, int steps, int work) {
+        if (!Cuda.isAvailable() || !comm.supportsDeviceBuffers()) {
+            return Outcome.skip(NAME, "needs a GPU and a backend that carries device buffers").agree(comm);
+        }
+        long n = mib * 1024 * 1024 / Float.BYTES;
+        int rank = comm.rank(), size = comm.size();
+        DeviceBuffer[] grads = new DeviceBuffer[LAYERS];
+        try (CudaStream compute = Cuda.newStream(); CudaStream comms = Cuda.newStream(); StreamCommunicator onComms = comm.onStream(comms)) {
+            CudaEvent[] computed = new CudaEvent[LAYERS], reduced = new CudaEvent[LAYERS];
+            for (int l = 0; l < LAYERS; l++) {
+                grads[l] = Cuda.allocate(n * Float.BYTES);
+                computed[l] = Cuda.newEvent(false);
+                reduced[l] = Cuda.newEvent(false);
+                reduced[l].record(comms);
+            }
+            double[] overlapped = new double[steps], computeAlone = new double[steps], commAlone = new double[steps];
+            for (int step = 0; step < steps; step++) {
+                comm.barrier();
+                long t0 = System.nanoTime();
+                for (int l = 0; l < LAYERS; l++) {
+                    compute.waitFor(reduced[l]); // the layer's buffer is free once its last allReduce is done
+                    Kernels.gradient(grads[l], n, seed(step, l, rank), work, compute);
+                    computed[l].record(compute);
+                    comms.waitFor(computed[l]);
+                    onComms.allReduce(Communicator.IN_PLACE, grads[l], n, DataType.FLOAT, ReduceOp.SUM);
+                    reduced[l].record(comms);
+                }
+                onComms.synchronize();
+                compute.synchronize();
+                overlapped[step] = slowest(comm, System.nanoTime() - t0);
+            }
+            boolean ok = check(grads, n, steps - 1, size);
+            for (int step = 0; step < steps; step++) {
+                comm.barrier();
+                long t0 = System.nanoTime();
+                for (int l = 0; l < LAYERS; l++) Kernels.gradient(grads[l], n, seed(step, l, rank), work, compute);
+                compute.synchronize();
+                computeAlone[step] = slowest(comm, System.nanoTime() - t0);
+                comm.barrier();
+                t0 = System.nanoTime();
+                for (int l = 0; l < LAYERS; l++) onComms.allReduce(Communicator.IN_PLACE, grads[l], n, DataType.FLOAT, ReduceOp.SUM);
+                onComms.synchronize();
+                commAlone[step] = slowest(comm, System.nanoTime() - t0);
+            }
+            for (CudaEvent e : computed) e.close();
+            for (CudaEvent e : reduced) e.close();
+            double step = median(overlapped), c = median(computeAlone), m = median(commAlone);
+            String summary = String.format(Locale.ROOT, "%d ranks, %d layers x %d MiB, %d steps: step %.2f ms overlapped; compute alone %.2f ms, "
+                    + "communication alone %.2f ms; step / max = %.3f", size, LAYERS, mib, steps, step, c, m, step / Math.max(c, m));
+            Outcome o = ok ? Outcome.ok(NAME, summary) : Outcome.fail(NAME, "a reduced gradient is wrong; " + summary);
+            return o.agree(comm);
+        } finally {
+            for (DeviceBuffer g : grads) if (g != null) g.close();
+        }
+    }
+
+    private static int seed(int step, int layer, int rank) {
+        return step * 31 + layer * 7 + rank;
+    }
+
+    /** Every element of the last step's reduced gradients: the sum over ranks of {@code (i * 7 + seed) mod 1000}. */
+    private static boolean check(DeviceBuffer[] grads, long n, int step, int size) {
+        int chunk = 1 << 22;
+        try (HostBuffer h = Cuda.allocatePinned((long) chunk * Float.BYTES)) {
+            for (int l = 0; l < LAYERS; l++) {
+                for (long from = 0; from < n; from += chunk) {
+                    int len = (int) Math.min(chunk, n - from);
+                    Cuda.copy(h, grads[l].slice(from * Float.BYTES, (long) len * Float.BYTES), (long) len * Float.BYTES);
+                    for (int k = 0; k < len; k++) {
+                        long i = from + k;
+                        float want = 0;
+                        for (int r = 0; r < size; r++) want += (float) ((i * 7 + seed(step, l, r)) % 1000);
+                        if (h.segment().getAtIndex(ValueLayout.JAVA_FLOAT, k) != want) {
+                            System.err.println("data-parallel: layer " + l + " element " + i + " is " + h.segment().getAtIndex(ValueLayout.JAVA_FLOAT, k)
+                                    + ", not " + want);
+                            return false;
+                        }
+                    }
+                }
+            }
+        }
+        return true;
+    }
+
+    /** The slowest rank's milliseconds. */
+    private static double slowest(Communicator comm, long nanos) {
+        try (HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
+            in.segment().set(ValueLayout.JAVA_DOUBLE, 0, nanos / 1e6);
+            comm.allReduce(in, out, 1, DataType.DOUBLE, ReduceOp.MAX);
+            return out.segment().get(ValueLayout.JAVA_DOUBLE, 0);
+        }
+    }
+
+    private static double median(double[] a) {
+        double[] s = a.clone();
+        java.util.Arrays.sort(s);
+        return s[s.length / 2];
+    }
+}
