@@ -38,8 +38,8 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private volatile Throwable failure;
     private boolean closed;
-    /** True once a call ran on the GPU alone: its set-up is done. */
-    private boolean onGpuSeen;
+    /** Calls queued for the view's thread and not yet run by it. */
+    private final java.util.concurrent.atomic.AtomicInteger queued = new java.util.concurrent.atomic.AtomicInteger();
     /** Pins of calls captured into a graph, released at the next synchronize or close. */
     private final java.util.List<BufferUse.Pins> captured = new java.util.ArrayList<>();
 
@@ -181,18 +181,20 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
         boolean enqueued;
         try {
             Transport t = own.transport();
-            if (!onGpuSeen && t.enqueuesOnStream(c)) {
-                // the first call a transport enqueues by itself can be collective on the host (NCCL's set-up over
-                // this view's communicator): no call of the view's thread may be on that communicator meanwhile
+            boolean onGpu = t.enqueuesOnStream(c);
+            if (onGpu && queued.get() > 0) {
+                // the view's thread must have made its earlier calls first: they may use the same NCCL communicator,
+                // which orders its operations as they are launched (a call launched on the stream before an earlier
+                // one is made by the thread would wait for it on the GPU while it waits for the stream: a deadlock),
+                // and the first call on the GPU alone may set NCCL up with collectives on this view's communicator
                 awaitThreadIdle();
             }
-            enqueued = t.enqueuesOnStream(c) && t.enqueueOnStream(c, stream);
+            enqueued = onGpu && t.enqueueOnStream(c, stream);
         } catch (RuntimeException | Error e) {
             pins.release();
             throw e;
         }
         if (enqueued) {
-            onGpuSeen = true;
             if (order.capturing()) {
                 // no event may be queried that a graph captures: the pins wait for the next synchronize or close
                 captured.add(pins);
@@ -225,6 +227,7 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
             throw e;
         }
         pending.add(p);
+        queued.incrementAndGet();
         queue.add(() -> {
             try {
                 if (failure == null) {
@@ -236,6 +239,7 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
             } finally {
                 order.release(p.mark);
                 p.released = true;
+                queued.decrementAndGet();
             }
         });
     }
