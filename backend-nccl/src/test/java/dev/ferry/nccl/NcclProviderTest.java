@@ -161,13 +161,13 @@ class NcclProviderTest {
     }
 
     @Test
-    void availableAbove100WithTheInnersCapabilities() {
+    void availableBelowEveryOtherBackendWithTheInnersCapabilities() {
         Probe p = NcclProvider.decide(null, null, "ompi", cudaAware("ompi"), inners(cudaAware("ompi"), off("mvapich"), staged()), Map.of());
         assertTrue(p.isAvailable());
-        assertEquals(110, p.priority());
-        assertTrue(p.priority() > 100 && p.priority() > 60, "above CUDA-aware MPIs and staged");
+        assertEquals(NcclProvider.PRIORITY, p.priority());
+        assertTrue(p.priority() < 20 && p.priority() < 60, "auto never picks it: every planner offers NCCL per call, whatever the backend");
         assertTrue(p.has(Capability.CUDA_DEVICE_BUFFERS) && p.has(Capability.CUDA_AWARE_MPI));
-        assertTrue(p.reason().contains("NCCL " + Nccl.version()) && p.reason().contains("ompi for everything else"), p.reason());
+        assertTrue(p.reason().contains("NCCL " + Nccl.version()) && p.reason().contains("ompi for messages"), p.reason());
     }
 
     @Test
