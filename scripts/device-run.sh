@@ -15,6 +15,8 @@
 #                                        tune (bench/run.sh --tune: the planner's cost tables; TUNE_BACKENDS,
 #                                        TUNE_NP, TUNE_SUITE full|quick, TUNE_ARGS; results in $OUT/tune/)
 #                                        ompi-device (every ompi suite with device buffers, np 2 and 4)
+#                                        multi-gpu (a 4- or 8-GPU node in one step: info, trust, algorithms,
+#                                        tune to 1 GiB, stream; SPREAD=1, MULTI_NP ranks, default the GPU count)
 #                                        stream (Communicator.onStream: StreamOrderContract on every backend, the
 #                                        back-to-back allReduce bench beside nccl_ref, the DataParallel example;
 #                                        STREAM_NP, STREAM_MAX, DP_MIB, DP_STEPS, DP_WORK)
@@ -649,6 +651,21 @@ step_tune() {
         done
     done
     md ""
+}
+
+# the run of a four- or eight-GPU node, one rank per GPU (run it with SPREAD=1; a second call with
+# MPS=1 SPREAD=1 MULTI_NP=$((2 * NGPU)) puts two ranks on every GPU): info (with ferry doctor and the
+# plan), every suite with device buffers on every backend (trust), the algorithms contract, the
+# cost tables up to 1 GiB beside NCCL from C (tune), and the stream-ordered series with the
+# data-parallel example (stream), at MULTI_NP ranks (default: the GPU count)
+step_multi-gpu() {
+    local np=${MULTI_NP:-$NGPU}
+    step_info
+    TRUST_NP=$np step_trust
+    ALGO_NP=$np step_algorithms
+    TUNE_NP=$np TUNE_ARGS="--sizes 8,64,1k,8k,64k,256k,1M,4M,16M,64M,256M,1G --collectives allReduce,broadcast,reduceScatter,allGather,allToAll ${TUNE_ARGS:-}" \
+        TUNE_LIMIT=${TUNE_LIMIT:-900} step_tune
+    STREAM_NP=$np step_stream
 }
 
 # the stream-ordered view (Communicator.onStream) on GPUs, $WHERE: StreamOrderContract under ompi,
