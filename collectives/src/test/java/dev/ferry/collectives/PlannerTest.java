@@ -153,4 +153,30 @@ class PlannerTest {
             }
         }
     }
+
+    @Test
+    void theTablesThatComeWithFerryAreReadAndCostTheGpuPlacementsTheyMeasured() {
+        CostTable t = CostTable.builtIn();
+        java.util.List<String> settings = t.settings().stream().map(CostTable.Setting::toString).toList();
+        assertTrue(settings.contains("H200 one-per-rank 2 ranks ompi"), settings.toString());
+        assertTrue(settings.contains("H100 shared 2 ranks ompi") && settings.contains("H100 shared 4 ranks ompi"), settings.toString());
+        CostTable.Setting s = t.closest(TWO_GPUS, "ompi");
+        assertEquals("H200 one-per-rank 2 ranks ompi", s.toString());
+        Shape big = new Shape(Collective.ALL_REDUCE, DataType.FLOAT, ReduceOp.SUM, 256L << 20, 0);
+        assertTrue(t.micros(s, "ipc-sliced", big) < t.micros(s, "native", new Shape(Collective.ALL_REDUCE, DataType.FLOAT, ReduceOp.SUM, 16L << 20, 0)),
+                "measured: the IPC allReduce of 256 MiB is faster than the MPI's of 16 MiB");
+        assertEquals(null, t.closest(CPUS, "ompi"), "ranks without GPUs take no GPU table");
+        // times never fall as sizes grow, whatever the measurement's noise
+        for (CostTable.Setting x : t.settings()) {
+            for (String a : java.util.List.of("ipc-short", "ipc-fold", "native", "nccl")) {
+                double last = 0;
+                for (long b = 8; b <= (256L << 20); b *= 8) {
+                    double m = t.micros(x, a, new Shape(Collective.ALL_REDUCE, DataType.FLOAT, ReduceOp.SUM, b, 0));
+                    if (Double.isNaN(m)) continue;
+                    assertTrue(m >= last * (1 - 1e-9), x + " " + a + " at " + b + " B: " + m + " after " + last);
+                    last = m;
+                }
+            }
+        }
+    }
 }
