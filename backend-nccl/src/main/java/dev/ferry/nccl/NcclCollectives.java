@@ -117,6 +117,11 @@ public final class NcclCollectives implements Algorithm {
         return Agreement.VOTE;
     }
 
+    @Override
+    public boolean needsDevice() {
+        return true;
+    }
+
     /** This rank's buffers are device memory of its GPU (a null buffer, insignificant here, counts as such). */
     @Override
     public boolean takes(CollectiveCall c) {

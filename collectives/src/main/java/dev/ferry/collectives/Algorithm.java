@@ -38,6 +38,19 @@ public interface Algorithm extends AutoCloseable {
     /** How ranks agree on a call's buffers (see the class comment). */
     Agreement agreement();
 
+    /**
+     * True when it serves only calls whose buffers are device memory on every rank: once a call's
+     * agreement finds host memory on some rank, the planner passes it over.
+     */
+    default boolean needsDevice() {
+        return false;
+    }
+
+    /** For {@link Agreement#WITHIN}: whether its last decline was because some rank passed host memory (the same on every rank). */
+    default boolean declinedForHostMemory() {
+        return false;
+    }
+
     /** This rank's side of the agreement ({@link Agreement#VOTE}): whether its buffers of {@code call} suit the algorithm. */
     default boolean takes(CollectiveCall call) {
         return true;

@@ -85,6 +85,11 @@ final class ChainReductions implements Algorithm {
     }
 
     @Override
+    public boolean needsDevice() {
+        return !group.mover().stagesHostBuffers(); // the staged backend's host test mode runs these protocols on host memory
+    }
+
+    @Override
     public boolean takes(CollectiveCall c) {
         return canTake(c.send(), c.recv(), c.type());
     }

@@ -109,6 +109,11 @@ final class GpuFolds implements AutoCloseable {
         }
 
         @Override
+        public boolean needsDevice() {
+            return true;
+        }
+
+        @Override
         public int preference() {
             return gathers ? 30 : 31;
         }

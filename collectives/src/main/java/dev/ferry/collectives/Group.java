@@ -15,8 +15,8 @@ import java.lang.foreign.ValueLayout;
 public final class Group implements AutoCloseable {
     private final Transport mover;
     private final Topology topology;
-    private final HostBuffer flagIn = HostBuffer.allocate(4);
-    private final HostBuffer flagOut = HostBuffer.allocate(4);
+    private final HostBuffer flagIn = HostBuffer.allocate(8);
+    private final HostBuffer flagOut = HostBuffer.allocate(8);
     private Transport internal;
     private long agreements;
 
@@ -64,6 +64,18 @@ public final class Group implements AutoCloseable {
         flagIn.segment().set(ValueLayout.JAVA_INT, 0, mine ? 1 : 0);
         mover.allReduce(flagIn, flagOut, 1, DataType.INT, ReduceOp.MIN);
         return flagOut.segment().get(ValueLayout.JAVA_INT, 0) == 1;
+    }
+
+    /**
+     * Two answers agreed in one round (a 2-int MIN allReduce): bit 0 set when {@code first} is true
+     * on every rank, bit 1 when {@code second} is.
+     */
+    public int everyRank(boolean first, boolean second) {
+        agreements++;
+        flagIn.segment().set(ValueLayout.JAVA_INT, 0, first ? 1 : 0);
+        flagIn.segment().set(ValueLayout.JAVA_INT, 4, second ? 1 : 0);
+        mover.allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MIN);
+        return flagOut.segment().get(ValueLayout.JAVA_INT, 0) | flagOut.segment().get(ValueLayout.JAVA_INT, 4) << 1;
     }
 
     /** Agreements made so far (for the bench and tests). */

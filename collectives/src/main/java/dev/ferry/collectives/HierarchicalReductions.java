@@ -115,6 +115,11 @@ final class HierarchicalReductions implements Algorithm {
     }
 
     @Override
+    public boolean needsDevice() {
+        return !group.mover().stagesHostBuffers(); // the staged backend's host test mode runs these protocols on host memory
+    }
+
+    @Override
     public boolean takes(CollectiveCall c) {
         return chain.takes(c);
     }

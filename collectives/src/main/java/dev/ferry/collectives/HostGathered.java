@@ -88,6 +88,11 @@ final class HostGathered implements Algorithm {
      * get pinned memory declines (every rank then takes another algorithm) instead of failing alone.
      */
     @Override
+    public boolean needsDevice() {
+        return !group.mover().stagesHostBuffers(); // the staged backend's host test mode runs these protocols on host memory
+    }
+
+    @Override
     public boolean takes(CollectiveCall c) {
         Buffer send = c.send();
         if (send == null) return false;

@@ -119,6 +119,16 @@ final class IpcAlgorithms {
         }
 
         @Override
+        public boolean needsDevice() {
+            return true;
+        }
+
+        @Override
+        public boolean declinedForHostMemory() {
+            return owner.engine.lastDeclinedForHostMemory();
+        }
+
+        @Override
         public int preference() {
             return switch (kind) {
                 case SHORT -> 40;

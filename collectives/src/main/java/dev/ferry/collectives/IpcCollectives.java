@@ -90,6 +90,8 @@ final class IpcCollectives {
     private boolean warnedExport;
     /** TRUE once every rank mapped every peer (over one or more calls), FALSE once a rank could not map: null until either. */
     private Boolean verified;
+    /** Whether the last exchange of records found host memory on some rank (the same on every rank). */
+    private boolean lastHost;
     /** reached[r][p]: rank r mapped rank p's memory in a call that every rank agreed on (null before the first). */
     private boolean[][] reached;
     /** This rank's interprocess event (recorded after its part of each call) on {@link #eventDevice}, and its handle; null when CUDA gave none. */
@@ -642,6 +644,7 @@ final class IpcCollectives {
             if (st == HOST) host++;
             if (st == REFUSED) refused++;
         }
+        lastHost = host > 0;
         if (host > 0) {
             return false;
         }
@@ -788,6 +791,11 @@ final class IpcCollectives {
     }
 
     /** Whether the first call that mapped found every peer reachable: null before it (for tests and reports). */
+    /** Whether the last call declined because some rank passed host memory (the same answer on every rank). */
+    boolean lastDeclinedForHostMemory() {
+        return lastHost;
+    }
+
     Boolean verified() {
         return verified;
     }

@@ -198,10 +198,17 @@ public final class Planner implements AutoCloseable {
     public void run(CollectiveCall call) {
         Algorithm[] order = plan(call.shape());
         boolean chosenBySetting = order.length == 1 && forced(call.collective()) != null;
+        boolean hostSeen = false; // an agreement found host memory on some rank: device-only algorithms are passed over
         for (Algorithm a : order) {
-            if (a.agreement() == Algorithm.Agreement.VOTE && !(uniform ? a.takes(call) : group.everyRank(a.takes(call)))) {
-                if (chosenBySetting) throw declined(a, call);
-                continue;
+            if (hostSeen && a.needsDevice() && !chosenBySetting) continue;
+            if (a.agreement() == Algorithm.Agreement.VOTE) {
+                boolean takes = a.takes(call), device = allDevice(call);
+                int agreed = uniform ? (takes ? 1 : 0) | (device ? 2 : 0) : group.everyRank(takes, device);
+                hostSeen |= (agreed & 2) == 0;
+                if ((agreed & 1) == 0) {
+                    if (chosenBySetting) throw declined(a, call);
+                    continue;
+                }
             }
             dev.ferry.flight.CurrentCall.algorithm(a.name());
             if (a.run(call)) {
@@ -212,8 +219,14 @@ public final class Planner implements AutoCloseable {
                 return;
             }
             if (chosenBySetting) throw declined(a, call);
+            hostSeen |= a.declinedForHostMemory();
         }
         throw new IllegalStateException("every algorithm of the plan declined " + call);
+    }
+
+    /** True when every buffer of {@code call} on this rank is device memory (null buffers, insignificant here, count as such). */
+    private static boolean allDevice(CollectiveCall call) {
+        return (call.send() == null || call.send().kind().needsCuda()) && (call.recv() == null || call.recv().kind().needsCuda());
     }
 
     private InvalidSettingException declined(Algorithm a, CollectiveCall call) {

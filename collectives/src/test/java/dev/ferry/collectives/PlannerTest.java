@@ -179,4 +179,83 @@ class PlannerTest {
             }
         }
     }
+
+    /** A device-only algorithm for {@link #hostMemoryPassesOverEveryDeviceOnlyAlgorithmAfterOneAgreement}: counts its votes and runs. */
+    private static final class DeviceOnly implements Algorithm {
+        final String name;
+        int votes, runs;
+
+        DeviceOnly(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public String description() {
+            return name;
+        }
+
+        @Override
+        public boolean carries(Collective c) {
+            return c == Collective.ALL_REDUCE;
+        }
+
+        @Override
+        public String unfit(Shape s, Topology t) {
+            return null;
+        }
+
+        @Override
+        public Agreement agreement() {
+            return Agreement.VOTE;
+        }
+
+        @Override
+        public boolean needsDevice() {
+            return true;
+        }
+
+        @Override
+        public boolean takes(CollectiveCall call) {
+            votes++;
+            return call.send().kind().needsCuda();
+        }
+
+        @Override
+        public int preference() {
+            return 1;
+        }
+
+        @Override
+        public boolean run(CollectiveCall call) {
+            runs++;
+            return true;
+        }
+    }
+
+    @Test
+    void hostMemoryPassesOverEveryDeviceOnlyAlgorithmAfterOneAgreement() {
+        DeviceOnly first = new DeviceOnly("first"), second = new DeviceOnly("second");
+        Fixed fallback = new Fixed("fallback", Algorithm.Agreement.NONE, 9, null);
+        CostTable table = CostTable.of("test", List.of(
+                "H200\tone-per-rank\t2\tompi\tallReduce\tfirst\t8\t1",
+                "H200\tone-per-rank\t2\tompi\tallReduce\tsecond\t8\t2",
+                "H200\tone-per-rank\t2\tompi\tallReduce\tfallback\t8\t3"));
+        Group g = new Group(new OneRankHostTransport(new ArrayList<>()), TWO_GPUS);
+        Planner p = new Planner(g, List.of(first, second, fallback), table, "ompi", null, null, false);
+        assertEquals(List.of("first", "second", "fallback"), java.util.Arrays.stream(p.plan(allReduce(8))).map(Algorithm::name).toList());
+        try (HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
+            long before = g.agreements();
+            p.run(CollectiveCall.of(Collective.ALL_REDUCE, in, out, 1, DataType.DOUBLE, ReduceOp.SUM, -1));
+            assertEquals("fallback", Planner.lastAlgorithm());
+            assertEquals(1, g.agreements() - before, "one agreement: it found host memory, so the second device-only algorithm was passed over");
+            assertEquals(1, first.votes);
+            assertEquals(0, second.votes);
+            assertEquals(0, first.runs + second.runs);
+        }
+    }
 }
