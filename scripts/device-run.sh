@@ -562,7 +562,7 @@ step_bench-collectives() {
 # IPC off (the path that jobs over several nodes take): staged device allReduce (the reduction chain:
 # staged chunks folded on the GPU) against the C allreduce of pinned host buffers on the same MPI, same run
 step_bench-chain() {
-    # CHAIN_OPTS: more properties for the ranks (e.g. -Dferry.staged.gatherLimit=0); CHAIN_NP: ranks (default 2)
+    # CHAIN_OPTS: more properties for the ranks (e.g. -Dferry.collectives=allReduce:chain); CHAIN_NP: ranks (default 2)
     local opts="-Dferry.ipc=false -Dferry.device=0${CHAIN_OPTS:+ $CHAIN_OPTS}" np=${CHAIN_NP:-2}
     md "## IPC off: staged device allReduce against the C allreduce of pinned host buffers (same MPI, same run)"; md ""
     mpi_env sys

@@ -23,7 +23,7 @@ import java.util.UUID;
  * <p>For tests on one machine, {@code ferry.staged.test.nodeGroup=N} makes groups of N consecutive
  * world ranks (the launcher's rank variables, {@link Launch}) count as separate nodes: each group
  * publishes a node id of its own, so that CUDA IPC, the node-local collectives and the reductions
- * across nodes ({@link HierarchicalReductions}) decide as on that many machines.
+ * across nodes (the planner's {@code dev.ferry.collectives.HierarchicalReductions}) decide as on that many machines.
  */
 final class Peers {
     private static final int RECORD = 64;

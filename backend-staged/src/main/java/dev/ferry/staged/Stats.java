@@ -4,7 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
-/** Counters of what the staged backend did in this process: which paths carried how many messages and chunks. */
+/** Counters of what the staged backend did in this process: which paths carried how many messages and chunks (the collectives' counters are the planner's: {@code CollectivesDiagnostics.counters()}). */
 final class Stats {
     final LongAdder eagerSends = new LongAdder();
     final LongAdder framedSends = new LongAdder();
@@ -18,22 +18,6 @@ final class Stats {
     final LongAdder truncated = new LongAdder();
     final LongAdder collectiveSteps = new LongAdder();
     final LongAdder collectivesByMessages = new LongAdder();
-    final LongAdder ipcCollectives = new LongAdder();
-    /** IPC collectives that ended on the ranks' interprocess events (the others: a stream synchronize and a barrier). */
-    final LongAdder ipcEventWaits = new LongAdder();
-    /** Record rounds of IPC collectives on the node's shared-memory board (the others: an MPI allGather). */
-    final LongAdder boardRounds = new LongAdder();
-    /** Agreement rounds of IPC collectives (calls that mapped a pair of ranks not proven before). */
-    final LongAdder ipcAgreements = new LongAdder();
-    final LongAdder gpuReductions = new LongAdder();
-    /** Short allReduces whose ranks met on the GPU ({@link ShortAllReduce}), and their launches that came back to wait again. */
-    final LongAdder shortAllReduces = new LongAdder();
-    final LongAdder shortAllReduceWaits = new LongAdder();
-    final LongAdder chainReductions = new LongAdder();
-    /** Reductions whose inputs were gathered and folded on the GPU ({@link GatheredReductions}): small ones across nodes, scans. */
-    final LongAdder gatheredReductions = new LongAdder();
-    /** Reductions across nodes run node by node ({@link HierarchicalReductions}). */
-    final LongAdder hierarchicalReductions = new LongAdder();
 
     /** Every counter by name. */
     Map<String, Long> snapshot() {
@@ -50,16 +34,6 @@ final class Stats {
         m.put("truncated", truncated.sum());
         m.put("collectiveSteps", collectiveSteps.sum());
         m.put("collectivesByMessages", collectivesByMessages.sum());
-        m.put("ipcCollectives", ipcCollectives.sum());
-        m.put("ipcEventWaits", ipcEventWaits.sum());
-        m.put("boardRounds", boardRounds.sum());
-        m.put("ipcAgreements", ipcAgreements.sum());
-        m.put("gpuReductions", gpuReductions.sum());
-        m.put("shortAllReduces", shortAllReduces.sum());
-        m.put("shortAllReduceWaits", shortAllReduceWaits.sum());
-        m.put("chainReductions", chainReductions.sum());
-        m.put("gatheredReductions", gatheredReductions.sum());
-        m.put("hierarchicalReductions", hierarchicalReductions.sum());
         return m;
     }
 

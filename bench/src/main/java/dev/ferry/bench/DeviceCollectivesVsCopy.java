@@ -25,7 +25,7 @@ import java.util.List;
  *
  * <p>Run on a GPU machine under the launcher: {@code mpirun -np N java -cp ...
  * dev.ferry.bench.DeviceCollectivesVsCopy [MAX_BYTES]} (the backend as usual:
- * {@code -Dferry.backend=staged}, {@code -Dferry.staged.deviceCollectives=...}).
+ * {@code -Dferry.backend=staged}; {@code -Dferry.collectives=NAME} forces an algorithm).
  */
 public final class DeviceCollectivesVsCopy {
     private static final int BATCHES = 7;
@@ -59,9 +59,8 @@ public final class DeviceCollectivesVsCopy {
                         new Column("allToAll", b -> b / size == 0 ? null : () -> comm.allToAll(send, recv, b / size, DataType.BYTE)));
                 if (rank == 0) {
                     System.out.println("backend " + comm.backend() + ", " + size + " ranks; " + Cuda.describe());
-                    String setting = comm.backend().equals("staged") ? "ferry.staged.deviceCollectives" : "ferry.deviceCollectives";
-                    System.out.println("settings: " + setting + "=" + dev.ferry.spi.SettingsCatalog.find(setting)
-                            .map(k -> String.valueOf(dev.ferry.Settings.process().get(k))).orElse("auto").toLowerCase(java.util.Locale.ROOT));
+                    String forced = dev.ferry.Settings.process().text(dev.ferry.collectives.CollectivesSettings.COLLECTIVES);
+                    System.out.println("settings: ferry.collectives=" + (forced == null ? "(none: the planner's choice)" : forced));
                     System.out.println("each cell: median us (min-max of " + BATCHES + " batches) and the ratio to the copy; bytes per rank");
                     if (peer != null) {
                         System.out.println("peer copy: GPU " + Cuda.defaultDevice().ordinal() + " -> GPU " + peerDevice + " (rank 1's), cuMemcpyPeerAsync");

@@ -102,6 +102,8 @@ class DocumentationTest {
         String code = sourceText();
         List<String> unknown = new ArrayList<>();
         for (Path md : markdownFiles()) {
+            // a dated result records the commands as they ran then: settings since removed stay in it
+            if (md.startsWith(REPO.resolve("bench/results")) && md.getFileName().toString().matches("\\d{4}-\\d{2}-\\d{2}-.*")) continue;
             Matcher m = FERRY_NAME.matcher(Files.readString(md));
             Set<String> seen = new TreeSet<>();
             while (m.find()) {
