@@ -21,6 +21,8 @@ public final class Setting<T> {
     private final String defaultText;
     private final String meaning;
     private final String module;
+    /** A switch for Ferry's own tests (host test modes, pretended nodes): checked like any, left out of the users' tables. */
+    private final boolean forTests;
 
     /** Parses one setting's text (already trimmed, never blank) into its value. */
     public record Parser<T>(String accepted, Function<String, T> parse) {
@@ -33,6 +35,10 @@ public final class Setting<T> {
     }
 
     private Setting(String key, Parser<T> parser, T defaultValue, String defaultText, String meaning, String module) {
+        this(key, parser, defaultValue, defaultText, meaning, module, false);
+    }
+
+    private Setting(String key, Parser<T> parser, T defaultValue, String defaultText, String meaning, String module, boolean forTests) {
         if (!key.startsWith("ferry.") || key.isBlank()) {
             throw new IllegalArgumentException("a setting key starts with 'ferry.': " + key);
         }
@@ -42,6 +48,21 @@ public final class Setting<T> {
         this.defaultText = Objects.requireNonNull(defaultText);
         this.meaning = Objects.requireNonNull(meaning);
         this.module = Objects.requireNonNull(module);
+        this.forTests = forTests;
+    }
+
+    /**
+     * A switch for Ferry's own tests (a host-memory mode of a GPU path, pretended nodes): read and
+     * checked like any setting, but not a user's setting, so left out of the documented tables
+     * ({@code docs/testing.md} lists them).
+     */
+    public static <T> Setting<T> forTests(String module, String key, Parser<T> parser, T defaultValue, String meaning) {
+        return new Setting<>(key, parser, defaultValue, defaultValue == null ? "unset" : "`" + display(defaultValue) + "`", meaning, module, true);
+    }
+
+    /** True for a switch of Ferry's own tests ({@link #forTests}). */
+    public boolean isForTests() {
+        return forTests;
     }
 
     /**

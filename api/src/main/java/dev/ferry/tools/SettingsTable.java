@@ -24,12 +24,17 @@ public final class SettingsTable {
 
     /** Every setting, or with key prefixes as arguments ({@code ferry.staged.}, ...) those only. */
     public static void main(String[] args) {
-        System.out.print(markdown(args.length == 0 ? SettingsCatalog.all() : withPrefix(List.of(args))));
+        System.out.print(markdown(args.length == 0 ? forUsers(SettingsCatalog.all()) : withPrefix(List.of(args))));
     }
 
-    /** The settings whose keys start with one of {@code prefixes} (a backend README's table: {@code ferry.staged.}). */
+    /** The settings whose keys start with one of {@code prefixes} (a backend README's table: {@code ferry.staged.}), tests' switches left out. */
     public static List<Setting<?>> withPrefix(List<String> prefixes) {
-        return SettingsCatalog.all().stream().filter(s -> prefixes.stream().anyMatch(s.key()::startsWith)).toList();
+        return forUsers(SettingsCatalog.all()).stream().filter(s -> prefixes.stream().anyMatch(s.key()::startsWith)).toList();
+    }
+
+    /** {@code settings} without the switches of Ferry's own tests ({@link Setting#isForTests()}). */
+    public static List<Setting<?>> forUsers(List<Setting<?>> settings) {
+        return settings.stream().filter(s -> !s.isForTests()).toList();
     }
 
     /** The table of {@code settings}, one row each, lines ending in {@code \n}. */

@@ -77,19 +77,19 @@ public record StagedSettings(long chunk, long minChunk, int depth, long threshol
     public static final Setting<Boolean> CONTEXT_SYNC = Setting.of(MODULE, "ferry.staged.contextSync", Setting.BOOLEAN, false,
             "one more `cuCtxSynchronize` before staged reads or writes a device buffer");
     /** {@code ferry.staged.stageHostBuffers}. */
-    public static final Setting<Boolean> STAGE_HOST_BUFFERS = Setting.of(MODULE, "ferry.staged.stageHostBuffers", Setting.BOOLEAN, false,
+    public static final Setting<Boolean> STAGE_HOST_BUFFERS = Setting.forTests(MODULE, "ferry.staged.stageHostBuffers", Setting.BOOLEAN, false,
             "for tests without a GPU: send host buffers through the whole staging pipeline with host-memory copies");
     /** {@code ferry.staged.memcpyThreads}. */
-    public static final Setting<Integer> MEMCPY_THREADS = Setting.of(MODULE, "ferry.staged.memcpyThreads", Setting.INT, 1,
+    public static final Setting<Integer> MEMCPY_THREADS = Setting.forTests(MODULE, "ferry.staged.memcpyThreads", Setting.INT, 1,
             "with `stageHostBuffers`: copies on a worker thread per direction (1) or inline (0)");
     /** {@code ferry.staged.test.offerIpc}. */
-    public static final Setting<Boolean> OFFER_IPC_FOR_HOST = Setting.of(MODULE, "ferry.staged.test.offerIpc", Setting.BOOLEAN, false,
+    public static final Setting<Boolean> OFFER_IPC_FOR_HOST = Setting.forTests(MODULE, "ferry.staged.test.offerIpc", Setting.BOOLEAN, false,
             "for tests without a GPU: host buffers to peers of the node are offered as if by IPC (receivers refuse: the fallback runs)");
     /** {@code ferry.staged.progressThread}. */
     public static final Setting<Boolean> PROGRESS_THREAD = Setting.of(MODULE, "ferry.staged.progressThread", Setting.BOOLEAN, true,
             "a thread advances transfers in flight while no application thread is inside a staged call (under `MPI_THREAD_MULTIPLE`)");
     /** {@code ferry.staged.test.nodeGroup}. */
-    public static final Setting<Integer> NODE_GROUP = Setting.of(MODULE, "ferry.staged.test.nodeGroup", Setting.INT, 0,
+    public static final Setting<Integer> NODE_GROUP = Setting.forTests(MODULE, "ferry.staged.test.nodeGroup", Setting.INT, 0,
             "for tests on one machine: ranks count as on separate nodes in groups of this many consecutive world ranks "
                     + "(no CUDA IPC between groups; reductions across nodes run node by node); 0: the real nodes");
 

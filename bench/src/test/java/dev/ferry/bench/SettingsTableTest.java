@@ -23,7 +23,7 @@ class SettingsTableTest {
         for (String module : List.of("api", "mpi-ffm", "backend-ompi", "backend-mvapich", "backend-staged", "backend-nccl")) {
             assertTrue(all.stream().anyMatch(s -> s.module().equals(module)), module + " registers its settings");
         }
-        assertTable(Path.of("..", "README.md"), SettingsTable.markdown(all), "");
+        assertTable(Path.of("..", "README.md"), SettingsTable.markdown(SettingsTable.forUsers(all)), "");
     }
 
     /** The backend READMEs' tables: the settings of the backend's own modules. */
