@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # What the flight recorder costs the 8-byte allReduce on host buffers (dev.ferry.bench.FlightRecorderCost:
 # over MPI, and on a transport that does nothing: the checked front alone), in one go: ROUNDS rounds,
 # each running, one job after the other,
@@ -21,7 +23,7 @@ while [ $# -gt 0 ]; do
         --backend) backend=$2; shift 2 ;;
         --mpi) family=$2; shift 2 ;;
         --base-lib) baselib=$2; shift 2 ;;
-        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '4,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "flight-cost.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Runs Ferry's benchmarks under mpirun (or Slurm's srun: --launcher srun): the Java suite (dev.ferry.bench.BenchMain, JMH in every
 # rank), the native C reference (ferry-osu) with the same sizes and policy, then the report
 # (results.md + results.png). Needs no Maven: only a JDK 25 (java), the class path and an MPI.

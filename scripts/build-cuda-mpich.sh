@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Usage: scripts/build-cuda-mpich.sh [OUTDIR]      (default OUTDIR: <repo>/.ferry/kits)
 #
 # Builds a CUDA-aware MPICH from a Debian source package and packs it as

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Usage: scripts/build-cuda-ompi.sh [OUTDIR]      (default OUTDIR: <repo>/.ferry/kits)
 #
 # Rebuilds the CUDA-aware Open MPI 5.0.7 (with Java bindings) from Debian trixie's source

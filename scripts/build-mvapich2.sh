@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Usage: scripts/build-mvapich2.sh [--check]
 #
 # Builds MVAPICH2 2.3.7 (shared memory + TCP, its own Hydra mpiexec) once into a cache folder
@@ -47,7 +49,7 @@ die() {
 CHECK_ONLY=0
 case "${1:-}" in
     --check) CHECK_ONLY=1 ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '4,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     "") ;;
     *) echo "usage: scripts/build-mvapich2.sh [--check]" >&2; exit 2 ;;
 esac

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Usage: scripts/device-prepare.sh
 #
 # Prepares a GPU run in .device/ (ignored by git; the device tool carries it), because the GPU

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Usage (on the GPU machine, from the repository root, after scripts/device-prepare.sh here):
 #   scripts/device-run.sh STEP...        steps: info conformance ompi-bindings mvapich mvapich-1gpu staged-check
 #                                        conformance-staged staged-check-sys staged-check-pool staged-pipeline

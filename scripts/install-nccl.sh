@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Usage: scripts/install-nccl.sh [--check]
 #
 # Installs NVIDIA's NCCL into the project's own folder (never system-wide), for backend-nccl and

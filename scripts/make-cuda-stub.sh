@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Usage: scripts/make-cuda-stub.sh OUTDIR
 #
 # Builds a stub libcuda.so.1 (plus the libcuda.so symlink) in OUTDIR that defines every

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Usage: scripts/netns-hosts.sh [--prefix P] up [N] | down | status | check | hosts | exec HOST CMD... | agent [SSH-OPTIONS] HOST CMD...
 #
 # Several "hosts" on one machine, for multi-host MPI tests: N network namespaces P-h1 .. P-hN
@@ -35,7 +37,7 @@ if [ "${1:-}" = "--prefix" ]; then PREFIX=$2; shift 2; fi
 SW=$PREFIX-sw
 
 die() { echo "netns-hosts: $*" >&2; exit 1; }
-usage() { sed -n '2,30p' "$SCRIPT" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,32p' "$SCRIPT" | sed 's/^# \{0,1\}//'; }
 
 case "$NET" in
     10.*|192.168.*|172.1[6-9].*|172.2[0-9].*|172.3[01].*) ;;

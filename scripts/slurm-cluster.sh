@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Usage: scripts/slurm-cluster.sh [--prefix P] [--dir D] up [--local | --netns N] | down | status | check | env | srun [SRUN ARGS...]
 #
 # A private Slurm cluster on this machine, for tests and trials of Ferry under srun: its own
@@ -290,6 +292,6 @@ case "$cmd" in
         true
         ;;
     srun) run_srun_cmd srun "$@" ;;
-    help|-h|--help) sed -n '2,25p' "$SCRIPT" | sed 's/^# \{0,1\}//' ;;
-    *) sed -n '2,25p' "$SCRIPT" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    help|-h|--help) sed -n '4,27p' "$SCRIPT" | sed 's/^# \{0,1\}//' ;;
+    *) sed -n '4,27p' "$SCRIPT" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

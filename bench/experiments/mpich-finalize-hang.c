@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 /* MPICH 4.0.2 (ch4:ucx, UCX 1.13.1) over TCP between network-namespace hosts: MPI_Finalize that
  * sometimes never returns, without Ferry. Rank pairs exchange 4 MiB three times, one allreduce,
  * then MPI_Finalize. FIN_BARRIER=1 adds an MPI_Barrier before it, FIN_A2A=1 an MPI_Alltoall and a

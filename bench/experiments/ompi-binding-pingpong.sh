@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Backend ompi's two paths on host buffers: 8-byte ping-pong latency and 4 MiB bandwidth between
 # 2 ranks (dev.ferry.examples.PingPong: one way = median round trip / 2), the paths alternated
 # ROUNDS times so that a noisy neighbour hits both alike.

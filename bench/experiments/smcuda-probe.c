@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 /* The Open MPI smcuda crash of issue #14 (SIGSEGV in mca_rcache_rgpusm_register inside MPI_Wait),
  * looked for in C, without Ferry: two ranks on one GPU (CUDA MPS), CUDA-aware Open MPI.
  *

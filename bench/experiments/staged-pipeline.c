@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 /* The staged pipeline in C, with nothing of Ferry in it: the native reference for what a host-staged
  * device transfer can reach on a machine, next to the plain pinned host-to-host MPI it rides on.
  *

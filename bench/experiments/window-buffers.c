@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 /* An osu_bw-style window of 64 messages of N bytes between 2 ranks, with the messages' buffers
  * cycled over NBUF distinct places (osu_bw reuses one: SAME=1), and four protocols:
  *   mode 0: the plain window;

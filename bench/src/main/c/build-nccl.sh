@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Builds the NCCL reference (nccl_ref.c): build-nccl.sh OUTDIR [NCCL_DIR] [MPICC]
 #   OUTDIR    where the binary goes
 #   NCCL_DIR  a folder with include/nccl.h and lib/libnccl.so.2 (default: the wheel that

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Builds the native C reference (ferry_osu.c): build.sh OUTDIR [MPICC [NAME]]
 #   OUTDIR  where the binary goes (bench/target/native from Maven and run.sh)
 #   MPICC   MPI compiler wrapper (default: $MPICC, else mpicc.openmpi or mpicc); mpicc.mpich for MPICH

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 /*
  * launch_floor: what one GPU round trip costs a rank, every rank at once (one GPU under CUDA MPS,
  * or one GPU per rank). The floor under a short device collective: the host starts work on the

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 /*
  * nccl_ref: NCCL called directly from C, the native reference for Ferry's nccl backend.
  *

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Puts the PTX of ferry_reduce.cu (the reduction kernels of DeviceReduction) where the build
 # packages it: one module per data type, ferry_reduce_<type>.ptx (-DFERRY_ONLY_<type>), so that a
 # process JIT-compiles only the types it reduces.

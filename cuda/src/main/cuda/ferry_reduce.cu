@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 // Reduction kernels of ferry-cuda (dev.ferry.cuda.DeviceReduction): one entry per data type and
 // reduce operator that MPI defines, with the semantics of dev.ferry.spi.HostReduction, so that a
 // reduction on the GPU gives the bytes the host reduction gives.

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 // ferry_reduce.cu built for the host: the kernels' logic (element types, operators, the vector and
 // element paths, the fold over sources in launches of up to 8, as DeviceReduction launches them)
 // run on the CPU, so that DeviceReductionTest can compare it with HostReduction without a GPU. The

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Puts the PTX of ferry_examples.cu where the build packages it, with a note of its origin.
 #
 #   build-ptx.sh OUT_DIR [NVCC]   (run by Maven at generate-resources)

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 // Kernels of Ferry's examples (package dev.ferry.examples).
 //
 // Compiled to PTX by build-ptx.sh (run by Maven when nvcc is present):

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The Ferry authors
 # Refreshes the checked-in PTX of ferry_patterns.cu (the application-pattern suite's kernels):
 #   build-ptx.sh [NVCC]     compile with nvcc (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc)
 # Commit both files after a change to the .cu. Machines without nvcc use the checked-in PTX.

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 // Kernels of the application-pattern suite (dev.ferry.testing.ApplicationPatterns): what an
 // application's own kernels do to a buffer right before and after it hands the buffer to Ferry.
 //

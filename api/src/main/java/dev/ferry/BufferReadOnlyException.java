@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 package dev.ferry;
 
 /** A read-only buffer (a read-only MemorySegment or ByteBuffer) was given where a call writes: a receive buffer. */

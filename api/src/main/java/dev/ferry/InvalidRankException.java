@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 package dev.ferry;
 
 /** A rank (peer or root) is outside {@code [0, size)} and is not an allowed wildcard. */

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 package dev.ferry;
 
 /** A reduction operator applied to a datatype it is not defined for (MINLOC on INT, BXOR on FLOAT, e.g.). */

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 package dev.ferry;
 
 /** A message tag is negative (other than {@link Communicator#ANY_TAG} on receives) or above the MPI tag bound. */

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 /**
  * Backend {@code mvapich}: the MPICH-ABI family of MPI libraries ({@code libmpi.so.12}:
  * MVAPICH2, MVAPICH2-GDR, MPICH, Intel MPI, Cray MPICH) bound directly with java.lang.foreign.

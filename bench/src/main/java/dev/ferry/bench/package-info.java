@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 /**
  * Ferry's benchmarks: JMH suites that compare the backends under mpirun, a native C reference
  * ({@code src/main/c/ferry_osu.c}) and a report (markdown table and PNG plot).

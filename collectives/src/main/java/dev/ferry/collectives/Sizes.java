@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 package dev.ferry.collectives;
 
 /** Byte sizes as people read them: 8 B, 64 KiB, 256 MiB. */

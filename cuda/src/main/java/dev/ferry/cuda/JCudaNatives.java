@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 package dev.ferry.cuda;
 
 import java.io.IOException;
@@ -97,7 +100,10 @@ final class JCudaNatives {
                         java.nio.file.attribute.PosixFilePermission.GROUP_EXECUTE, java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE));
     }
 
-    /** Places every JCuda library of this platform found on the class path into {@code dir}; returns how many it wrote. */
+    /**
+     * Places every JCuda library of this platform that the class loader finds (on the class path,
+     * or in module jcuda.natives on the module path) into {@code dir}; returns how many it wrote.
+     */
     static int prepare(Path dir) {
         String version = jcudaVersion();
         String arch = arch();
@@ -118,10 +124,12 @@ final class JCudaNatives {
         return written;
     }
 
-    /** Writes the resource {@code /lib/FILE} to {@code dir/FILE} by rename; false when absent or already there with the same bytes. */
+    /** Writes the resource {@code lib/FILE} to {@code dir/FILE} by rename; false when absent or already there with the same bytes. */
     private static boolean place(Path dir, String file) throws IOException {
         byte[] content;
-        try (InputStream in = JCudaNatives.class.getResourceAsStream("/lib/" + file)) {
+        // through the class loader, which searches every jar: on the module path a class's own
+        // getResourceAsStream searches only its module, and the natives are in jcuda-natives
+        try (InputStream in = JCudaNatives.class.getClassLoader().getResourceAsStream("lib/" + file)) {
             if (in == null) {
                 return false;
             }
@@ -143,9 +151,9 @@ final class JCudaNatives {
         }
     }
 
-    /** The JCuda version of the class path (its Maven properties), or null. */
+    /** The JCuda version of the class or module path (its Maven properties), or null. */
     private static String jcudaVersion() {
-        try (InputStream in = JCudaNatives.class.getResourceAsStream("/META-INF/maven/org.jcuda/jcuda/pom.properties")) {
+        try (InputStream in = JCudaNatives.class.getClassLoader().getResourceAsStream("META-INF/maven/org.jcuda/jcuda/pom.properties")) {
             if (in == null) {
                 return null;
             }

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 package dev.ferry.mpi;
 
 import dev.ferry.DataType;
@@ -88,7 +91,6 @@ public abstract class FfmTransport extends BindingTransport {
         }
     }
 
-    @Override
     /**
      * A blocking receive: the message is matched first (MPI_Mprobe), then received (MPI_Mrecv).
      * Why: with a rendezvous transport (MPICH over UCX between nodes, Open MPI over TCP or its
@@ -96,6 +98,7 @@ public abstract class FfmTransport extends BindingTransport {
      * ever. A message longer than the buffer is therefore received whole into host memory of its
      * own; the buffer gets its first bytes and the receive throws {@link TruncationException}.
      */
+    @Override
     protected Status mpiRecv(Region buffer, int count, DataType type, int source, int tag) {
         Mpi.Scratch s = Mpi.scratch();
         String what = "MPI_Mprobe/MPI_Mrecv of " + count + " " + type + " from rank " + source + " tag " + tag;

@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 package dev.ferry.mpi;
 
 /** The two C ABIs of MPI that Ferry binds: they differ in how handles and MPI_Status look. */

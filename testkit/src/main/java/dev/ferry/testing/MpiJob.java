@@ -1,3 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The Ferry authors
+
 package dev.ferry.testing;
 
 import java.io.File;
@@ -50,6 +53,7 @@ public final class MpiJob {
     private final List<String> jvmArgs = new ArrayList<>();
     private String launcher; // null: the family's (launcherPath)
     private final List<String> launcherCommand = new ArrayList<>();
+    private String classPath; // null: this JVM's (classPath())
     private String mainClass = RankRunner.class.getName();
     private List<String> mainArgs;
     private long timeoutSeconds = Long.getLong("ferry.test.timeout", 600);
@@ -113,6 +117,15 @@ public final class MpiJob {
     /** Options for every rank's JVM, after the defaults (so {@code -Xmx} here wins). */
     public MpiJob jvmArgs(String... args) {
         jvmArgs.addAll(List.of(args));
+        return this;
+    }
+
+    /**
+     * The ranks' class path instead of this test JVM's; empty: none (e.g. for a module-path launch,
+     * {@code -m} in {@link #main} and the modules in {@link #jvmArgs}).
+     */
+    public MpiJob classPath(String classPath) {
+        this.classPath = classPath;
         return this;
     }
 
@@ -253,8 +266,11 @@ public final class MpiJob {
         cmd.add("-Xmx" + System.getProperty("ferry.test.rankHeap", "384m"));
         cmd.add("-XX:TieredStopAtLevel=1");
         cmd.addAll(jvmArgs);
-        cmd.add("-cp");
-        cmd.add(classPath());
+        String cp = classPath != null ? classPath : classPath();
+        if (!cp.isEmpty()) {
+            cmd.add("-cp");
+            cmd.add(cp);
+        }
         cmd.add("-Dferry.test.reportDir=" + dir);
         if (!properties.containsKey("ferry.flight.dir")) {
             cmd.add("-Dferry.flight.dir=" + dir.resolve("flight")); // flight-recorder dumps beside the job's log, not in the working directory
