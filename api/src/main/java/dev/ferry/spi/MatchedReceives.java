@@ -129,9 +129,13 @@ final class MatchedReceives {
     Optional<Status> iprobe(int source, int tag) {
         while (true) {
             progress();
-            Optional<Status> st = binding.mpiIprobe(source, tag);
-            if (st.isEmpty() || !claims(st.get())) {
-                return st;
+            // probe and claim check under the lock: otherwise the progress thread can take the
+            // message between them and this probe would report a message that is gone
+            synchronized (this) {
+                Optional<Status> st = binding.mpiIprobe(source, tag);
+                if (st.isEmpty() || !claims(st.get())) {
+                    return st;
+                }
             }
         }
     }
