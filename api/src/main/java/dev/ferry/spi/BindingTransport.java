@@ -316,6 +316,11 @@ public abstract class BindingTransport implements Transport {
     }
 
     @Override
+    public final PendingDuplicate startDuplicate() {
+        return mpiStartDuplicate();
+    }
+
+    @Override
     public final void close() {
         BindingTransport in;
         synchronized (this) {
@@ -694,6 +699,12 @@ public abstract class BindingTransport implements Transport {
     protected abstract BindingTransport mpiSplit(int color, int key);
 
     protected abstract BindingTransport mpiDuplicate();
+
+    /**
+     * MPI_Comm_idup: returns at once (a local call); the pending duplicate's {@code finish} completes
+     * the library's request and returns the new communicator.
+     */
+    protected abstract PendingDuplicate mpiStartDuplicate();
 
     protected abstract void mpiFree();
 }

@@ -59,7 +59,7 @@ public final class CheckedCommunicator implements Communicator {
     private final int maxTag;
     private final ThreadLevel threadLevel;
     private volatile boolean closed;
-    private volatile CollectiveLane lane; // made by the first non-blocking collective
+    private volatile CollectiveLane lane; // made by the first non-blocking collective (a local call)
     @SuppressWarnings("unused") // through COLLECTIVE_OWNER
     private volatile Thread collectiveOwner;
 
@@ -818,7 +818,8 @@ public final class CheckedCommunicator implements Communicator {
      * Starts a non-blocking collective, already checked: its buffers are pinned and the call is
      * ordered after the caller's device work here, on the caller's thread; then {@code work} runs
      * on this communicator's {@link CollectiveLane} (a duplicate communicator and a thread of its
-     * own, made at the first one) as the blocking collective {@code blocking} would run it, so that
+     * own, started at the first one without waiting for the other ranks) as the blocking collective
+     * {@code blocking} would run it, so that
      * it progresses whatever the caller does meanwhile. Nothing is checked again on the lane: a
      * buffer closed after the start stays pinned, and its memory is freed when the request
      * completes. The pins go with the request.
@@ -832,8 +833,9 @@ public final class CheckedCommunicator implements Communicator {
         try (BufferUse use = BufferUse.of(buffers)) {
             CollectiveLane l = lane;
             if (l == null) {
-                // collective: every rank makes its lane at its first non-blocking collective on this communicator
-                l = lane = new CollectiveLane(this, new CheckedCommunicator(transport.duplicate()));
+                // a local call: the lane's duplicate is only started here (its place among this communicator's
+                // collectives, the same on every rank); the lane's thread finishes it
+                l = lane = new CollectiveLane(this, transport.startDuplicate());
             }
             boolean device = use.device();
             Request r = l.submit(op.label, shadow -> shadow.runOnLane(blocking, root, count, type, work, device));
