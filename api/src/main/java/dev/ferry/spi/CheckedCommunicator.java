@@ -22,7 +22,9 @@ import dev.ferry.spi.CallTracker.Op;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The checked front: the one {@link Communicator} implementation, over a backend's
@@ -808,7 +810,7 @@ public final class CheckedCommunicator implements Communicator {
         CallTracker.Slot s = enter(op, peer, tag, -2, -2, count, type);
         try (BufferUse use = BufferUse.of(buffers)) {
             Request r = body.get();
-            return new TrackedRequest(this, r, op, peer, tag, count, type, use.handOff());
+            return new TrackedRequest(this, r, op, peer, tag, count, type, use.handOff(), use.device());
         } finally {
             CallTracker.exit(s);
         }
@@ -839,7 +841,7 @@ public final class CheckedCommunicator implements Communicator {
             }
             boolean device = use.device();
             Request r = l.submit(op.label, shadow -> shadow.runOnLane(blocking, root, count, type, work, device));
-            return new TrackedRequest(this, r, op, root, -2, count, type, use.handOff());
+            return new TrackedRequest(this, r, op, root, -2, count, type, use.handOff(), device);
         } finally {
             CallTracker.exit(s);
         }
@@ -879,7 +881,13 @@ public final class CheckedCommunicator implements Communicator {
         COLLECTIVE_OWNER.setRelease(this, (Thread) null); // a release store, as a lock's unlock
     }
 
-    /** A backend request with the threading rules, the watchdog and the liveness check around waitFor and test. */
+    /**
+     * A backend request with the threading rules, the watchdog and the liveness check around
+     * waitFor and test; the pins of its buffers, released once when it completes; and its outcome,
+     * kept from then on. One thread at a time calls into the backend's request ({@link #lock}:
+     * MPI's requests are not for two threads at once); a test never waits for that lock.
+     * {@link #future()} hands the request to Ferry's progress thread, which tests it.
+     */
     private static final class TrackedRequest implements Request {
         private final CheckedCommunicator comm;
         private final Request inner;
@@ -888,9 +896,15 @@ public final class CheckedCommunicator implements Communicator {
         private final int tag;
         private final long count;
         private final DataType type;
-        private BufferUse.Pins pins; // released once, when the request completes
+        private final boolean device;
+        private final ReentrantLock lock = new ReentrantLock();
+        private BufferUse.Pins pins; // under lock; released when the request completes (null: the blocking call that made it holds them)
+        private Status result; // the outcome, written under lock before complete
+        private RuntimeException failure;
+        private volatile boolean complete;
+        private volatile RequestFuture view;
 
-        TrackedRequest(CheckedCommunicator comm, Request inner, Op op, int peer, int tag, long count, DataType type, BufferUse.Pins pins) {
+        TrackedRequest(CheckedCommunicator comm, Request inner, Op op, int peer, int tag, long count, DataType type, BufferUse.Pins pins, boolean device) {
             this.comm = comm;
             this.inner = inner;
             this.op = op;
@@ -899,14 +913,7 @@ public final class CheckedCommunicator implements Communicator {
             this.count = count;
             this.type = type;
             this.pins = pins;
-        }
-
-        private synchronized void completed() {
-            BufferUse.Pins p = pins;
-            pins = null;
-            if (p != null) {
-                p.release();
-            }
+            this.device = device;
         }
 
         private void ensureMpi(String what) {
@@ -915,17 +922,101 @@ public final class CheckedCommunicator implements Communicator {
             }
         }
 
+        private DeviceSupport.Scope context() {
+            return device ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE;
+        }
+
+        private Status outcome() {
+            if (failure != null) {
+                throw failure;
+            }
+            return result;
+        }
+
+        /** Keeps the outcome and releases the pins (the operation ended: its memory is not in use any more); under the lock, once. */
+        private void settle(Status st, RuntimeException e) {
+            result = st;
+            failure = e;
+            BufferUse.Pins p = pins;
+            pins = null;
+            complete = true;
+            if (p != null) {
+                p.release();
+            }
+        }
+
+        /** Completes the future view, when there is one, with the outcome; after the lock is released. */
+        private void announce() {
+            RequestFuture v = view;
+            if (v != null) {
+                ProgressThread.completeForProgram(() -> v.settle(result, failure));
+            }
+        }
+
+        /** One test of the backend's request: its status once complete (its failure thrown), empty while in flight or while another thread holds it. */
+        private Optional<Status> tryTest() {
+            if (complete) {
+                return Optional.of(outcome());
+            }
+            if (!lock.tryLock()) {
+                return Optional.empty(); // another thread is completing it, and announces it
+            }
+            boolean settled = false;
+            try {
+                if (!complete) {
+                    try (DeviceSupport.Scope ctx = context()) {
+                        Optional<Status> st;
+                        try {
+                            st = inner.test();
+                        } catch (RuntimeException e) {
+                            settle(null, e);
+                            settled = true;
+                            throw e;
+                        }
+                        if (st.isEmpty()) {
+                            return st;
+                        }
+                        settle(st.get(), null);
+                        settled = true;
+                    }
+                }
+            } finally {
+                lock.unlock();
+                if (settled) {
+                    announce();
+                }
+            }
+            return Optional.of(outcome());
+        }
+
         @Override
         public Status waitFor() {
             ensureMpi("waitFor");
             CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.WAIT, this, -2, -2, -2, -2, -1, null);
-            try (DeviceSupport.Scope ctx = pins != null && pins.device() ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
-                Status st = inner.waitFor();
-                completed();
-                return st;
-            } catch (RuntimeException e) {
-                completed(); // the operation ended (failed): its memory is not in use any more
-                throw e;
+            try {
+                if (complete) {
+                    return outcome();
+                }
+                boolean settled = false;
+                lock.lock();
+                try {
+                    if (!complete) {
+                        try (DeviceSupport.Scope ctx = context()) {
+                            try {
+                                settle(inner.waitFor(), null);
+                            } catch (RuntimeException e) {
+                                settle(null, e);
+                            }
+                        }
+                        settled = true;
+                    }
+                } finally {
+                    lock.unlock();
+                }
+                if (settled) {
+                    announce();
+                }
+                return outcome();
             } finally {
                 CallTracker.exit(s);
             }
@@ -934,23 +1025,15 @@ public final class CheckedCommunicator implements Communicator {
         @Override
         public Optional<Status> test() {
             ensureMpi("test");
+            if (complete) {
+                return Optional.of(outcome());
+            }
             CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.TEST, this, -2, -2, -2, -2, -1, null);
-            try (DeviceSupport.Scope ctx = pins != null && pins.device() ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
-                Optional<Status> st = inner.test();
-                if (st.isPresent()) {
-                    completed();
-                }
-                return st;
-            } catch (RuntimeException e) {
-                completed();
-                throw e;
+            try {
+                return tryTest();
             } finally {
                 CallTracker.exit(s);
             }
-        }
-
-        private synchronized boolean isComplete() {
-            return pins == null;
         }
 
         /**
@@ -960,28 +1043,108 @@ public final class CheckedCommunicator implements Communicator {
          */
         @Override
         public boolean cancel() {
-            if ((op != Op.IRECV && op != Op.MESSAGE_IRECV) || isComplete()) {
+            if ((op != Op.IRECV && op != Op.MESSAGE_IRECV) || complete) {
                 return false;
             }
             ensureMpi("cancel");
             CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.CANCEL, this, -2, -2, -2, -2, -1, null);
-            try (DeviceSupport.Scope ctx = pins != null && pins.device() ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
-                boolean cancelled = op == Op.IRECV && inner.cancel();
-                try {
-                    inner.waitFor(); // at once when the backend's cancel completed it
-                } catch (RuntimeException e) {
-                    // the receive failed (e.g. truncated): its waitFor throws the failure again
+            boolean cancelled = false;
+            boolean settled = false;
+            lock.lock();
+            try {
+                if (!complete) {
+                    try (DeviceSupport.Scope ctx = context()) {
+                        cancelled = op == Op.IRECV && inner.cancel();
+                        try {
+                            settle(inner.waitFor(), null); // at once when the backend's cancel completed it
+                        } catch (RuntimeException e) {
+                            settle(null, e); // the receive failed (e.g. truncated): its waitFor throws the failure again
+                        }
+                    }
+                    settled = true;
                 }
-                completed();
-                return cancelled;
             } finally {
+                lock.unlock();
                 CallTracker.exit(s);
             }
+            if (settled) {
+                announce();
+            }
+            return cancelled;
+        }
+
+        /**
+         * The view, made once. While the request is in flight Ferry's progress thread tests it until
+         * it completes (a test that finds another thread completing it leaves it to that thread,
+         * which announces the outcome); one that completed already gives a completed view at once.
+         */
+        @Override
+        public CompletableFuture<Status> future() {
+            RequestFuture v = view;
+            if (v != null) {
+                return v;
+            }
+            if (!complete && comm.threadLevel != ThreadLevel.MULTIPLE) {
+                throw new ThreadingException("future() of " + this + ": Ferry's progress thread completes the future, which needs MPI_THREAD_MULTIPLE; "
+                        + comm + " has " + comm.threadLevel.mpiName() + ": complete the request with waitFor() or test(), or run with -Dferry.threads=multiple");
+            }
+            boolean made;
+            synchronized (this) {
+                made = view == null;
+                if (made) {
+                    view = new RequestFuture(this);
+                }
+                v = view;
+            }
+            if (made) {
+                // complete is read after view was published: either this thread sees it, or the thread that settles sees the view
+                if (complete) {
+                    v.settle(result, failure);
+                } else {
+                    ProgressThread.poll(this::tryTest);
+                }
+            }
+            return v;
         }
 
         @Override
         public String toString() {
             return "request " + CallTracker.format(op, comm, peer, tag, -2, -2, count, type);
+        }
+    }
+
+    /**
+     * The {@link Request#future()} of a request: completed with its outcome (a cancelled receive:
+     * cancelled); {@link #cancel} is the request's cancel. Stages made from it are plain futures.
+     */
+    private static final class RequestFuture extends CompletableFuture<Status> {
+        private final TrackedRequest request;
+
+        RequestFuture(TrackedRequest request) {
+            this.request = request;
+        }
+
+        void settle(Status st, RuntimeException failure) {
+            if (failure != null) {
+                completeExceptionally(failure);
+            } else if (st.cancelled()) {
+                super.cancel(false);
+            } else {
+                complete(st);
+            }
+        }
+
+        /**
+         * The request's {@link Request#cancel()}: a pending receive is cancelled, and so is this
+         * future (true); a receive that has matched a message completes by receiving it, and a send
+         * or a collective goes on: false, and this future completes with the operation.
+         */
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            if (!isDone()) {
+                request.cancel();
+            }
+            return isCancelled();
         }
     }
 

@@ -47,6 +47,7 @@ final class CollectiveLane implements AutoCloseable {
     /** Queues {@code body} (a started collective's work on the duplicate); the request completes when it has run. */
     Request submit(String label, Consumer<CheckedCommunicator> body) {
         CompletableFuture<Void> done = CompletableFuture.runAsync(() -> body.accept(shadow()), thread);
+        done.whenComplete((v, e) -> ProgressThread.wake()); // a future of the request, or a virtual thread waiting for it, completes now
         return new LaneRequest(label, done);
     }
 

@@ -193,6 +193,7 @@ public final class MpiLifecycle {
     public static synchronized void finalizeNow() {
         if (binding != null && !finalized && !aborting) {
             finalized = true;
+            ProgressThread.quiesce(); // its attempts in flight end first; later ones see the flag and make no native call
             CallTracker.Slot s = CallTracker.enterUnchecked(CallTracker.Op.FINALIZE, binding.name());
             try {
                 binding.finalizeMpi();

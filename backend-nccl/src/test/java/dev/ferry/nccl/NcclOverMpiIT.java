@@ -1,12 +1,32 @@
 package dev.ferry.nccl;
 
 import dev.ferry.testing.MpiJob;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.TestFactory;
 
 /** {@link NcclOverMpiRanks} on 2 real ranks under Open MPI's mpirun (inner ompi) and MPICH's mpiexec (inner mvapich). */
 class NcclOverMpiIT {
+    /** The futures of requests ({@link NcclProbeAndRequests}) and the crossed start of first non-blocking collectives ({@link NcclConformance}). */
+    private static final String ASYNC_TESTS = "uture|h_firstNonBlockingCollectivesStartedInCrossedOrder";
+
+    /**
+     * On backend nccl's stack without a GPU, under both launchers: futures of requests and the
+     * crossed start of first non-blocking collectives at 2 and 4 ranks.
+     */
+    @TestFactory
+    List<DynamicNode> asynchronousCalls() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (MpiJob.Family family : MpiJob.Family.values()) {
+            String inner = family == MpiJob.Family.OPEN_MPI ? "ompi" : "mvapich";
+            for (int np : MpiJob.rankCounts()) {
+                out.add(MpiJob.of("nccl-async-over-" + inner, family, np).classes(NcclConformance.class, NcclProbeAndRequests.class)
+                        .property("ferry.backend", inner).property("ferry.test.include", ASYNC_TESTS).asTests());
+            }
+        }
+        return out;
+    }
 
     @TestFactory
     List<DynamicNode> overOpenMpiAndMpich() {

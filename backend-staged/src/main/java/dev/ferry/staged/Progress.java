@@ -157,13 +157,30 @@ final class Progress {
     private final List<Object> stuck = new ArrayList<>();
     /** Every this many polls, no op is skipped. */
     static final int FULL_SWEEP = 16;
+    /** Polls so far: written under the lock, read without it by {@link OpRequest#test} (release and acquire: plain moves on x86). */
+    @SuppressWarnings("unused") // through POLLS
     private long polls;
+    private static final java.lang.invoke.VarHandle POLLS;
+
+    static {
+        try {
+            POLLS = java.lang.invoke.MethodHandles.lookup().findVarHandle(Progress.class, "polls", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private long pollCount() {
+        return (long) POLLS.getAcquire(this);
+    }
 
     /** Advances every transfer in flight (but those waiting behind an older one, see {@link Op#waitKey()}); true when any moved. */
     synchronized boolean poll() {
         boolean moved = false;
         stuck.clear();
-        boolean sweep = ++polls % FULL_SWEEP == 0;
+        long n = polls + 1;
+        POLLS.setRelease(this, n);
+        boolean sweep = n % FULL_SWEEP == 0;
         for (int i = 0; i < active.size(); i++) {
             Op op = active.get(i);
             Object key = sweep ? null : op.waitKey();
@@ -319,6 +336,8 @@ final class Progress {
     static final class OpRequest implements Request {
         private final Progress progress;
         private final Op op;
+        /** The poll count at this request's last test: a test polls only when no poll ran since (a race costs one poll more). */
+        private long testedAt = -1;
 
         OpRequest(Progress progress, Op op) {
             this.progress = progress;
@@ -330,10 +349,18 @@ final class Progress {
             return progress.await(op);
         }
 
+        /**
+         * Advances every transfer unless another thread did since this request's last test: a
+         * thread that tests many requests in turn (Ferry's progress thread, for futures and waiting
+         * virtual threads) then polls once per round, not once per request.
+         */
         @Override
         public Optional<Status> test() {
             if (!op.isDone()) {
-                progress.poll();
+                if (progress.pollCount() == testedAt) {
+                    progress.poll();
+                }
+                testedAt = progress.pollCount();
             }
             return op.isDone() ? Optional.of(op.result()) : Optional.empty();
         }
