@@ -17,6 +17,10 @@ import java.util.concurrent.CompletableFuture;
  * request completes, see {@link Communicator}). Every request must be completed
  * ({@link #waitFor()}, a successful {@link #test()}, or its {@link #future()}, which Ferry
  * completes).
+ *
+ * <p>On a virtual thread {@link #waitFor()} does not hold the thread's carrier: it tests the
+ * request for a few microseconds, then parks while Ferry's progress thread tests it (under
+ * {@code MPI_THREAD_MULTIPLE}; below it, it goes on testing, parking between tests).
  */
 public interface Request {
     /** Blocks until the operation completes; its status (for sends: destination, tag, bytes). */

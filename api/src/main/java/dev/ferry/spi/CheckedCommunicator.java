@@ -38,6 +38,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * request completes), turns {@link Communicator#IN_PLACE} into scratch memory, and runs the
  * non-blocking collectives on a {@link CollectiveLane}; requests of {@code isend}/{@code irecv}
  * are wrapped so that {@link Request#waitFor()} and {@link Request#test()} are covered too.
+ *
+ * <p>On a virtual thread, whose carrier a long native call would hold, the blocking calls take
+ * another path, decided here and nowhere else: messages and probes are started without blocking
+ * and waited for as requests are ({@link Polling#onVirtualThread}: short tests, then parked while
+ * the {@link ProgressThread} tests them); collectives, split and duplicate run on one of Ferry's
+ * {@link PlatformThreads} while the virtual thread parks. Platform threads make the blocking call.
  * A provider returns {@code new CheckedCommunicator(transport)}.
  */
 public final class CheckedCommunicator implements Communicator {
@@ -149,7 +155,11 @@ public final class CheckedCommunicator implements Communicator {
         checkPeer("send", "destination", dest, false);
         checkTag("send", tag, false);
         run(Op.SEND, dest, tag, -2, -2, count, type, () -> {
-            transport.send(buffer, count, type, dest, tag);
+            if (Thread.currentThread().isVirtual()) {
+                parked(Op.SEND, dest, tag, count, type, transport.isend(buffer, count, type, dest, tag), buffer);
+            } else {
+                transport.send(buffer, count, type, dest, tag);
+            }
             return null;
         }, buffer);
     }
@@ -161,7 +171,9 @@ public final class CheckedCommunicator implements Communicator {
         checkWritable("recv", "buffer", buffer);
         checkPeer("recv", "source", source, true);
         checkTag("recv", tag, true);
-        return run(Op.RECV, source, tag, -2, -2, count, type, () -> transport.recv(buffer, count, type, source, tag), buffer);
+        return run(Op.RECV, source, tag, -2, -2, count, type, () -> Thread.currentThread().isVirtual()
+                ? parked(Op.RECV, source, tag, count, type, transport.startRecv(buffer, count, type, source, tag), buffer)
+                : transport.recv(buffer, count, type, source, tag), buffer);
     }
 
     @Override
@@ -195,9 +207,33 @@ public final class CheckedCommunicator implements Communicator {
         checkTag("sendRecv", sendTag, false);
         checkTag("sendRecv", recvTag, true);
         checkDisjoint("sendRecv", sendBuffer, sendType.bytes(sendCount), recvBuffer, recvType.bytes(recvCount));
-        return run(Op.SEND_RECV, dest, sendTag, source, recvTag, recvCount, recvType,
-                () -> transport.sendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag),
+        return run(Op.SEND_RECV, dest, sendTag, source, recvTag, recvCount, recvType, () -> Thread.currentThread().isVirtual()
+                ? sendRecvParked(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag)
+                : transport.sendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag),
                 sendBuffer, recvBuffer);
+    }
+
+    /**
+     * {@code sendRecv} on a virtual thread: the send and the receive started without blocking (the
+     * receive as {@link #recv} would receive it), then waited for as {@link #parked} waits; the send
+     * is completed whatever the receive does, as the blocking forms complete it.
+     */
+    private Status sendRecvParked(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+                                  Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
+        Request out = transport.isend(sendBuffer, sendCount, sendType, dest, sendTag);
+        Status in;
+        try {
+            in = parked(Op.RECV, source, recvTag, recvCount, recvType, transport.startRecv(recvBuffer, recvCount, recvType, source, recvTag), recvBuffer);
+        } catch (RuntimeException e) {
+            try {
+                parked(Op.SEND, dest, sendTag, sendCount, sendType, out, sendBuffer);
+            } catch (RuntimeException e2) {
+                e.addSuppressed(e2);
+            }
+            throw e;
+        }
+        parked(Op.SEND, dest, sendTag, sendCount, sendType, out, sendBuffer);
+        return in;
     }
 
     // ---- collectives ---------------------------------------------------------------------
@@ -440,7 +476,7 @@ public final class CheckedCommunicator implements Communicator {
         ensureOpen("split");
         CallTracker.Slot s = enter(Op.SPLIT, color, key, -2, -2, -1, null);
         try {
-            Transport t = transport.split(color < 0 ? -1 : color, key);
+            Transport t = offCarrier(() -> transport.split(color < 0 ? -1 : color, key), false);
             return t == null ? null : new CheckedCommunicator(t);
         } finally {
             CallTracker.exit(s);
@@ -452,7 +488,7 @@ public final class CheckedCommunicator implements Communicator {
         ensureOpen("duplicate");
         CallTracker.Slot s = enter(Op.DUPLICATE, -2, -2, -2, -2, -1, null);
         try {
-            return new CheckedCommunicator(transport.duplicate());
+            return new CheckedCommunicator(offCarrier(transport::duplicate, false));
         } finally {
             CallTracker.exit(s);
         }
@@ -484,7 +520,9 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final Status probe(int source, int tag) {
         checkProbe("probe", source, tag);
-        return run(Op.PROBE, source, tag, -2, -2, -1, null, () -> transport.probe(source, tag));
+        return run(Op.PROBE, source, tag, -2, -2, -1, null, () -> Thread.currentThread().isVirtual()
+                ? Polling.onVirtualThread(() -> transport.iprobe(source, tag), threadLevel)
+                : transport.probe(source, tag));
     }
 
     @Override
@@ -496,7 +534,9 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final MatchedMessage mprobe(int source, int tag) {
         checkProbe("mprobe", source, tag);
-        return run(Op.MPROBE, source, tag, -2, -2, -1, null, () -> new CheckedMessage(this, transport.mprobe(source, tag)));
+        return run(Op.MPROBE, source, tag, -2, -2, -1, null, () -> new CheckedMessage(this, Thread.currentThread().isVirtual()
+                ? Polling.onVirtualThread(() -> transport.improbe(source, tag), threadLevel)
+                : transport.mprobe(source, tag)));
     }
 
     @Override
@@ -797,12 +837,50 @@ public final class CheckedCommunicator implements Communicator {
         }
     }
 
-    /** Runs a blocking collective's checked work on this communicator's transport, as {@link #run} runs a call. */
+    /**
+     * Runs a blocking collective's checked work on this communicator's transport, as {@link #run}
+     * runs a call; on a virtual thread, on a platform thread of Ferry's ({@link #offCarrier}).
+     */
     private void collective(Op op, int root, long count, DataType type, Work work, Buffer... buffers) {
-        run(op, root, -2, -2, -2, count, type, () -> {
+        run(op, root, -2, -2, -2, count, type, () -> offCarrier(() -> {
             work.on(transport);
             return null;
-        }, buffers);
+        }, anyDevice(buffers)), buffers);
+    }
+
+    /**
+     * {@code call} (a blocking call that cannot be polled: a collective, split, duplicate) on the
+     * calling thread; on a virtual thread, on one of Ferry's {@link PlatformThreads} while the
+     * virtual thread parks, so that its carrier runs other virtual threads while the other ranks
+     * are waited for. Work on device memory keeps the helper thread's current context as it was.
+     */
+    private static <T> T offCarrier(java.util.function.Supplier<T> call, boolean device) {
+        if (!Thread.currentThread().isVirtual()) {
+            return call.get();
+        }
+        return PlatformThreads.call(() -> {
+            try (DeviceSupport.Scope ctx = device ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
+                return call.get();
+            }
+        });
+    }
+
+    private static boolean anyDevice(Buffer... buffers) {
+        for (Buffer b : buffers) {
+            if (b != null && b.kind().needsCuda()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Waits for {@code inner}, the transport's request of a blocking call made on a virtual thread
+     * (the call's buffers are pinned by the call), as {@link Request#waitFor()} waits on a virtual
+     * thread: short tests, then parked while Ferry's progress thread tests it.
+     */
+    Status parked(Op op, int peer, int tag, long count, DataType type, Request inner, Buffer... buffers) {
+        return new TrackedRequest(this, inner, op, peer, tag, count, type, null, anyDevice(buffers)).waitFor();
     }
 
     /** Starts a non-blocking operation; its buffers stay pinned until the request completes. */
@@ -885,8 +963,9 @@ public final class CheckedCommunicator implements Communicator {
      * A backend request with the threading rules, the watchdog and the liveness check around
      * waitFor and test; the pins of its buffers, released once when it completes; and its outcome,
      * kept from then on. One thread at a time calls into the backend's request ({@link #lock}:
-     * MPI's requests are not for two threads at once); a test never waits for that lock.
-     * {@link #future()} hands the request to Ferry's progress thread, which tests it.
+     * MPI's requests are not for two threads at once); a test never waits for that lock. On a
+     * virtual thread, waitFor polls briefly and then parks while Ferry's progress thread tests
+     * the request ({@link Polling#onVirtualThread}); {@link #future()} hands it to that thread too.
      */
     private static final class TrackedRequest implements Request {
         private final CheckedCommunicator comm;
@@ -996,6 +1075,9 @@ public final class CheckedCommunicator implements Communicator {
             try {
                 if (complete) {
                     return outcome();
+                }
+                if (Thread.currentThread().isVirtual()) {
+                    return Polling.onVirtualThread(this::tryTest, comm.threadLevel); // never a long native call on a carrier
                 }
                 boolean settled = false;
                 lock.lock();

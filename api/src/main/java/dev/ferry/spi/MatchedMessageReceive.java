@@ -14,7 +14,7 @@ import java.util.Optional;
  * message and the sender always completes. A message that fits goes straight into the receive's
  * memory; a longer one lands in host memory of its own first, the receive's memory then gets its
  * first bytes, and the receive fails with the binding's truncation exception. Used by the
- * receives that Ferry matches ({@link MatchedReceives}).
+ * receives that Ferry matches: {@link MatchedReceives} and {@link ProbedReceive}.
  */
 final class MatchedMessageReceive implements Request {
     private final BindingTransport binding;

@@ -15,8 +15,8 @@ import java.util.function.Supplier;
 
 /**
  * Ferry's progress thread: finishes what no thread of the program polls. The future of a request
- * ({@link dev.ferry.Request#future()}) hands it an attempt (a request's test: short, non-blocking
- * native calls); the thread makes every attempt in
+ * ({@link dev.ferry.Request#future()}) and the waits of virtual threads hand it an attempt (a
+ * request's test, a probe: short, non-blocking native calls); the thread makes every attempt in
  * turn, again and again, and completes each one's future when it gives a value or fails. One
  * daemon platform thread per process, started at the first attempt, parked while it has none.
  *

@@ -93,6 +93,17 @@ public interface Transport extends AutoCloseable {
 
     Request irecv(Buffer buffer, long count, DataType type, int source, int tag);
 
+    /**
+     * {@link #recv} without blocking the calling thread: the same receive (matched, truncated and
+     * checked as {@code recv} does it), completed through the returned request, which is tested
+     * and waited for like {@link #irecv}'s. The front makes the blocking receives of virtual
+     * threads with it. This default is {@link #irecv}, for transports whose {@code irecv} receives
+     * as their {@code recv} does.
+     */
+    default Request startRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+        return irecv(buffer, count, type, source, tag);
+    }
+
     Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
                     Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag);
 

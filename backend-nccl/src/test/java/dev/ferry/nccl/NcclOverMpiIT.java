@@ -1,6 +1,7 @@
 package dev.ferry.nccl;
 
 import dev.ferry.testing.MpiJob;
+import dev.ferry.testing.VirtualThreadsContract;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.DynamicNode;
@@ -13,7 +14,8 @@ class NcclOverMpiIT {
 
     /**
      * On backend nccl's stack without a GPU, under both launchers: futures of requests and the
-     * crossed start of first non-blocking collectives at 2 and 4 ranks.
+     * crossed start of first non-blocking collectives at 2 and 4 ranks, and blocking calls on
+     * virtual threads with two carriers.
      */
     @TestFactory
     List<DynamicNode> asynchronousCalls() {
@@ -23,6 +25,8 @@ class NcclOverMpiIT {
             for (int np : MpiJob.rankCounts()) {
                 out.add(MpiJob.of("nccl-async-over-" + inner, family, np).classes(NcclConformance.class, NcclProbeAndRequests.class)
                         .property("ferry.backend", inner).property("ferry.test.include", ASYNC_TESTS).asTests());
+                out.add(MpiJob.of("nccl-virtual-threads-over-" + inner, family, np).classes(NcclVirtualThreads.class)
+                        .property("ferry.backend", inner).jvmArgs(VirtualThreadsContract.TWO_CARRIERS).asTests());
             }
         }
         return out;
