@@ -153,8 +153,42 @@ final class Progress {
     record Copies(CopyEngine engine, boolean toDevice) {
     }
 
-    /** Keys of ops that could not move in the current poll (see {@link Op#waitKey()}); few, so a list. */
-    private final List<Object> stuck = new ArrayList<>();
+    /** Keys of ops that could not move in the current poll (see {@link Op#waitKey()}). */
+    private final StuckKeys stuck = new StuckKeys();
+
+    /**
+     * A list while the keys are few (the usual case: a poll of a few transfers allocates nothing),
+     * a set as well once they are many: a thousand receives waiting for their first pieces with
+     * distinct tags (virtual threads in {@code recv}) would make every poll compare every key with
+     * every other.
+     */
+    static final class StuckKeys {
+        private static final int FEW = 8;
+        private final List<Object> list = new ArrayList<>();
+        private final java.util.Set<Object> set = new java.util.HashSet<>();
+
+        void clear() {
+            list.clear();
+            if (!set.isEmpty()) {
+                set.clear();
+            }
+        }
+
+        boolean contains(Object key) {
+            return list.size() <= FEW ? list.contains(key) : set.contains(key);
+        }
+
+        void add(Object key) {
+            list.add(key);
+            if (list.size() > FEW) {
+                if (list.size() == FEW + 1) {
+                    set.addAll(list);
+                } else {
+                    set.add(key);
+                }
+            }
+        }
+    }
     /** Every this many polls, no op is skipped. */
     static final int FULL_SWEEP = 16;
     /** Polls so far: written under the lock, read without it by {@link OpRequest#test} (release and acquire: plain moves on x86). */
