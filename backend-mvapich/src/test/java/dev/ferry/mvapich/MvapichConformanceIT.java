@@ -72,7 +72,8 @@ class MvapichConformanceIT {
         List<DynamicNode> out = new ArrayList<>();
         for (int np : MpiJob.rankCounts()) {
             out.add(MpiJob.of("mvapich-virtual-threads", MpiJob.Family.MPICH, np).classes(MvapichVirtualThreads.class)
-                    .property("ferry.backend", "mvapich").jvmArgs(VirtualThreadsContract.TWO_CARRIERS).asTests());
+                    .property("ferry.backend", "mvapich").jvmArgs(VirtualThreadsContract.TWO_CARRIERS)
+                    .property("ferry.test.perTestTimeout", VirtualThreadsContract.PER_TEST_SECONDS).asTests());
         }
         return out;
     }

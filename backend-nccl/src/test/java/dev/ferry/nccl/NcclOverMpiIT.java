@@ -26,7 +26,8 @@ class NcclOverMpiIT {
                 out.add(MpiJob.of("nccl-async-over-" + inner, family, np).classes(NcclConformance.class, NcclProbeAndRequests.class)
                         .property("ferry.backend", inner).property("ferry.test.include", ASYNC_TESTS).asTests());
                 out.add(MpiJob.of("nccl-virtual-threads-over-" + inner, family, np).classes(NcclVirtualThreads.class)
-                        .property("ferry.backend", inner).jvmArgs(VirtualThreadsContract.TWO_CARRIERS).asTests());
+                        .property("ferry.backend", inner).jvmArgs(VirtualThreadsContract.TWO_CARRIERS)
+                        .property("ferry.test.perTestTimeout", VirtualThreadsContract.PER_TEST_SECONDS).asTests());
             }
         }
         return out;

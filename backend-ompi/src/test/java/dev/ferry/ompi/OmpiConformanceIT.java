@@ -112,7 +112,8 @@ class OmpiConformanceIT {
         for (String binding : bindings()) {
             for (int np : MpiJob.rankCounts()) {
                 out.add(MpiJob.of("ompi-virtual-threads-" + binding, MpiJob.Family.OPEN_MPI, np).classes(OmpiVirtualThreads.class)
-                        .property("ferry.backend", "ompi").property("ferry.ompi.binding", binding).jvmArgs(VirtualThreadsContract.TWO_CARRIERS).asTests());
+                        .property("ferry.backend", "ompi").property("ferry.ompi.binding", binding).jvmArgs(VirtualThreadsContract.TWO_CARRIERS)
+                        .property("ferry.test.perTestTimeout", VirtualThreadsContract.PER_TEST_SECONDS).asTests());
             }
         }
         return out;

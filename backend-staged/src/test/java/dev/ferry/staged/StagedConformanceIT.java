@@ -107,8 +107,10 @@ class StagedConformanceIT {
         List<DynamicNode> out = new ArrayList<>();
         for (int np : MpiJob.rankCounts()) {
             out.add(MpiJob.of("staged-virtual-threads", MpiJob.Family.OPEN_MPI, np).classes(StagedVirtualThreads.class)
-                    .property("ferry.backend", "staged").jvmArgs(VirtualThreadsContract.TWO_CARRIERS).asTests());
-            out.add(stagedHost("staged-host-virtual-threads", np, StagedVirtualThreads.class).jvmArgs(VirtualThreadsContract.TWO_CARRIERS).asTests());
+                    .property("ferry.backend", "staged").jvmArgs(VirtualThreadsContract.TWO_CARRIERS)
+                    .property("ferry.test.perTestTimeout", VirtualThreadsContract.PER_TEST_SECONDS).asTests());
+            out.add(stagedHost("staged-host-virtual-threads", np, StagedVirtualThreads.class).jvmArgs(VirtualThreadsContract.TWO_CARRIERS)
+                    .property("ferry.test.perTestTimeout", VirtualThreadsContract.PER_TEST_SECONDS).asTests());
         }
         return out;
     }

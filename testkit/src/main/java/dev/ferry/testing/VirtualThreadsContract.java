@@ -44,7 +44,14 @@ public abstract class VirtualThreadsContract extends RankContract {
     public static final String[] TWO_CARRIERS = {"-Djdk.virtualThreadScheduler.parallelism=2", "-Djdk.virtualThreadScheduler.maxPoolSize=2"};
     /** Virtual threads per rank that wait in {@code recv} at once. */
     protected static final int RECEIVERS = 1000;
-    private static final Duration LIMIT = Duration.ofSeconds(120);
+    /**
+     * How long a test's threads may take: far above what they take (backend staged, whose every
+     * call advances every transfer in flight, takes the longest: under a minute for a thousand
+     * receivers at 4 ranks on 2 shared cores with C1 only), far below a hang's "never".
+     */
+    private static final Duration LIMIT = Duration.ofSeconds(240);
+    /** The per-test limit of the rank runner for jobs of this suite ({@code ferry.test.perTestTimeout}): above {@link #LIMIT}. */
+    public static final String PER_TEST_SECONDS = "300";
 
     @BeforeEach
     void twoCarriers() {
