@@ -1183,7 +1183,14 @@ public final class CheckedCommunicator implements Communicator {
                 if (complete) {
                     v.settle(result, failure);
                 } else {
-                    ProgressThread.poll(this::tryTest);
+                    RequestFuture view = v;
+                    // the request's own failure reaches the view through settle; one of the progress thread's
+                    // (MPI finalized before the request completed) only here
+                    ProgressThread.poll(this::tryTest).whenComplete((st, e) -> {
+                        if (e != null) {
+                            ProgressThread.completeForProgram(() -> view.completeExceptionally(e));
+                        }
+                    });
                 }
             }
             return v;

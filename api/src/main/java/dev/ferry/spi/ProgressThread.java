@@ -43,6 +43,10 @@ public final class ProgressThread {
     private static final ReentrantLock ROUND = new ReentrantLock();
     private static volatile Thread thread;
 
+    static {
+        MpiLifecycle.beforeFinalize(ProgressThread::quiesce);
+    }
+
     private ProgressThread() {
     }
 
@@ -133,8 +137,8 @@ public final class ProgressThread {
         }
     }
 
-    /** Called before MPI_Finalize (with the finalized flag set): waits for the round in flight, so that no attempt is inside MPI. */
-    static void quiesce() {
+    /** Before MPI_Finalize (with the finalized flag set): waits for the round in flight, so that no attempt is inside MPI. */
+    private static void quiesce() {
         ROUND.lock();
         ROUND.unlock();
     }

@@ -210,6 +210,9 @@ final class Progress {
 
     /** Advances every transfer in flight (but those waiting behind an older one, see {@link Op#waitKey()}); true when any moved. */
     synchronized boolean poll() {
+        if (dev.ferry.spi.MpiLifecycle.isFinalized()) {
+            return endAfterFinalize();
+        }
         boolean moved = false;
         stuck.clear();
         long n = polls + 1;
@@ -239,6 +242,35 @@ final class Progress {
             }
         }
         return moved;
+    }
+
+    static {
+        // the assistant polls on its own: MPI_Finalize waits for its poll in flight, and it polls no more
+        dev.ferry.spi.MpiLifecycle.beforeFinalize(() -> {
+            StagedRuntime r = StagedRuntime.currentOrNull();
+            if (r != null) {
+                r.progress.quiesce();
+            }
+        });
+    }
+
+    /** Returns once a poll in flight (the lock's holder) has ended. */
+    private synchronized void quiesce() {
+    }
+
+    /**
+     * MPI was finalized with transfers in flight: they end with {@link dev.ferry.CommunicatorClosedException},
+     * without another MPI call (their staging memory is left: the process is ending).
+     */
+    private boolean endAfterFinalize() {
+        if (active.isEmpty()) {
+            return false;
+        }
+        for (Op op : active) {
+            op.fail(new dev.ferry.CommunicatorClosedException(op.describe() + ": MPI was finalized (Ferry.shutdown or exit) before it completed"));
+        }
+        active.clear();
+        return true;
     }
 
     private static void finish(Op op, boolean failed) {
