@@ -58,10 +58,10 @@ public final class Polling {
 
     /**
      * How long a virtual thread makes its attempts itself before it hands its wait to the
-     * {@link ProgressThread}: a short wait (a message in flight for a few microseconds) costs no
-     * hand-off, and a thousand waiting threads cost their carriers about 20 ms in all.
+     * {@link ProgressThread}: a short wait (a message a few round trips away) costs no hand-off,
+     * and a thousand waiting threads cost their carriers about 50 ms in all.
      */
-    static final long VIRTUAL_POLL_NANOS = 20_000;
+    static final long VIRTUAL_POLL_NANOS = 50_000;
 
     /**
      * The wait of a virtual thread in a blocking call: {@code attempt} (non-blocking: a request's

@@ -20,9 +20,10 @@ import java.util.function.Supplier;
  * turn, again and again, and completes each one's future when it gives a value or fails. One
  * daemon platform thread per process, started at the first attempt, parked while it has none.
  *
- * <p>Between two rounds in which nothing completed it spins a few times, then parks for a time
- * doubling from 2 µs to 100 µs, and never for less than its last round took (up to a
- * millisecond): with thousands of attempts it uses at most about half a core. It calls MPI beside
+ * <p>For 50 µs after something completed or was handed to it, it makes rounds without a pause;
+ * then it parks between rounds for a time doubling from 10 µs to 100 µs, and never for less than
+ * its last round took (up to a millisecond): with thousands of attempts it uses at most about half
+ * a core. It calls MPI beside
  * the program's threads, so it needs {@code MPI_THREAD_MULTIPLE}; below that, nothing is handed
  * to it ({@link #poll} refuses). It never runs the program's code: a future it completes for the
  * program ({@link #completeForProgram}) is completed on another thread.
@@ -31,9 +32,14 @@ import java.util.function.Supplier;
  * fails with {@link CommunicatorClosedException} without a native call. Not for applications.
  */
 public final class ProgressThread {
-    /** Rounds that spin before the thread parks between rounds in which nothing completed. */
-    private static final int SPINS = 16;
-    private static final long MIN_PAUSE_NANOS = 2_000;
+    /**
+     * How long the thread goes on making rounds without a pause after something completed or was
+     * handed to it: a message a few microseconds away is seen at once. (A park of a few
+     * microseconds lasts about 50 µs on Linux, the timer slack of a thread: pausing at once made
+     * every wait of a virtual thread in a ping-pong 100 µs or more.)
+     */
+    private static final long SPIN_NANOS = 50_000;
+    private static final long MIN_PAUSE_NANOS = 10_000;
     private static final long MAX_PAUSE_NANOS = 100_000;
     /** The longest pause that a slow round (many attempts) earns. */
     private static final long MAX_ROUND_PAUSE_NANOS = 1_000_000;
@@ -157,16 +163,22 @@ public final class ProgressThread {
         List<Attempt<?>> active = new ArrayList<>();
         List<Runnable> completed = new ArrayList<>();
         long pause = 0;
-        int idle = 0;
+        long busySince = System.nanoTime(); // when something last completed or was handed over
         while (true) {
+            boolean added = false;
             for (Attempt<?> a; (a = ADDED.poll()) != null; ) {
                 active.add(a);
+                added = true;
             }
             if (active.isEmpty()) {
                 pause = 0;
-                idle = 0;
                 LockSupport.park();
+                busySince = System.nanoTime();
                 continue;
+            }
+            if (added) {
+                pause = 0;
+                busySince = System.nanoTime();
             }
             long start = System.nanoTime();
             ROUND.lock();
@@ -187,10 +199,10 @@ public final class ProgressThread {
                 }
                 completed.clear();
                 pause = 0;
-                idle = 0;
+                busySince = System.nanoTime();
                 continue;
             }
-            if (++idle <= SPINS) {
+            if (System.nanoTime() - busySince < SPIN_NANOS) {
                 Thread.onSpinWait();
                 continue;
             }

@@ -38,7 +38,7 @@ class ProgressThreadTest {
                 if (got == me) done.incrementAndGet();
             }));
         }
-        Thread.sleep(50); // every waiter has handed its attempt over (20 µs each) and parked
+        Thread.sleep(50); // every waiter has handed its attempt over (after 50 µs of its own attempts) and parked
         threads.add(Thread.ofVirtual().start(() -> go.set(true)));
         for (Thread t : threads) {
             assertTrue(t.join(Duration.ofSeconds(30)), "a waiting virtual thread held its carrier, or the progress thread never completed it");
