@@ -4,6 +4,7 @@
 package dev.ferry;
 
 import dev.ferry.spi.Polling;
+import dev.ferry.spi.ProgressThread;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,19 +12,66 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A non-blocking operation in flight. Its buffers must not be written (a send's) or read (a
  * receive's) until it completes; closing them meanwhile is safe (the memory is freed when the
  * request completes, see {@link Communicator}). Every request must be completed
- * ({@link #waitFor()} or a successful {@link #test()}).
+ * ({@link #waitFor()}, a successful {@link #test()}, or its {@link #future()}, which Ferry
+ * completes).
+ *
+ * <p>On a virtual thread {@link #waitFor()} does not hold the thread's carrier: it tests the
+ * request for a few microseconds, then parks while Ferry's progress thread tests it (under
+ * {@code MPI_THREAD_MULTIPLE}; below it, it goes on testing, parking between tests).
  */
 public interface Request {
     /** Blocks until the operation completes; its status (for sends: destination, tag, bytes). */
     Status waitFor();
 
-    /** Completes the operation if it can without blocking: its status, or empty while in flight. */
+    /**
+     * Completes the operation if it can without blocking: its status, or empty while in flight (or
+     * while another thread is completing it, as {@link #future()}'s progress thread may be).
+     */
     Optional<Status> test();
+
+    /**
+     * This operation as a {@link CompletableFuture}, which completes without any call of the
+     * program's: Ferry's progress thread tests the request until it completes (a non-blocking
+     * collective completes when the thread that runs it is done). It completes with the status
+     * {@link #waitFor()} returns, or exceptionally with the exception {@code waitFor()} throws, the
+     * same one (a truncated receive's {@link TruncationException}, say); as usual, a stage made
+     * from it that needs its value ({@code thenApply}, ...) fails with a
+     * {@link java.util.concurrent.CompletionException} whose cause is that exception.
+     * The request may still be waited for and tested: it gives the same outcome. The same future is
+     * returned each time.
+     *
+     * <pre>{@code
+     * comm.irecv(in, n, DataType.DOUBLE, 0, 5).future()
+     *     .thenApply(st -> st.count(DataType.DOUBLE))                  // elements received
+     *     .thenCompose(k -> comm.isend(out, k, DataType.DOUBLE, 0, 6).future())
+     *     .join();
+     * }</pre>
+     *
+     * <p>{@code cancel} is {@link #cancel()}: a pending receive is cancelled, and so is the future
+     * ({@code cancel} returns true; the request's status says cancelled); a receive that matched a
+     * message already completes by receiving it, and a send or a collective cannot be cancelled:
+     * {@code cancel} returns false and the future completes with the operation. Completing the
+     * future by other means ({@code complete}, {@code orTimeout}, ...) changes the future only: the
+     * operation goes on, its buffers stay in use until it ends, and Ferry still completes it.
+     *
+     * <p>Stages added without {@code Async} run on the thread that completes the future: a thread
+     * of the program's that completed the request (by {@link #waitFor()}, say), or a virtual thread
+     * that Ferry starts for them, never the progress thread itself. The progress thread calls MPI
+     * beside the program's threads, so it needs {@code MPI_THREAD_MULTIPLE}; below it, this throws
+     * {@link ThreadingException}, unless the request has completed already.
+     *
+     * <p>This default tests the request with {@link #test()} on Ferry's progress thread and
+     * cannot cancel it; every request a {@link Communicator} returns overrides it.
+     */
+    default CompletableFuture<Status> future() {
+        return ProgressThread.pollForProgram(this::test);
+    }
 
     /**
      * Waits at most {@code timeout} for the operation, polling {@link #test()} (first spinning,

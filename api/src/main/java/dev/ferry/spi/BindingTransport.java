@@ -164,11 +164,22 @@ public abstract class BindingTransport implements Transport {
     public Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
         long bytes = type.bytes(count);
         if (MATCH_ALL_RECEIVES || buffer.kind().needsCuda() || !fits(bytes) || matching.active()) {
-            return new CheckedReceive(matching.post(region(buffer, 0, bytes), source, tag), type);
+            return new CheckedReceive(matching.post(region(buffer, 0, bytes), source, tag), type, "irecv");
         }
         Request r = fits(bytes) ? mpiIrecv(region(buffer, 0, bytes), (int) count, type, source, tag)
                 : mpiIrecvLarge(region(buffer, 0, bytes), count, type, source, tag);
-        return new CheckedReceive(r, type);
+        return new CheckedReceive(r, type, "irecv");
+    }
+
+    /**
+     * {@link #recv} without blocking: matched by Ferry as {@code recv} matches it (MPI_Improbe at
+     * each test, then MPI_Imrecv of exactly the message), or while receives wait to be matched by
+     * Ferry, one of them, to keep MPI's matching order (see {@link #irecv}).
+     */
+    @Override
+    public Request startRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+        Region into = region(buffer, 0, type.bytes(count));
+        return new CheckedReceive(matching.active() ? matching.post(into, source, tag) : new ProbedReceive(this, into, source, tag), type, "recv");
     }
 
     @Override
@@ -316,6 +327,11 @@ public abstract class BindingTransport implements Transport {
     @Override
     public final Transport duplicate() {
         return mpiDuplicate();
+    }
+
+    @Override
+    public final PendingDuplicate startDuplicate() {
+        return mpiStartDuplicate();
     }
 
     @Override
@@ -473,20 +489,22 @@ public abstract class BindingTransport implements Transport {
     private static final class CheckedReceive implements Request {
         private final Request receive;
         private final DataType type;
+        private final String op;
 
-        CheckedReceive(Request receive, DataType type) {
+        CheckedReceive(Request receive, DataType type, String op) {
             this.receive = receive;
             this.type = type;
+            this.op = op;
         }
 
         @Override
         public Status waitFor() {
-            return checked(receive.waitFor(), type, "irecv");
+            return checked(receive.waitFor(), type, op);
         }
 
         @Override
         public Optional<Status> test() {
-            return receive.test().map(s -> checked(s, type, "irecv"));
+            return receive.test().map(s -> checked(s, type, op));
         }
 
         @Override
@@ -599,7 +617,7 @@ public abstract class BindingTransport implements Transport {
         @Override
         public Request irecv(Buffer buffer, long count, DataType type) {
             received = true;
-            return new CheckedReceive(mpiImrecv(probed, region(buffer, 0, probed.status().byteCount())), type);
+            return new CheckedReceive(mpiImrecv(probed, region(buffer, 0, probed.status().byteCount())), type, "irecv");
         }
     }
 
@@ -697,6 +715,12 @@ public abstract class BindingTransport implements Transport {
     protected abstract BindingTransport mpiSplit(int color, int key);
 
     protected abstract BindingTransport mpiDuplicate();
+
+    /**
+     * MPI_Comm_idup: returns at once (a local call); the pending duplicate's {@code finish} completes
+     * the library's request and returns the new communicator.
+     */
+    protected abstract PendingDuplicate mpiStartDuplicate();
 
     protected abstract void mpiFree();
 }

@@ -25,7 +25,9 @@ import dev.ferry.spi.CallTracker.Op;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The checked front: the one {@link Communicator} implementation, over a backend's
@@ -39,6 +41,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * request completes), turns {@link Communicator#IN_PLACE} into scratch memory, and runs the
  * non-blocking collectives on a {@link CollectiveLane}; requests of {@code isend}/{@code irecv}
  * are wrapped so that {@link Request#waitFor()} and {@link Request#test()} are covered too.
+ *
+ * <p>On a virtual thread, whose carrier a long native call would hold, the blocking calls take
+ * another path, decided here and nowhere else: messages and probes are started without blocking
+ * and waited for as requests are ({@link Polling#onVirtualThread}: short tests, then parked while
+ * the {@link ProgressThread} tests them); collectives, split and duplicate run on one of Ferry's
+ * {@link PlatformThreads} while the virtual thread parks. Platform threads make the blocking call.
  * A provider returns {@code new CheckedCommunicator(transport)}.
  */
 public final class CheckedCommunicator implements Communicator {
@@ -63,7 +71,7 @@ public final class CheckedCommunicator implements Communicator {
     private final int maxTag;
     private final ThreadLevel threadLevel;
     private volatile boolean closed;
-    private volatile CollectiveLane lane; // made by the first non-blocking collective
+    private volatile CollectiveLane lane; // made by the first non-blocking collective (a local call)
     @SuppressWarnings("unused") // through COLLECTIVE_OWNER
     private volatile Thread collectiveOwner;
 
@@ -151,7 +159,11 @@ public final class CheckedCommunicator implements Communicator {
         checkPeer("send", "destination", dest, false);
         checkTag("send", tag, false);
         run(Op.SEND, dest, tag, -2, -2, count, type, () -> {
-            transport.send(buffer, count, type, dest, tag);
+            if (Thread.currentThread().isVirtual()) {
+                parked(Op.SEND, dest, tag, count, type, transport.isend(buffer, count, type, dest, tag), buffer);
+            } else {
+                transport.send(buffer, count, type, dest, tag);
+            }
             return null;
         }, buffer);
     }
@@ -163,7 +175,9 @@ public final class CheckedCommunicator implements Communicator {
         checkWritable("recv", "buffer", buffer);
         checkPeer("recv", "source", source, true);
         checkTag("recv", tag, true);
-        return run(Op.RECV, source, tag, -2, -2, count, type, () -> transport.recv(buffer, count, type, source, tag), buffer);
+        return run(Op.RECV, source, tag, -2, -2, count, type, () -> Thread.currentThread().isVirtual()
+                ? parked(Op.RECV, source, tag, count, type, transport.startRecv(buffer, count, type, source, tag), buffer)
+                : transport.recv(buffer, count, type, source, tag), buffer);
     }
 
     @Override
@@ -197,9 +211,33 @@ public final class CheckedCommunicator implements Communicator {
         checkTag("sendRecv", sendTag, false);
         checkTag("sendRecv", recvTag, true);
         checkDisjoint("sendRecv", sendBuffer, sendType.bytes(sendCount), recvBuffer, recvType.bytes(recvCount));
-        return run(Op.SEND_RECV, dest, sendTag, source, recvTag, recvCount, recvType,
-                () -> transport.sendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag),
+        return run(Op.SEND_RECV, dest, sendTag, source, recvTag, recvCount, recvType, () -> Thread.currentThread().isVirtual()
+                ? sendRecvParked(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag)
+                : transport.sendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag),
                 sendBuffer, recvBuffer);
+    }
+
+    /**
+     * {@code sendRecv} on a virtual thread: the send and the receive started without blocking (the
+     * receive as {@link #recv} would receive it), then waited for as {@link #parked} waits; the send
+     * is completed whatever the receive does, as the blocking forms complete it.
+     */
+    private Status sendRecvParked(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
+                                  Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
+        Request out = transport.isend(sendBuffer, sendCount, sendType, dest, sendTag);
+        Status in;
+        try {
+            in = parked(Op.RECV, source, recvTag, recvCount, recvType, transport.startRecv(recvBuffer, recvCount, recvType, source, recvTag), recvBuffer);
+        } catch (RuntimeException e) {
+            try {
+                parked(Op.SEND, dest, sendTag, sendCount, sendType, out, sendBuffer);
+            } catch (RuntimeException e2) {
+                e.addSuppressed(e2);
+            }
+            throw e;
+        }
+        parked(Op.SEND, dest, sendTag, sendCount, sendType, out, sendBuffer);
+        return in;
     }
 
     // ---- collectives ---------------------------------------------------------------------
@@ -442,7 +480,7 @@ public final class CheckedCommunicator implements Communicator {
         ensureOpen("split");
         CallTracker.Slot s = enter(Op.SPLIT, color, key, -2, -2, -1, null);
         try {
-            Transport t = transport.split(color < 0 ? -1 : color, key);
+            Transport t = offCarrier(() -> transport.split(color < 0 ? -1 : color, key), false);
             return t == null ? null : new CheckedCommunicator(t);
         } finally {
             CallTracker.exit(s);
@@ -454,7 +492,7 @@ public final class CheckedCommunicator implements Communicator {
         ensureOpen("duplicate");
         CallTracker.Slot s = enter(Op.DUPLICATE, -2, -2, -2, -2, -1, null);
         try {
-            return new CheckedCommunicator(transport.duplicate());
+            return new CheckedCommunicator(offCarrier(transport::duplicate, false));
         } finally {
             CallTracker.exit(s);
         }
@@ -492,7 +530,9 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final Status probe(int source, int tag) {
         checkProbe("probe", source, tag);
-        return run(Op.PROBE, source, tag, -2, -2, -1, null, () -> transport.probe(source, tag));
+        return run(Op.PROBE, source, tag, -2, -2, -1, null, () -> Thread.currentThread().isVirtual()
+                ? Polling.onVirtualThread(() -> transport.iprobe(source, tag), threadLevel)
+                : transport.probe(source, tag));
     }
 
     @Override
@@ -504,7 +544,9 @@ public final class CheckedCommunicator implements Communicator {
     @Override
     public final MatchedMessage mprobe(int source, int tag) {
         checkProbe("mprobe", source, tag);
-        return run(Op.MPROBE, source, tag, -2, -2, -1, null, () -> new CheckedMessage(this, transport.mprobe(source, tag)));
+        return run(Op.MPROBE, source, tag, -2, -2, -1, null, () -> new CheckedMessage(this, Thread.currentThread().isVirtual()
+                ? Polling.onVirtualThread(() -> transport.improbe(source, tag), threadLevel)
+                : transport.mprobe(source, tag)));
     }
 
     @Override
@@ -805,12 +847,50 @@ public final class CheckedCommunicator implements Communicator {
         }
     }
 
-    /** Runs a blocking collective's checked work on this communicator's transport, as {@link #run} runs a call. */
+    /**
+     * Runs a blocking collective's checked work on this communicator's transport, as {@link #run}
+     * runs a call; on a virtual thread, on a platform thread of Ferry's ({@link #offCarrier}).
+     */
     private void collective(Op op, int root, long count, DataType type, Work work, Buffer... buffers) {
-        run(op, root, -2, -2, -2, count, type, () -> {
+        run(op, root, -2, -2, -2, count, type, () -> offCarrier(() -> {
             work.on(transport);
             return null;
-        }, buffers);
+        }, anyDevice(buffers)), buffers);
+    }
+
+    /**
+     * {@code call} (a blocking call that cannot be polled: a collective, split, duplicate) on the
+     * calling thread; on a virtual thread, on one of Ferry's {@link PlatformThreads} while the
+     * virtual thread parks, so that its carrier runs other virtual threads while the other ranks
+     * are waited for. Work on device memory keeps the helper thread's current context as it was.
+     */
+    private static <T> T offCarrier(java.util.function.Supplier<T> call, boolean device) {
+        if (!Thread.currentThread().isVirtual()) {
+            return call.get();
+        }
+        return PlatformThreads.call(() -> {
+            try (DeviceSupport.Scope ctx = device ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
+                return call.get();
+            }
+        });
+    }
+
+    private static boolean anyDevice(Buffer... buffers) {
+        for (Buffer b : buffers) {
+            if (b != null && b.kind().needsCuda()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Waits for {@code inner}, the transport's request of a blocking call made on a virtual thread
+     * (the call's buffers are pinned by the call), as {@link Request#waitFor()} waits on a virtual
+     * thread: short tests, then parked while Ferry's progress thread tests it.
+     */
+    Status parked(Op op, int peer, int tag, long count, DataType type, Request inner, Buffer... buffers) {
+        return new TrackedRequest(this, inner, op, peer, tag, count, type, null, anyDevice(buffers)).waitFor();
     }
 
     /** Starts a non-blocking operation; its buffers stay pinned until the request completes. */
@@ -818,7 +898,7 @@ public final class CheckedCommunicator implements Communicator {
         CallTracker.Slot s = enter(op, peer, tag, -2, -2, count, type);
         try (BufferUse use = BufferUse.of(buffers)) {
             Request r = body.get();
-            return new TrackedRequest(this, r, op, peer, tag, count, type, use.handOff());
+            return new TrackedRequest(this, r, op, peer, tag, count, type, use.handOff(), use.device());
         } finally {
             CallTracker.exit(s);
         }
@@ -828,7 +908,8 @@ public final class CheckedCommunicator implements Communicator {
      * Starts a non-blocking collective, already checked: its buffers are pinned and the call is
      * ordered after the caller's device work here, on the caller's thread; then {@code work} runs
      * on this communicator's {@link CollectiveLane} (a duplicate communicator and a thread of its
-     * own, made at the first one) as the blocking collective {@code blocking} would run it, so that
+     * own, started at the first one without waiting for the other ranks) as the blocking collective
+     * {@code blocking} would run it, so that
      * it progresses whatever the caller does meanwhile. Nothing is checked again on the lane: a
      * buffer closed after the start stays pinned, and its memory is freed when the request
      * completes. The pins go with the request.
@@ -842,12 +923,13 @@ public final class CheckedCommunicator implements Communicator {
         try (BufferUse use = BufferUse.of(buffers)) {
             CollectiveLane l = lane;
             if (l == null) {
-                // collective: every rank makes its lane at its first non-blocking collective on this communicator
-                l = lane = new CollectiveLane(this, new CheckedCommunicator(transport.duplicate()));
+                // a local call: the lane's duplicate is only started here (its place among this communicator's
+                // collectives, the same on every rank); the lane's thread finishes it
+                l = lane = new CollectiveLane(this, transport.startDuplicate());
             }
             boolean device = use.device();
             Request r = l.submit(op.label, shadow -> shadow.runOnLane(blocking, root, count, type, work, device));
-            return new TrackedRequest(this, r, op, root, -2, count, type, use.handOff());
+            return new TrackedRequest(this, r, op, root, -2, count, type, use.handOff(), device);
         } finally {
             CallTracker.exit(s);
         }
@@ -887,7 +969,14 @@ public final class CheckedCommunicator implements Communicator {
         COLLECTIVE_OWNER.setRelease(this, (Thread) null); // a release store, as a lock's unlock
     }
 
-    /** A backend request with the threading rules, the watchdog and the liveness check around waitFor and test. */
+    /**
+     * A backend request with the threading rules, the watchdog and the liveness check around
+     * waitFor and test; the pins of its buffers, released once when it completes; and its outcome,
+     * kept from then on. One thread at a time calls into the backend's request ({@link #lock}:
+     * MPI's requests are not for two threads at once); a test never waits for that lock. On a
+     * virtual thread, waitFor polls briefly and then parks while Ferry's progress thread tests
+     * the request ({@link Polling#onVirtualThread}); {@link #future()} hands it to that thread too.
+     */
     private static final class TrackedRequest implements Request {
         private final CheckedCommunicator comm;
         private final Request inner;
@@ -896,9 +985,15 @@ public final class CheckedCommunicator implements Communicator {
         private final int tag;
         private final long count;
         private final DataType type;
-        private BufferUse.Pins pins; // released once, when the request completes
+        private final boolean device;
+        private final ReentrantLock lock = new ReentrantLock();
+        private BufferUse.Pins pins; // under lock; released when the request completes (null: the blocking call that made it holds them)
+        private Status result; // the outcome, written under lock before complete
+        private RuntimeException failure;
+        private volatile boolean complete;
+        private volatile RequestFuture view;
 
-        TrackedRequest(CheckedCommunicator comm, Request inner, Op op, int peer, int tag, long count, DataType type, BufferUse.Pins pins) {
+        TrackedRequest(CheckedCommunicator comm, Request inner, Op op, int peer, int tag, long count, DataType type, BufferUse.Pins pins, boolean device) {
             this.comm = comm;
             this.inner = inner;
             this.op = op;
@@ -907,14 +1002,7 @@ public final class CheckedCommunicator implements Communicator {
             this.count = count;
             this.type = type;
             this.pins = pins;
-        }
-
-        private synchronized void completed() {
-            BufferUse.Pins p = pins;
-            pins = null;
-            if (p != null) {
-                p.release();
-            }
+            this.device = device;
         }
 
         private void ensureMpi(String what) {
@@ -923,17 +1011,104 @@ public final class CheckedCommunicator implements Communicator {
             }
         }
 
+        private DeviceSupport.Scope context() {
+            return device ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE;
+        }
+
+        private Status outcome() {
+            if (failure != null) {
+                throw failure;
+            }
+            return result;
+        }
+
+        /** Keeps the outcome and releases the pins (the operation ended: its memory is not in use any more); under the lock, once. */
+        private void settle(Status st, RuntimeException e) {
+            result = st;
+            failure = e;
+            BufferUse.Pins p = pins;
+            pins = null;
+            complete = true;
+            if (p != null) {
+                p.release();
+            }
+        }
+
+        /** Completes the future view, when there is one, with the outcome; after the lock is released. */
+        private void announce() {
+            RequestFuture v = view;
+            if (v != null) {
+                ProgressThread.completeForProgram(() -> v.settle(result, failure));
+            }
+        }
+
+        /** One test of the backend's request: its status once complete (its failure thrown), empty while in flight or while another thread holds it. */
+        private Optional<Status> tryTest() {
+            if (complete) {
+                return Optional.of(outcome());
+            }
+            if (!lock.tryLock()) {
+                return Optional.empty(); // another thread is completing it, and announces it
+            }
+            boolean settled = false;
+            try {
+                if (!complete) {
+                    try (DeviceSupport.Scope ctx = context()) {
+                        Optional<Status> st;
+                        try {
+                            st = inner.test();
+                        } catch (RuntimeException e) {
+                            settle(null, e);
+                            settled = true;
+                            throw e;
+                        }
+                        if (st.isEmpty()) {
+                            return st;
+                        }
+                        settle(st.get(), null);
+                        settled = true;
+                    }
+                }
+            } finally {
+                lock.unlock();
+                if (settled) {
+                    announce();
+                }
+            }
+            return Optional.of(outcome());
+        }
+
         @Override
         public Status waitFor() {
             ensureMpi("waitFor");
             CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.WAIT, this, -2, -2, -2, -2, -1, null);
-            try (DeviceSupport.Scope ctx = pins != null && pins.device() ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
-                Status st = inner.waitFor();
-                completed();
-                return st;
-            } catch (RuntimeException e) {
-                completed(); // the operation ended (failed): its memory is not in use any more
-                throw e;
+            try {
+                if (complete) {
+                    return outcome();
+                }
+                if (Thread.currentThread().isVirtual()) {
+                    return Polling.onVirtualThread(this::tryTest, comm.threadLevel); // never a long native call on a carrier
+                }
+                boolean settled = false;
+                lock.lock();
+                try {
+                    if (!complete) {
+                        try (DeviceSupport.Scope ctx = context()) {
+                            try {
+                                settle(inner.waitFor(), null);
+                            } catch (RuntimeException e) {
+                                settle(null, e);
+                            }
+                        }
+                        settled = true;
+                    }
+                } finally {
+                    lock.unlock();
+                }
+                if (settled) {
+                    announce();
+                }
+                return outcome();
             } finally {
                 CallTracker.exit(s);
             }
@@ -942,23 +1117,15 @@ public final class CheckedCommunicator implements Communicator {
         @Override
         public Optional<Status> test() {
             ensureMpi("test");
+            if (complete) {
+                return Optional.of(outcome());
+            }
             CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.TEST, this, -2, -2, -2, -2, -1, null);
-            try (DeviceSupport.Scope ctx = pins != null && pins.device() ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
-                Optional<Status> st = inner.test();
-                if (st.isPresent()) {
-                    completed();
-                }
-                return st;
-            } catch (RuntimeException e) {
-                completed();
-                throw e;
+            try {
+                return tryTest();
             } finally {
                 CallTracker.exit(s);
             }
-        }
-
-        private synchronized boolean isComplete() {
-            return pins == null;
         }
 
         /**
@@ -968,28 +1135,115 @@ public final class CheckedCommunicator implements Communicator {
          */
         @Override
         public boolean cancel() {
-            if ((op != Op.IRECV && op != Op.MESSAGE_IRECV) || isComplete()) {
+            if ((op != Op.IRECV && op != Op.MESSAGE_IRECV) || complete) {
                 return false;
             }
             ensureMpi("cancel");
             CallTracker.Slot s = CallTracker.enter(null, comm.threadLevel, Op.CANCEL, this, -2, -2, -2, -2, -1, null);
-            try (DeviceSupport.Scope ctx = pins != null && pins.device() ? DeviceSupport.get().preserveContext() : DeviceSupport.Scope.NONE) {
-                boolean cancelled = op == Op.IRECV && inner.cancel();
-                try {
-                    inner.waitFor(); // at once when the backend's cancel completed it
-                } catch (RuntimeException e) {
-                    // the receive failed (e.g. truncated): its waitFor throws the failure again
+            boolean cancelled = false;
+            boolean settled = false;
+            lock.lock();
+            try {
+                if (!complete) {
+                    try (DeviceSupport.Scope ctx = context()) {
+                        cancelled = op == Op.IRECV && inner.cancel();
+                        try {
+                            settle(inner.waitFor(), null); // at once when the backend's cancel completed it
+                        } catch (RuntimeException e) {
+                            settle(null, e); // the receive failed (e.g. truncated): its waitFor throws the failure again
+                        }
+                    }
+                    settled = true;
                 }
-                completed();
-                return cancelled;
             } finally {
+                lock.unlock();
                 CallTracker.exit(s);
             }
+            if (settled) {
+                announce();
+            }
+            return cancelled;
+        }
+
+        /**
+         * The view, made once. While the request is in flight Ferry's progress thread tests it until
+         * it completes (a test that finds another thread completing it leaves it to that thread,
+         * which announces the outcome); one that completed already gives a completed view at once.
+         */
+        @Override
+        public CompletableFuture<Status> future() {
+            RequestFuture v = view;
+            if (v != null) {
+                return v;
+            }
+            if (!complete && comm.threadLevel != ThreadLevel.MULTIPLE) {
+                throw new ThreadingException("future() of " + this + ": Ferry's progress thread completes the future, which needs MPI_THREAD_MULTIPLE; "
+                        + comm + " has " + comm.threadLevel.mpiName() + ": complete the request with waitFor() or test(), or run with -Dferry.threads=multiple");
+            }
+            boolean made;
+            synchronized (this) {
+                made = view == null;
+                if (made) {
+                    view = new RequestFuture(this);
+                }
+                v = view;
+            }
+            if (made) {
+                // complete is read after view was published: either this thread sees it, or the thread that settles sees the view
+                if (complete) {
+                    v.settle(result, failure);
+                } else {
+                    RequestFuture view = v;
+                    // the request's own failure reaches the view through settle; one of the progress thread's
+                    // (MPI finalized before the request completed) only here
+                    ProgressThread.poll(this::tryTest).whenComplete((st, e) -> {
+                        if (e != null) {
+                            ProgressThread.completeForProgram(() -> view.completeExceptionally(e));
+                        }
+                    });
+                }
+            }
+            return v;
         }
 
         @Override
         public String toString() {
             return "request " + CallTracker.format(op, comm, peer, tag, -2, -2, count, type);
+        }
+    }
+
+    /**
+     * The {@link Request#future()} of a request: completed with its outcome (a cancelled receive:
+     * cancelled); {@link #cancel} is the request's cancel. Stages made from it are plain futures.
+     */
+    private static final class RequestFuture extends CompletableFuture<Status> {
+        private final TrackedRequest request;
+
+        RequestFuture(TrackedRequest request) {
+            this.request = request;
+        }
+
+        void settle(Status st, RuntimeException failure) {
+            if (failure != null) {
+                completeExceptionally(failure);
+            } else if (st.cancelled()) {
+                super.cancel(false);
+            } else {
+                complete(st);
+            }
+        }
+
+        /**
+         * The request's {@link Request#cancel()}: a pending receive is cancelled, and so is this
+         * future (true); a receive that has matched a message completes by receiving it, and a send
+         * or a collective goes on: false, and this future completes with the operation.
+         */
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            if (!isDone()) {
+                request.cancel();
+            }
+            return isCancelled();
         }
     }
 

@@ -53,7 +53,12 @@ final class CheckedMessage implements MatchedMessage {
     @Override
     public Status recv(Buffer buffer, long count, DataType type) {
         check("MatchedMessage.recv", buffer, count, type);
-        return comm.run(Op.MESSAGE_RECV, status.source(), status.tag(), -2, -2, count, type, () -> inner.recv(buffer, count, type), buffer);
+        // a virtual thread waits for a message that fits without a long native call; a longer one is received
+        // whole by the backend's recv, which waits for no other rank: its message has arrived
+        boolean parked = Thread.currentThread().isVirtual() && type.bytes(count) >= status.byteCount();
+        return comm.run(Op.MESSAGE_RECV, status.source(), status.tag(), -2, -2, count, type, () -> parked
+                ? comm.parked(Op.MESSAGE_RECV, status.source(), status.tag(), count, type, inner.irecv(buffer, count, type), buffer)
+                : inner.recv(buffer, count, type), buffer);
     }
 
     /**

@@ -110,6 +110,11 @@ public abstract class ForwardingTransport implements Transport {
     }
 
     @Override
+    public Request startRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+        return inner.startRecv(buffer, count, type, source, tag);
+    }
+
+    @Override
     public Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
                            Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag) {
         return inner.sendRecv(sendBuffer, sendCount, sendType, dest, sendTag, recvBuffer, recvCount, recvType, source, recvTag);

@@ -5,14 +5,12 @@ package dev.ferry.spi;
 
 import dev.ferry.CommunicatorClosedException;
 import dev.ferry.FerryException;
-import dev.ferry.HostBuffer;
 import dev.ferry.MatchedMessage;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.ThreadLevel;
 import dev.ferry.spi.BindingTransport.Probed;
 import dev.ferry.spi.BindingTransport.Region;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -208,8 +206,6 @@ final class MatchedReceives {
         private final int source;
         private final int tag;
         private volatile Request inner; // the library's receive, once matched
-        private HostBuffer whole; // a message longer than the buffer lands here first
-        private long messageBytes;
         private Status result;
         private RuntimeException failure;
 
@@ -221,18 +217,8 @@ final class MatchedReceives {
 
         /** Called under the matcher's lock: starts the library's receive of the matched message. */
         void matched(Probed m) {
-            long n = m.status().byteCount();
             try {
-                if (n <= into.bytes()) {
-                    inner = binding.mpiImrecv(m, new Region(into.address(), n, into.kind()));
-                } else {
-                    HostBuffer w = HostBuffer.allocate(n);
-                    synchronized (this) {
-                        whole = w;
-                        messageBytes = n;
-                    }
-                    inner = binding.mpiImrecv(m, new Region(w.address(), n, w.kind()));
-                }
+                inner = new MatchedMessageReceive(binding, m, into);
             } catch (RuntimeException e) {
                 fail(e);
                 inner = Completed.INSTANCE;
@@ -256,7 +242,11 @@ final class MatchedReceives {
             }
             synchronized (this) {
                 if (!done()) {
-                    finish(inner.waitFor());
+                    try {
+                        result = inner.waitFor();
+                    } catch (RuntimeException e) {
+                        failure = e;
+                    }
                 }
                 return outcome();
             }
@@ -272,11 +262,15 @@ final class MatchedReceives {
                     if (inner == null) {
                         return Optional.empty();
                     }
-                    Optional<Status> st = inner.test();
-                    if (st.isEmpty()) {
-                        return Optional.empty();
+                    try {
+                        Optional<Status> st = inner.test();
+                        if (st.isEmpty()) {
+                            return Optional.empty();
+                        }
+                        result = st.get();
+                    } catch (RuntimeException e) {
+                        failure = e;
                     }
-                    finish(st.get());
                 }
                 return Optional.of(outcome());
             }
@@ -303,28 +297,6 @@ final class MatchedReceives {
         private boolean done() {
             synchronized (this) {
                 return result != null || failure != null;
-            }
-        }
-
-        /** The library's receive completed with {@code st}: a message longer than the buffer leaves its first bytes and a truncation failure. */
-        private void finish(Status st) {
-            if (whole == null) {
-                result = st;
-                return;
-            }
-            try {
-                if (into.kind().isHostAccessible()) {
-                    MemorySegment.copy(whole.segment(), 0, MemorySegment.ofAddress(into.address()).reinterpret(into.bytes()), 0, into.bytes());
-                } else {
-                    DeviceSupport.get().copyToDevice(into.address(), whole, into.bytes());
-                }
-                failure = binding.mpiTruncation("MPI_Imrecv of the message matched from rank " + st.source() + " tag " + st.tag() + " (message of "
-                        + messageBytes + " bytes is longer than the receive count of " + into.bytes() + " bytes)");
-            } catch (RuntimeException e) {
-                failure = e;
-            } finally {
-                whole.close();
-                whole = null;
             }
         }
 

@@ -58,6 +58,7 @@ public final class MpiLifecycle {
     /** Set when the JVM's shutdown began (this class's hook runs): fault reports bypass the logger from then on. */
     private static volatile boolean exiting;
     private static final System.Logger LOG = System.getLogger(MpiLifecycle.class.getName());
+    private static final java.util.List<Runnable> BEFORE_FINALIZE = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private MpiLifecycle() {
     }
@@ -194,10 +195,23 @@ public final class MpiLifecycle {
         return finalized;
     }
 
+    /**
+     * Registers what a thread of Ferry's that calls MPI on its own (a progress thread) does before
+     * MPI_Finalize: return once its MPI call in flight, if any, has ended. It runs after
+     * {@link #isFinalized()} turned true, and such a thread checks that before each call, so that
+     * none is inside MPI while the library shuts down. Register once per class, not per object.
+     */
+    public static void beforeFinalize(Runnable quiesce) {
+        BEFORE_FINALIZE.add(quiesce);
+    }
+
     /** MPI_Finalize now, if it has not run. Watched by {@code ferry.timeout} like any blocking call. */
     public static synchronized void finalizeNow() {
         if (binding != null && !finalized && !aborting) {
             finalized = true;
+            for (Runnable quiesce : BEFORE_FINALIZE) {
+                quiesce.run(); // Ferry's threads that call MPI on their own end their call in flight; the flag stops the next
+            }
             CallTracker.Slot s = CallTracker.enterUnchecked(CallTracker.Op.FINALIZE, binding.name());
             try {
                 binding.finalizeMpi();

@@ -3,21 +3,25 @@
 
 package dev.ferry.spi;
 
+import dev.ferry.FerryException;
 import dev.ferry.InvalidArgumentException;
 import dev.ferry.Request;
 import dev.ferry.Status;
+import dev.ferry.ThreadLevel;
 import dev.ferry.spi.CallTracker.Op;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
 /**
  * The waits that poll {@link Request#test()}: {@link Request#waitFor(java.time.Duration)},
- * {@link Request#waitAny}, {@link Request#testAny}, {@link Request#testAll}. One backoff for all:
+ * {@link Request#waitAny}, {@link Request#testAny}, {@link Request#testAll}, and the waits of
+ * virtual threads in blocking calls ({@link #onVirtualThread}). One backoff for all:
  * the first poll again at once (a spin hint), then sleeps doubling from a microsecond to a
  * millisecond, so that a short wait costs no sleep and a long one little CPU. Not for
  * applications: call the methods of {@link Request}.
@@ -53,6 +57,52 @@ public final class Polling {
                 pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
             }
         }
+    }
+
+    /**
+     * How long a virtual thread makes its attempts itself before it hands its wait to the
+     * {@link ProgressThread}: a short wait (a message a few round trips away) costs no hand-off,
+     * and a thousand waiting threads cost their carriers about 50 ms in all.
+     */
+    static final long VIRTUAL_POLL_NANOS = 50_000;
+
+    /**
+     * The wait of a virtual thread in a blocking call: {@code attempt} (non-blocking: a request's
+     * test, a probe) until it gives a value, without holding the thread's carrier longer than one
+     * attempt. The thread makes attempts itself for {@value #VIRTUAL_POLL_NANOS} ns, yielding its
+     * carrier between them, then hands the attempt to the {@link ProgressThread} and parks until
+     * that gives the value (or the exception the attempt threw, thrown here as it is). Below
+     * {@code MPI_THREAD_MULTIPLE} ({@code level}), where Ferry's thread may not call MPI, it goes
+     * on making them itself, parking between them with the backoff of {@link #until}.
+     */
+    static <T> T onVirtualThread(Supplier<Optional<T>> attempt, ThreadLevel level) {
+        long start = System.nanoTime();
+        do {
+            Optional<T> v = attempt.get();
+            if (v.isPresent()) {
+                return v.get();
+            }
+            Thread.yield(); // a virtual thread gives its carrier to the next one that can run
+        } while (System.nanoTime() - start < VIRTUAL_POLL_NANOS);
+        if (level != ThreadLevel.MULTIPLE) {
+            return until(attempt, -1).orElseThrow();
+        }
+        try {
+            return ProgressThread.poll(attempt).join(); // parks: the carrier runs other virtual threads meanwhile
+        } catch (CompletionException e) {
+            throw unwrapped(e.getCause());
+        }
+    }
+
+    /** The exception an attempt threw, as it threw it. */
+    static RuntimeException unwrapped(Throwable cause) {
+        if (cause instanceof RuntimeException r) {
+            return r;
+        }
+        if (cause instanceof Error e) {
+            throw e;
+        }
+        return new FerryException(String.valueOf(cause), cause);
     }
 
     private static void checkElements(Collection<? extends Request> requests, String op, boolean mayBeEmpty) {

@@ -111,6 +111,17 @@ public interface Transport extends AutoCloseable {
 
     Request irecv(Buffer buffer, long count, DataType type, int source, int tag);
 
+    /**
+     * {@link #recv} without blocking the calling thread: the same receive (matched, truncated and
+     * checked as {@code recv} does it), completed through the returned request, which is tested
+     * and waited for like {@link #irecv}'s. The front makes the blocking receives of virtual
+     * threads with it. This default is {@link #irecv}, for transports whose {@code irecv} receives
+     * as their {@code recv} does.
+     */
+    default Request startRecv(Buffer buffer, long count, DataType type, int source, int tag) {
+        return irecv(buffer, count, type, source, tag);
+    }
+
     Status sendRecv(Buffer sendBuffer, long sendCount, DataType sendType, int dest, int sendTag,
                     Buffer recvBuffer, long recvCount, DataType recvType, int source, int recvTag);
 
@@ -179,6 +190,22 @@ public interface Transport extends AutoCloseable {
 
     /** Collective. */
     Transport duplicate();
+
+    /**
+     * Starts a duplicate without waiting for the other ranks: a local call, as MPI_Comm_idup, made
+     * by every rank at the same place in this transport's sequence of collectives (it counts as one
+     * of them). {@link PendingDuplicate#finish()}, on any one thread, waits for the other ranks and
+     * returns the duplicate. The front makes the lane of a communicator's non-blocking collectives
+     * with it ({@code CollectiveLane}), so that starting one is a local call, as in MPI.
+     *
+     * <p>A transport made of others (a decorator) starts the duplicate of what it wraps here and
+     * builds itself over it in {@code finish()}, where its own collectives run on the new
+     * communicator alone. This default duplicates at once ({@link #duplicate()}, a collective call):
+     * right, but starting a non-blocking collective on such a transport is then collective too.
+     */
+    default PendingDuplicate startDuplicate() {
+        return PendingDuplicate.done(duplicate());
+    }
 
     /** Frees the native communicator; called once. */
     @Override

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.testing.CollectiveVariantsContract;
 import dev.ferry.testing.MpiJob;
+import dev.ferry.testing.VirtualThreadsContract;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.DynamicNode;
@@ -65,6 +66,18 @@ class MvapichConformanceIT {
         }
         out.add(MpiJob.of("mvapich-variants-pieces", MpiJob.Family.MPICH, 2).classes(CollectiveVariantsContract.class)
                 .property("ferry.backend", "mvapich").property("ferry.maxPieceBytes", "4096").asTests());
+        return out;
+    }
+
+    /** Blocking calls on virtual threads with two carriers ({@link VirtualThreadsContract}), at 2 and 4 ranks. */
+    @TestFactory
+    List<DynamicNode> virtualThreads() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("mvapich-virtual-threads", MpiJob.Family.MPICH, np).classes(MvapichVirtualThreads.class)
+                    .property("ferry.backend", "mvapich").jvmArgs(VirtualThreadsContract.TWO_CARRIERS)
+                    .property("ferry.test.perTestTimeout", VirtualThreadsContract.PER_TEST_SECONDS).asTests());
+        }
         return out;
     }
 

@@ -248,5 +248,11 @@ public final class NcclProvider implements TransportProvider {
         public Transport duplicate() {
             return new PreferNccl(inner.duplicate());
         }
+
+        @Override
+        public dev.ferry.spi.PendingDuplicate startDuplicate() {
+            dev.ferry.spi.PendingDuplicate started = inner.startDuplicate();
+            return () -> new PreferNccl(started.finish());
+        }
     }
 }

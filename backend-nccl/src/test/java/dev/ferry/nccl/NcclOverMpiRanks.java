@@ -32,7 +32,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.MethodName.class)
 public class NcclOverMpiRanks {
 
-    private static Communicator open() {
+    /** Backend nccl's stack (the planner over PreferNccl) over a duplicate of the inner backend's world: what Ferry.open gives on a machine with GPUs. */
+    static Communicator open() {
         Transport world = ((CheckedCommunicator) TestWorld.world()).transport();
         return new CheckedCommunicator(new dev.ferry.collectives.PlannedTransport(new NcclProvider.PreferNccl(world.duplicate()),
                 dev.ferry.Settings.process()));

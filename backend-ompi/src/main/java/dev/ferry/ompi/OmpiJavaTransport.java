@@ -16,6 +16,7 @@ import dev.ferry.TruncationException;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.mpi.LargeMessages;
 import dev.ferry.spi.BindingTransport;
+import dev.ferry.spi.PendingDuplicate;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.Optional;
@@ -396,6 +397,16 @@ final class OmpiJavaTransport extends BindingTransport {
     @Override
     protected BindingTransport mpiDuplicate() {
         return call("MPI_Comm_dup", () -> new OmpiJavaTransport(runtime, comm.dup(), true));
+    }
+
+    /** MPI_Comm_idup through mpi.jar (Open MPI returns the new communicator's handle at once; it is usable once the request completes). */
+    @Override
+    protected PendingDuplicate mpiStartDuplicate() {
+        Intracomm c = call("MPI_Comm_idup", comm::iDup);
+        return () -> call("MPI_Comm_idup", () -> {
+            c.getRequest().waitFor();
+            return new OmpiJavaTransport(runtime, c, true);
+        });
     }
 
     @Override

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.ferry.testing.CollectiveVariantsContract;
 import dev.ferry.testing.MpiJob;
+import dev.ferry.testing.VirtualThreadsContract;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.DynamicNode;
@@ -103,6 +104,20 @@ class OmpiConformanceIT {
             }
             out.add(MpiJob.of("ompi-variants-pieces-" + binding, MpiJob.Family.OPEN_MPI, 2).classes(CollectiveVariantsContract.class)
                     .property("ferry.backend", "ompi").property("ferry.ompi.binding", binding).property("ferry.maxPieceBytes", "4096").asTests());
+        }
+        return out;
+    }
+
+    /** Blocking calls on virtual threads with two carriers ({@link VirtualThreadsContract}), at 2 and 4 ranks, on each path. */
+    @TestFactory
+    List<DynamicNode> virtualThreads() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (String binding : bindings()) {
+            for (int np : MpiJob.rankCounts()) {
+                out.add(MpiJob.of("ompi-virtual-threads-" + binding, MpiJob.Family.OPEN_MPI, np).classes(OmpiVirtualThreads.class)
+                        .property("ferry.backend", "ompi").property("ferry.ompi.binding", binding).jvmArgs(VirtualThreadsContract.TWO_CARRIERS)
+                        .property("ferry.test.perTestTimeout", VirtualThreadsContract.PER_TEST_SECONDS).asTests());
+            }
         }
         return out;
     }

@@ -156,17 +156,71 @@ final class Progress {
     record Copies(CopyEngine engine, boolean toDevice) {
     }
 
-    /** Keys of ops that could not move in the current poll (see {@link Op#waitKey()}); few, so a list. */
-    private final List<Object> stuck = new ArrayList<>();
+    /** Keys of ops that could not move in the current poll (see {@link Op#waitKey()}). */
+    private final StuckKeys stuck = new StuckKeys();
+
+    /**
+     * A list while the keys are few (the usual case: a poll of a few transfers allocates nothing),
+     * a set as well once they are many: a thousand receives waiting for their first pieces with
+     * distinct tags (virtual threads in {@code recv}) would make every poll compare every key with
+     * every other.
+     */
+    static final class StuckKeys {
+        private static final int FEW = 8;
+        private final List<Object> list = new ArrayList<>();
+        private final java.util.Set<Object> set = new java.util.HashSet<>();
+
+        void clear() {
+            list.clear();
+            if (!set.isEmpty()) {
+                set.clear();
+            }
+        }
+
+        boolean contains(Object key) {
+            return list.size() <= FEW ? list.contains(key) : set.contains(key);
+        }
+
+        void add(Object key) {
+            list.add(key);
+            if (list.size() > FEW) {
+                if (list.size() == FEW + 1) {
+                    set.addAll(list);
+                } else {
+                    set.add(key);
+                }
+            }
+        }
+    }
     /** Every this many polls, no op is skipped. */
     static final int FULL_SWEEP = 16;
+    /** Polls so far: written under the lock, read without it by {@link OpRequest#test} (release and acquire: plain moves on x86). */
+    @SuppressWarnings("unused") // through POLLS
     private long polls;
+    private static final java.lang.invoke.VarHandle POLLS;
+
+    static {
+        try {
+            POLLS = java.lang.invoke.MethodHandles.lookup().findVarHandle(Progress.class, "polls", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private long pollCount() {
+        return (long) POLLS.getAcquire(this);
+    }
 
     /** Advances every transfer in flight (but those waiting behind an older one, see {@link Op#waitKey()}); true when any moved. */
     synchronized boolean poll() {
+        if (dev.ferry.spi.MpiLifecycle.isFinalized()) {
+            return endAfterFinalize();
+        }
         boolean moved = false;
         stuck.clear();
-        boolean sweep = ++polls % FULL_SWEEP == 0;
+        long n = polls + 1;
+        POLLS.setRelease(this, n);
+        boolean sweep = n % FULL_SWEEP == 0;
         for (int i = 0; i < active.size(); i++) {
             Op op = active.get(i);
             Object key = sweep ? null : op.waitKey();
@@ -191,6 +245,35 @@ final class Progress {
             }
         }
         return moved;
+    }
+
+    static {
+        // the assistant polls on its own: MPI_Finalize waits for its poll in flight, and it polls no more
+        dev.ferry.spi.MpiLifecycle.beforeFinalize(() -> {
+            StagedRuntime r = StagedRuntime.currentOrNull();
+            if (r != null) {
+                r.progress.quiesce();
+            }
+        });
+    }
+
+    /** Returns once a poll in flight (the lock's holder) has ended. */
+    private synchronized void quiesce() {
+    }
+
+    /**
+     * MPI was finalized with transfers in flight: they end with {@link dev.ferry.CommunicatorClosedException},
+     * without another MPI call (their staging memory is left: the process is ending).
+     */
+    private boolean endAfterFinalize() {
+        if (active.isEmpty()) {
+            return false;
+        }
+        for (Op op : active) {
+            op.fail(new dev.ferry.CommunicatorClosedException(op.describe() + ": MPI was finalized (Ferry.shutdown or exit) before it completed"));
+        }
+        active.clear();
+        return true;
     }
 
     private static void finish(Op op, boolean failed) {
@@ -322,6 +405,8 @@ final class Progress {
     static final class OpRequest implements Request {
         private final Progress progress;
         private final Op op;
+        /** The poll count at this request's last test: a test polls only when no poll ran since (a race costs one poll more). */
+        private long testedAt = -1;
 
         OpRequest(Progress progress, Op op) {
             this.progress = progress;
@@ -333,10 +418,18 @@ final class Progress {
             return progress.await(op);
         }
 
+        /**
+         * Advances every transfer unless another thread did since this request's last test: a
+         * thread that tests many requests in turn (Ferry's progress thread, for futures and waiting
+         * virtual threads) then polls once per round, not once per request.
+         */
         @Override
         public Optional<Status> test() {
             if (!op.isDone()) {
-                progress.poll();
+                if (progress.pollCount() == testedAt) {
+                    progress.poll();
+                }
+                testedAt = progress.pollCount();
             }
             return op.isDone() ? Optional.of(op.result()) : Optional.empty();
         }

@@ -393,6 +393,13 @@ final class StagedTransport implements Transport {
         return new StagedTransport(user.duplicate(), StagedRuntime.acquire(rt.settings, rt.inner));
     }
 
+    /** The user communicator's duplicate is started here; the bulk duplicate and the exchange of peers run on it when it is finished. */
+    @Override
+    public dev.ferry.spi.PendingDuplicate startDuplicate() {
+        dev.ferry.spi.PendingDuplicate started = user.startDuplicate();
+        return () -> new StagedTransport(started.finish(), StagedRuntime.acquire(rt.settings, rt.inner));
+    }
+
     @Override
     public void close() {
         List<RuntimeException> errors = new ArrayList<>();

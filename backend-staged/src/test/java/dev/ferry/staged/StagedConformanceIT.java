@@ -5,6 +5,7 @@ package dev.ferry.staged;
 
 import dev.ferry.testing.CollectiveVariantsContract;
 import dev.ferry.testing.MpiJob;
+import dev.ferry.testing.VirtualThreadsContract;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.DynamicNode;
@@ -96,6 +97,23 @@ class StagedConformanceIT {
             out.add(stagedHost("staged-host-nodes", np, StagedContract.class, StagedAlgorithms.class).property("ferry.staged.test.nodeGroup", "2")
                     .property("ferry.test.include", "c_allReduce|c_reduce|c_minloc|i_|staged_largeCollectives|a_every|h_reductionsAcrossNodes")
                     .asTests());
+        }
+        return out;
+    }
+
+    /**
+     * Blocking calls on virtual threads with two carriers ({@link VirtualThreadsContract}): as
+     * configured by default and through the staging pipeline, at 2 and 4 ranks.
+     */
+    @TestFactory
+    List<DynamicNode> virtualThreads() {
+        List<DynamicNode> out = new ArrayList<>();
+        for (int np : MpiJob.rankCounts()) {
+            out.add(MpiJob.of("staged-virtual-threads", MpiJob.Family.OPEN_MPI, np).classes(StagedVirtualThreads.class)
+                    .property("ferry.backend", "staged").jvmArgs(VirtualThreadsContract.TWO_CARRIERS)
+                    .property("ferry.test.perTestTimeout", VirtualThreadsContract.PER_TEST_SECONDS).asTests());
+            out.add(stagedHost("staged-host-virtual-threads", np, StagedVirtualThreads.class).jvmArgs(VirtualThreadsContract.TWO_CARRIERS)
+                    .property("ferry.test.perTestTimeout", VirtualThreadsContract.PER_TEST_SECONDS).asTests());
         }
         return out;
     }

@@ -9,6 +9,7 @@ import dev.ferry.ReduceOp;
 import dev.ferry.Settings;
 import dev.ferry.spi.Blocks;
 import dev.ferry.spi.ForwardingTransport;
+import dev.ferry.spi.PendingDuplicate;
 import dev.ferry.spi.Transport;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -216,6 +217,13 @@ public final class PlannedTransport extends ForwardingTransport {
     @Override
     public Transport duplicate() {
         return new PlannedTransport(inner.duplicate(), Settings.process());
+    }
+
+    /** The mover's duplicate is started here; the planner over it (its topology: collective on the duplicate) is made when it is finished. */
+    @Override
+    public PendingDuplicate startDuplicate() {
+        PendingDuplicate mover = inner.startDuplicate();
+        return () -> new PlannedTransport(mover.finish(), Settings.process());
     }
 
     @Override

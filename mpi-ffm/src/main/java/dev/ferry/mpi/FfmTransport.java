@@ -12,6 +12,7 @@ import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.spi.BindingTransport;
 import dev.ferry.spi.MpiLifecycle;
+import dev.ferry.spi.PendingDuplicate;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -391,6 +392,22 @@ public abstract class FfmTransport extends BindingTransport {
         Mpi.Scratch s = Mpi.scratch();
         Mpi.check("MPI_Comm_dup", Mpi.commDup(comm, s.handle));
         return create(s.handle());
+    }
+
+    /**
+     * MPI_Comm_idup. The library writes the new handle (MPICH: when the request completes) and the
+     * request into memory of this pending duplicate, not into a thread's scratch: the call returns
+     * at once and the duplicate is finished later, usually on another thread.
+     */
+    @Override
+    protected PendingDuplicate mpiStartDuplicate() {
+        MemorySegment out = Arena.ofAuto().allocate(16, 8);
+        MemorySegment newComm = out.asSlice(0, 8), request = out.asSlice(8, 8);
+        Mpi.check("MPI_Comm_idup", Mpi.commIdup(comm, newComm, request));
+        return () -> {
+            Mpi.check("MPI_Wait(MPI_Comm_idup)", Mpi.await(request, Mpi.scratch().status));
+            return create(Mpi.handleAt(newComm));
+        };
     }
 
     @Override

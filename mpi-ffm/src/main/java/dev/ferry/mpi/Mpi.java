@@ -203,6 +203,7 @@ public final class Mpi {
     private static final MethodHandle EXSCAN = B.required("MPI_Exscan", "LLIHHH");
     private static final MethodHandle COMM_SPLIT = B.required("MPI_Comm_split", "HIIA");
     private static final MethodHandle COMM_DUP = B.required("MPI_Comm_dup", "HA");
+    private static final MethodHandle COMM_IDUP = B.required("MPI_Comm_idup", "HAA");
     private static final MethodHandle COMM_FREE = B.required("MPI_Comm_free", "A");
     private static final MethodHandle COMM_SPLIT_TYPE = B.optional("MPI_Comm_split_type", "HIIHA");
     private static final MethodHandle TYPE_CONTIGUOUS = B.required("MPI_Type_contiguous", "IHA");
@@ -650,6 +651,20 @@ public final class Mpi {
         } catch (Throwable t) {
             throw rethrow("MPI_Comm_dup", t);
         }
+    }
+
+    /** {@code MPI_Comm_idup(comm, &newcomm, &request)}: both out-parameters must stay valid until the request completes. */
+    public static int commIdup(long a0, MemorySegment a1, MemorySegment a2) {
+        try {
+            return (int) COMM_IDUP.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow("MPI_Comm_idup", t);
+        }
+    }
+
+    /** The handle at {@code at} (a communicator, request or datatype MPI wrote there), sign-extended for the MPICH ABI's ints. */
+    public static long handleAt(MemorySegment at) {
+        return ABI.handleBytes == 4 ? at.get(JAVA_INT, 0) : at.get(JAVA_LONG, 0);
     }
 
     /** {@code MPI_Comm_split_type(comm, type, key, info, &newcomm)} (MPI-3); -1 when the library lacks it. */

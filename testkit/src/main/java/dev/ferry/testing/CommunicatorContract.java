@@ -1280,6 +1280,47 @@ public abstract class CommunicatorContract extends RankContract {
         assertUsable();
     }
 
+    /**
+     * Starting a non-blocking collective is a local call, as in MPI: communicators whose first
+     * non-blocking collectives the ranks start in different orders (even ranks one way, odd ranks
+     * the other) all complete. Were a lane's communicator made collectively at that start, each
+     * rank would wait in one communicator for ranks that wait in the other.
+     */
+    @Test
+    void h_firstNonBlockingCollectivesStartedInCrossedOrderComplete() {
+        assumeNonBlockingCollectives();
+        Assumptions.assumeTrue(size >= 2, "needs two ranks");
+        try (Communicator dup = comm.duplicate()) {
+            startCrossedAndCheck(List.of(comm, dup), "the communicator and its duplicate");
+        }
+        try (Communicator ascending = comm.split(0, rank); Communicator descending = comm.split(0, size - rank);
+             Communicator halves = comm.split(rank % 2, rank)) {
+            startCrossedAndCheck(List.of(ascending, descending, halves), "split communicators");
+        }
+        assertUsable();
+    }
+
+    /** Starts one iallReduce on each communicator, in list order on even ranks and in reverse on odd ranks, then waits for all and checks them. */
+    private void startCrossedAndCheck(List<Communicator> comms, String what) {
+        List<Communicator> order = new ArrayList<>(comms);
+        if (rank % 2 == 1) java.util.Collections.reverse(order);
+        List<HostBuffer> results = new ArrayList<>();
+        List<Request> started = new ArrayList<>();
+        for (Communicator c : order) {
+            HostBuffer in = closeAfter(HostBuffer.allocate(8)), out = closeAfter(HostBuffer.allocate(8));
+            Data.put(in.segment(), DataType.LONG, 0, c.rank() + 1);
+            Data.put(out.segment(), DataType.LONG, 0, -1);
+            started.add(c.iallReduce(in, out, 1, DataType.LONG, ReduceOp.SUM));
+            results.add(out);
+        }
+        Request.waitAll(started);
+        for (int i = 0; i < order.size(); i++) {
+            int n = order.get(i).size();
+            assertEquals(n * (n + 1) / 2.0, Data.get(results.get(i).segment(), DataType.LONG, 0),
+                    "iallReduce on communicator " + comms.indexOf(order.get(i)) + " of " + what + ", started " + (rank % 2 == 1 ? "in reverse" : "in order"));
+        }
+    }
+
     // ---- in place ------------------------------------------------------------------------------
 
     @ParameterizedTest

@@ -20,6 +20,7 @@ import dev.ferry.InvalidRankException;
 import dev.ferry.InvalidTagException;
 import dev.ferry.MatchedMessage;
 import dev.ferry.MessageAlreadyReceivedException;
+import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.ThreadLevel;
@@ -498,6 +499,182 @@ public abstract class ProbeAndRequestsContract extends RankContract {
         assertTrue(r.cancel());
         assertTrue(b.lifetime().isFreed(), "freed once the cancelled receive completed");
         assertTrue(r.waitFor().cancelled());
+    }
+
+    // ---- futures -------------------------------------------------------------------------------
+
+    /** How long a test waits for a future before it fails (a future that never completes is a failure, never a pass). */
+    private static final long FUTURE_SECONDS = 60;
+
+    /** Without MPI_THREAD_MULTIPLE a future of a request in flight is refused; the tests below need one. */
+    private void assumeFutures() {
+        if (comm.threadLevel() != ThreadLevel.MULTIPLE) {
+            HostBuffer b = (HostBuffer) alloc(Mem.PAGEABLE, 8);
+            Request r = comm.irecv(b, 8, DataType.BYTE, rank, 99); // from itself: nothing comes
+            assertThrows(dev.ferry.ThreadingException.class, r::future, "future() below MPI_THREAD_MULTIPLE");
+            assertTrue(r.cancel());
+            Assumptions.abort("futures need MPI_THREAD_MULTIPLE; this communicator has " + comm.threadLevel() + " (the refusal was checked)");
+        }
+    }
+
+    private static <T> T get(CompletableFuture<T> f, String what) throws Exception {
+        try {
+            return f.get(FUTURE_SECONDS, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new AssertionError(what + ": the future did not complete within " + FUTURE_SECONDS + " s", e);
+        }
+    }
+
+    /**
+     * Futures of receives and sends complete while their rank makes no Ferry call at all (it only
+     * waits on the futures): small messages and large ones, whose transfer needs progress on both
+     * sides. The requests are complete too: their buffers are released and a test gives the same status.
+     */
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void i_futuresOfReceivesAndSendsCompleteWithoutWaitOrTest(Mem m) throws Exception {
+        m.assume(comm);
+        assumeFutures();
+        int peer = peer();
+        if (peer < 0) return;
+        for (int n : new int[] {7, (1 << 20) + 3}) {
+            Buffer in = poisoned(m, n), out = filled(m, Data.bytes(86 + n, rank, n));
+            Request r = comm.irecv(in, n, DataType.BYTE, peer, 86);
+            Request s = comm.isend(out, n, DataType.BYTE, peer, 86);
+            CompletableFuture<Status> received = r.future(), sent = s.future();
+            assertTrue(received == r.future(), "the same future each time");
+            assertEquals(new Status(peer, 86, n), get(received, "irecv of " + n + " bytes"));
+            assertEquals(new Status(peer, 86, n), get(sent, "isend of " + n + " bytes"));
+            assertEquals(0, in.lifetime().pins(), "the receive was completed by Ferry: its buffer is released");
+            assertEquals(0, out.lifetime().pins(), "the send was completed by Ferry: its buffer is released");
+            assertEquals(Optional.of(new Status(peer, 86, n)), r.test(), "the request gives the future's status");
+            assertEquals(new Status(peer, 86, n), s.waitFor());
+            assertReceived(Data.bytes(86 + n, peer, n), Mem.read(in), n + " bytes through futures");
+        }
+    }
+
+    @Test
+    void i_aNonBlockingCollectivesFutureCompletesWithoutWaitOrTest() throws Exception {
+        assumeFutures();
+        HostBuffer in = (HostBuffer) alloc(Mem.PAGEABLE, 8), out = (HostBuffer) alloc(Mem.PAGEABLE, 8);
+        Data.put(in.segment(), DataType.LONG, 0, rank + 1);
+        CompletableFuture<Status> f = comm.iallReduce(in, out, 1, DataType.LONG, ReduceOp.SUM).future();
+        get(f, "iallReduce");
+        assertEquals(size * (size + 1) / 2.0, Data.get(out.segment(), DataType.LONG, 0), "iallReduce through its future");
+        assertEquals(0, out.lifetime().pins(), "the collective's request was completed by Ferry");
+    }
+
+    /**
+     * Stages made from futures: a reply whose size is the received count (thenApply), sent by a
+     * stage (thenCompose on the send's future), then a collective started by a stage.
+     */
+    @Test
+    void i_futuresChainThenApplyAndThenCompose() throws Exception {
+        assumeFutures();
+        int peer = peer();
+        if (peer >= 0) {
+            if (rank % 2 == 0) {
+                HostBuffer question = (HostBuffer) poisoned(Mem.PAGEABLE, 64), answer = (HostBuffer) alloc(Mem.PAGEABLE, 64);
+                for (int i = 0; i < 16; i++) Data.put(answer.segment(), DataType.INT, i, 1000 + i);
+                CompletableFuture<Status> replied = comm.irecv(question, 16, DataType.INT, peer, 87).future()
+                        .thenApply(st -> st.count(DataType.INT))
+                        .thenCompose(k -> comm.isend(answer, k, DataType.INT, peer, 88).future());
+                assertEquals(new Status(peer, 88, DataType.INT.bytes(5)), get(replied, "the chain"), "the reply has as many ints as the question");
+            } else {
+                HostBuffer question = (HostBuffer) alloc(Mem.PAGEABLE, 20), answer = (HostBuffer) poisoned(Mem.PAGEABLE, 64);
+                comm.send(question, 5, DataType.INT, peer, 87);
+                assertEquals(new Status(peer, 88, 20), comm.recv(answer, 16, DataType.INT, peer, 88));
+                for (int i = 0; i < 5; i++) assertEquals(1000 + i, Data.get(answer.segment(), DataType.INT, i), "reply element " + i);
+            }
+        }
+        HostBuffer in = (HostBuffer) alloc(Mem.PAGEABLE, 8), out = (HostBuffer) alloc(Mem.PAGEABLE, 8), out2 = (HostBuffer) alloc(Mem.PAGEABLE, 8);
+        Data.put(in.segment(), DataType.LONG, 0, rank + 1);
+        CompletableFuture<Double> twice = comm.iallReduce(in, out, 1, DataType.LONG, ReduceOp.SUM).future()
+                .thenCompose(st -> comm.iallReduce(out, out2, 1, DataType.LONG, ReduceOp.SUM).future())
+                .thenApply(st -> Data.get(out2.segment(), DataType.LONG, 0));
+        assertEquals((double) size * size * (size + 1) / 2, get(twice, "two chained iallReduce"));
+    }
+
+    /**
+     * A truncated receive's future fails with the TruncationException its waitFor throws (the same
+     * one); a stage made from it sees that exception as the cause; the next message is intact.
+     */
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void i_aTruncatedReceivesFutureFailsWithTruncationException(Mem m) throws Exception {
+        m.assume(comm);
+        assumeFutures();
+        int peer = peer();
+        if (peer < 0) return;
+        for (int n : new int[] {32, 70_001}) {
+            if (rank % 2 == 0) {
+                comm.send(filled(m, Data.bytes(89, rank, n)), n, DataType.BYTE, peer, 89);
+                comm.send(filled(m, Data.bytes(90, rank, 8)), 8, DataType.BYTE, peer, 90);
+            } else {
+                Buffer small = poisoned(m, n / 2);
+                Request r = comm.irecv(small, n / 2, DataType.BYTE, peer, 89);
+                CompletableFuture<Status> f = r.future();
+                CompletableFuture<Throwable> direct = f.handle((st, e) -> e);
+                CompletableFuture<Throwable> seen = f.thenApply(st -> st.byteCount()).handle((k, e) -> e);
+                java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                        () -> f.get(FUTURE_SECONDS, TimeUnit.SECONDS));
+                assertTrue(e.getCause() instanceof TruncationException, "the future fails with TruncationException: " + e.getCause());
+                TruncationException thrown = assertThrows(TruncationException.class, r::waitFor);
+                assertTrue(thrown == e.getCause(), "the same exception as waitFor's");
+                assertTrue(get(direct, "handle of the truncated receive's future") == thrown, "handle on the future sees the exception itself");
+                Throwable stage = get(seen, "a stage made from the truncated receive's future");
+                assertTrue(stage instanceof java.util.concurrent.CompletionException && stage.getCause() == thrown, "a stage made from it sees it as the cause: " + stage);
+                assertTrue(f.isCompletedExceptionally());
+                assertEquals(0, small.lifetime().pins(), "released");
+                Buffer next = poisoned(m, 8);
+                assertEquals(new Status(peer, 90, 8), get(comm.irecv(next, 8, DataType.BYTE, peer, 90).future(), "the next message"));
+                assertReceived(Data.bytes(90, peer, 8), Mem.read(next), "the message after the truncated one");
+            }
+        }
+    }
+
+    /**
+     * Cancelling a future is Request.cancel: a pending receive is cancelled (the future too, the
+     * request's status says so, its buffer is released); a send's and a collective's future cannot
+     * be cancelled and complete with their operations.
+     */
+    @Test
+    void i_cancellingAFutureCancelsAPendingReceiveOnly() throws Exception {
+        assumeFutures();
+        HostBuffer b = (HostBuffer) poisoned(Mem.PAGEABLE, 16);
+        Request r = comm.irecv(b, 16, DataType.BYTE, rank, 91); // from itself: nothing comes
+        CompletableFuture<Status> f = r.future();
+        assertTrue(f.cancel(true), "an unmatched receive is cancelled through its future");
+        assertTrue(f.isCancelled());
+        assertThrows(java.util.concurrent.CancellationException.class, f::join);
+        assertEquals(Status.cancelledReceive(rank, 91), r.waitFor(), "the request is complete, cancelled");
+        assertEquals(0, b.lifetime().pins(), "the cancelled receive released its buffer");
+        assertTrue(f.cancel(false), "cancelled already");
+        Request s = comm.isend(filled(Mem.PAGEABLE, Data.bytes(92, rank, 16)), 16, DataType.BYTE, rank, 92);
+        CompletableFuture<Status> sf = s.future();
+        assertFalse(sf.cancel(true), "a send is not cancelled");
+        HostBuffer in = (HostBuffer) poisoned(Mem.PAGEABLE, 16);
+        assertEquals(new Status(rank, 92, 16), comm.recv(in, 16, DataType.BYTE, rank, 92));
+        assertEquals(new Status(rank, 92, 16), get(sf, "the send whose future was not cancelled"));
+        assertFalse(sf.isCancelled());
+        HostBuffer x = (HostBuffer) alloc(Mem.PAGEABLE, 8), y = (HostBuffer) alloc(Mem.PAGEABLE, 8);
+        CompletableFuture<Status> cf = comm.iallReduce(x, y, 1, DataType.LONG, ReduceOp.SUM).future();
+        assertFalse(cf.cancel(true), "a collective is not cancelled");
+        get(cf, "the collective whose future was not cancelled");
+        assertFalse(cf.isCancelled());
+    }
+
+    /** The future of a request completed already is complete at once, with its status. */
+    @Test
+    void i_theFutureOfACompletedRequestIsComplete() throws Exception {
+        HostBuffer out = (HostBuffer) filled(Mem.PAGEABLE, Data.bytes(93, rank, 8)), in = (HostBuffer) poisoned(Mem.PAGEABLE, 8);
+        Request s = comm.isend(out, 8, DataType.BYTE, rank, 93);
+        Status got = comm.irecv(in, 8, DataType.BYTE, rank, 93).waitFor();
+        Status sent = s.waitFor();
+        CompletableFuture<Status> f = s.future();
+        assertTrue(f.isDone(), "complete at once, at any thread level");
+        assertEquals(sent, f.get());
+        assertEquals(new Status(rank, 93, 8), got);
     }
 
     // ---- bad inputs ----------------------------------------------------------------------------

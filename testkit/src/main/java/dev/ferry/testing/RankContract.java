@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 /**
  * What every rank-side contract of the kit starts from: each test gets its own duplicate of the
- * world communicator ({@link #comm}, {@link #rank}, {@link #size}), and the buffers it allocates
+ * world communicator ({@link #comm}, {@link #rank}, {@link #size}; see {@link #newCommunicator()}), and the buffers it allocates
  * with {@link #alloc} (or hands to {@link #closeAfter}) are closed after it, once every rank has
  * reached the end of the test (a barrier), so that no rank frees memory a peer still sends from.
  * A test that fails on one rank prints its failure at once ({@link FailureNow}): its peers may then
@@ -30,9 +30,18 @@ public abstract class RankContract {
 
     @BeforeEach
     void openCommunicator() {
-        comm = TestWorld.world().duplicate();
+        comm = newCommunicator();
         rank = comm.rank();
         size = comm.size();
+    }
+
+    /**
+     * The communicator of one test, which the test closes: a duplicate of the world. A backend's
+     * suite may put its own transport over one instead (backend nccl's suites on machines without
+     * a GPU, whose world is its inner backend's).
+     */
+    protected Communicator newCommunicator() {
+        return TestWorld.world().duplicate();
     }
 
     @AfterEach

@@ -32,7 +32,8 @@ import java.util.List;
  *       {@code -Dferry.timeout} rank 0's MPI_Finalize at exit is reported and the job aborted.</li>
  *   <li>{@code uncaught}: rank 1 throws from main while rank 0 waits for it: the job is aborted.</li>
  *   <li>{@code after-shutdown}: after {@code Ferry.shutdown()} every call is refused with
- *       {@link CommunicatorClosedException}; prints {@code ferry-fault: OK}.</li>
+ *       {@link CommunicatorClosedException}, and the future of a receive pending at shutdown fails
+ *       with it; prints {@code ferry-fault: OK}.</li>
  *   <li>{@code bad-setting}: run with a setting value Ferry does not accept: every rank's
  *       {@code Ferry.open()} throws {@link dev.ferry.InvalidSettingException}; prints
  *       {@code ferry-fault: OK} and its message.</li>
@@ -173,8 +174,24 @@ public final class FaultProgram {
     private static void afterShutdown(Communicator world) {
         Communicator dup = world.duplicate();
         HostBuffer b = HostBuffer.allocate(64);
+        HostBuffer never = HostBuffer.allocate(8);
+        // the future of a receive still pending at shutdown (from itself: nothing comes) must end, not wait for ever
+        java.util.concurrent.CompletableFuture<dev.ferry.Status> pending = world.threadLevel() == dev.ferry.ThreadLevel.MULTIPLE
+                ? world.irecv(never, 8, DataType.BYTE, world.rank(), 99).future() : null;
         Ferry.shutdown();
         List<String> wrong = new ArrayList<>();
+        if (pending != null) {
+            try {
+                pending.get(30, java.util.concurrent.TimeUnit.SECONDS);
+                wrong.add("the future of a receive pending at shutdown completed normally");
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (!(e.getCause() instanceof CommunicatorClosedException)) {
+                    wrong.add("the future of a receive pending at shutdown failed with " + e.getCause());
+                }
+            } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+                wrong.add("the future of a receive pending at shutdown did not complete within 30 s");
+            }
+        }
         int peer = (world.rank() + 1) % world.size();
         expectClosed(wrong, "barrier", world::barrier);
         expectClosed(wrong, "send", () -> world.send(b, 1, DataType.BYTE, peer, 0));
@@ -187,6 +204,7 @@ public final class FaultProgram {
             dup.close();
             world.close();
             b.close();
+            never.close(); // its receive was left pending at shutdown: the buffer is closed, its memory stays pinned
         } catch (RuntimeException e) {
             wrong.add("close after shutdown threw " + e);
         }

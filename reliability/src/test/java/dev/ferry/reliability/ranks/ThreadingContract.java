@@ -275,4 +275,39 @@ public class ThreadingContract {
             r.waitFor();
         }
     }
+
+    /**
+     * With MPI_THREAD_SERIALIZED Ferry's progress thread may not call MPI: the future of a request
+     * in flight is refused (one of a completed request is complete); a virtual thread's blocking
+     * receive and barrier still work, the receive testing by itself between parks, the barrier on
+     * a platform thread of Ferry's while the virtual thread holds the one turn in MPI.
+     */
+    @Test
+    void h_serializedRefusesFuturesAndVirtualThreadsWaitOnTheirOwn() throws Exception {
+        assume(ThreadLevel.SERIALIZED);
+        Assumptions.assumeTrue(size >= 2, "needs 2 ranks");
+        try (HostBuffer b = HostBuffer.allocate(8)) {
+            Request pending = comm.irecv(b, 8, DataType.BYTE, rank, 5); // from itself: nothing comes
+            ThreadingException e = assertThrows(ThreadingException.class, pending::future);
+            assertTrue(e.getMessage().contains("MPI_THREAD_MULTIPLE"), e.getMessage());
+            assertTrue(pending.cancel());
+            assertTrue(pending.future().isDone(), "the future of a completed request is complete at any level");
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            Thread v = Thread.ofVirtual().start(() -> {
+                try {
+                    if (rank == 0) {
+                        assertEquals(new Status(1, 6, 8), comm.recv(b, 8, DataType.BYTE, 1, 6));
+                    } else if (rank == 1) {
+                        Thread.sleep(500); // rank 0's virtual thread waits meanwhile
+                        comm.send(b, 8, DataType.BYTE, 0, 6);
+                    }
+                    comm.barrier();
+                } catch (Throwable t) {
+                    failed.set(t);
+                }
+            });
+            assertTrue(v.join(java.time.Duration.ofSeconds(60)), "the virtual thread's receive and barrier end");
+            if (failed.get() != null) throw new AssertionError(failed.get());
+        }
+    }
 }
