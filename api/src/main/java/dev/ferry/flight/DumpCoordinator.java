@@ -37,6 +37,7 @@ final class DumpCoordinator {
     private static final long COLLECT_EXITING_MILLIS = 300;
     private static final long REPORT_WAIT_MILLIS = 6000;
     private static final long JOIN_MILLIS = 10_000;
+    private static final long FORWARD_MILLIS = 500;
 
     private final Path root;
     private final Path dir;
@@ -160,6 +161,8 @@ final class DumpCoordinator {
             while (System.currentTimeMillis() < end && dir.resolve(REPORT).toFile().lastModified() < round) {
                 sleep(50);
             }
+            // the launcher still has to forward rank 0's print of the report before the abort ends it
+            sleep(FORWARD_MILLIS);
         }
     }
 
@@ -209,8 +212,9 @@ final class DumpCoordinator {
         }
         try {
             String text = HangReport.build(dir);
-            writeAtomically(dir.resolve(REPORT), text);
+            // printed before the file is written: the file tells ranks about to abort that the report is out
             MpiLifecycle.reportFault("ferry: rank 0: hang report (" + dir.resolve(REPORT) + "):\n" + text.stripTrailing());
+            writeAtomically(dir.resolve(REPORT), text);
         } catch (IOException | RuntimeException e) {
             MpiLifecycle.reportFault("ferry: rank 0: cannot build the hang report from " + dir + ": " + e
                     + " (./ferry hang-report " + dir + " builds it from the dumps)");

@@ -79,7 +79,8 @@ class FaultIT {
             String reason = pair + ": " + skip.group(1);
             dev.ferry.testing.Required.assume(pair.backend(), false, () -> reason);
         }
-        if (pair.equals(Pair.MVAPICH2)) {
+        // a program whose Ferry.open() is refused (bad-setting) never gets as far as naming a backend
+        if (pair.equals(Pair.MVAPICH2) && !name.equals("bad-setting")) {
             assertTrue(r.output().contains("ferry: backend mvapich") && r.output().contains("MVAPICH2 2."),
                     () -> "rank 0 must report backend mvapich on MVAPICH2:\n" + r.tail(40));
         }
