@@ -102,10 +102,9 @@ public abstract class FfmTransport extends BindingTransport {
     @Override
     protected Status mpiRecv(Region buffer, int count, DataType type, int source, int tag) {
         Mpi.Scratch s = Mpi.scratch();
-        String what = "MPI_Mprobe/MPI_Mrecv of " + count + " " + type + " from rank " + source + " tag " + tag;
         int rc = Mpi.mprobe(source(source), tag(tag), comm, s.handle, s.status);
         if (rc != 0) {
-            throw Mpi.error(what, rc);
+            throw Mpi.error(recvWhat(count, type, source, tag), rc);
         }
         Status probed = status(s, "MPI_Mprobe");
         if (probed.byteCount() > buffer.bytes()) {
@@ -113,7 +112,7 @@ public abstract class FfmTransport extends BindingTransport {
             try (HostBuffer whole = HostBuffer.allocate(n)) {
                 rc = Mpi.mrecv(whole.address(), Math.toIntExact(n), Mpi.ABI.byte_, s.handle, s.status);
                 if (rc != 0) {
-                    throw Mpi.error(what, rc);
+                    throw Mpi.error(recvWhat(count, type, source, tag), rc);
                 }
                 if (buffer.kind().isHostAccessible()) {
                     java.lang.foreign.MemorySegment.copy(whole.segment(), 0, java.lang.foreign.MemorySegment.ofAddress(buffer.address())
@@ -122,15 +121,20 @@ public abstract class FfmTransport extends BindingTransport {
                     DeviceSupport.get().copyToDevice(buffer.address(), whole, buffer.bytes());
                 }
             }
-            throw new TruncationException(what + " (message of " + n + " bytes from rank " + probed.source() + " tag " + probed.tag()
+            throw new TruncationException(recvWhat(count, type, source, tag) + " (message of " + n + " bytes from rank " + probed.source() + " tag " + probed.tag()
                     + " is longer than the receive count of " + buffer.bytes() + " bytes)", Mpi.ABI.errTruncate, Mpi.ABI.errTruncate,
                     "MPI_ERR_TRUNCATE: message truncated", null);
         }
         rc = Mpi.mrecv(buffer.address(), bytes(buffer), Mpi.ABI.byte_, s.handle, s.status);
         if (rc != 0) {
-            throw Mpi.error(what, rc);
+            throw Mpi.error(recvWhat(count, type, source, tag), rc);
         }
         return status(s, "MPI_Mrecv");
+    }
+
+    /** The receive named in a failure: built only then, not on every receive. */
+    private static String recvWhat(int count, DataType type, int source, int tag) {
+        return "MPI_Mprobe/MPI_Mrecv of " + count + " " + type + " from rank " + source + " tag " + tag;
     }
 
     @Override

@@ -82,16 +82,15 @@ public final class Probes {
      */
     public static Status mrecv(long message, Status status, Region into, long piece) {
         Mpi.Scratch s = Mpi.scratch();
-        String what = "MPI_Mrecv of the message matched from rank " + status.source() + " tag " + status.tag();
         long n = into.bytes();
         s.handle(message);
         if (n <= piece) {
             int rc = Mpi.mrecv(into.address(), (int) n, Mpi.ABI.byte_, s.handle, s.status);
             if (rc != 0) {
-                throw Mpi.error(what, rc);
+                throw Mpi.error(matched("MPI_Mrecv", status), rc);
             }
         } else {
-            LargeMessages.receive(s, into.address(), n, piece, what);
+            LargeMessages.receive(s, into.address(), n, piece, matched("MPI_Mrecv", status));
         }
         return new Status(status.source(), status.tag(), n);
     }
@@ -99,7 +98,6 @@ public final class Probes {
     /** MPI_Imrecv, as {@link #mrecv}; the request's status carries the source, tag and byte count. */
     public static Request imrecv(long message, Status status, Region into, long piece) {
         Mpi.Scratch s = Mpi.scratch();
-        String what = "MPI_Imrecv of the message matched from rank " + status.source() + " tag " + status.tag();
         long n = into.bytes();
         long type = n <= piece ? 0 : LargeMessages.byteType(n, piece);
         // the message handle in/out in `pointer`, the request out in `handle`
@@ -107,7 +105,7 @@ public final class Probes {
         int rc = Mpi.imrecv(into.address(), type == 0 ? (int) n : 1, type == 0 ? Mpi.ABI.byte_ : type, s.pointer, s.handle);
         if (rc != 0) {
             if (type != 0) LargeMessages.free(type);
-            throw Mpi.error(what, rc);
+            throw Mpi.error(matched("MPI_Imrecv", status), rc);
         }
         if (type != 0) {
             long request = s.handle();
@@ -116,6 +114,11 @@ public final class Probes {
         }
         // the byte count is known: the message was matched whole
         return new FfmRequest(s.handle(), status.source(), status.tag(), null, 0, new Status(status.source(), status.tag(), n));
+    }
+
+    /** The receive of a matched message named in a failure: built only then. */
+    private static String matched(String call, Status status) {
+        return call + " of the message matched from rank " + status.source() + " tag " + status.tag();
     }
 
     private static void handle(MemorySegment at, long value) {
