@@ -402,6 +402,11 @@ public abstract class FfmTransport extends BindingTransport {
      * MPI_Comm_idup. The library writes the new handle (MPICH: when the request completes) and the
      * request into memory of this pending duplicate, not into a thread's scratch: the call returns
      * at once and the duplicate is finished later, usually on another thread.
+     *
+     * <p>Finished by MPI_Test, not MPI_Wait: with two duplicates finishing on two threads,
+     * MVAPICH2 2.3.7 (MPICH 3.2's ch3) can leave one thread asleep in MPI_Wait after the other
+     * thread's progress completed its request, a hang seen when two communicators' first
+     * non-blocking collectives start in crossed order. A thread that tests keeps driving progress.
      */
     @Override
     protected PendingDuplicate mpiStartDuplicate() {
@@ -409,7 +414,19 @@ public abstract class FfmTransport extends BindingTransport {
         MemorySegment newComm = out.asSlice(0, 8), request = out.asSlice(8, 8);
         Mpi.check("MPI_Comm_idup", Mpi.commIdup(comm, newComm, request));
         return () -> {
-            Mpi.check("MPI_Wait(MPI_Comm_idup)", Mpi.await(request, Mpi.scratch().status));
+            Mpi.Scratch s = Mpi.scratch();
+            for (int round = 0; ; round++) {
+                s.int0.set(java.lang.foreign.ValueLayout.JAVA_INT, 0, 0);
+                Mpi.check("MPI_Test(MPI_Comm_idup)", Mpi.test(request, s.int0, s.status));
+                if (s.int0() != 0) {
+                    break;
+                }
+                if (round < 64) {
+                    Thread.onSpinWait();
+                } else {
+                    java.util.concurrent.locks.LockSupport.parkNanos(Math.min(50_000L, 1_000L << Math.min(6, (round - 64) / 16)));
+                }
+            }
             return create(Mpi.handleAt(newComm));
         };
     }
