@@ -329,9 +329,16 @@ public abstract class BindingTransport implements Transport {
         return mpiDuplicate();
     }
 
+    /**
+     * MPI_Comm_idup; on a communicator of one rank, MPI_Comm_dup, which waits for no other rank
+     * there. MPICH 4.0.2 hung inside MPI_Comm_idup of a one-rank communicator while a duplicate of a
+     * larger one was still pending in the same process: a one-rank context-id round completes at
+     * once, so a round that finds the id mask taken retries within the call and never lets the
+     * pending duplicate progress. MPI_Comm_dup waits for the mask with the library's lock released.
+     */
     @Override
     public final PendingDuplicate startDuplicate() {
-        return mpiStartDuplicate();
+        return size() == 1 ? PendingDuplicate.done(mpiDuplicate()) : mpiStartDuplicate();
     }
 
     @Override
