@@ -186,20 +186,6 @@ final class MatchedReceives {
         }
     }
 
-    /** Spins briefly, then parks for growing intervals up to 50 µs: a wait that costs little CPU and reacts within tens of microseconds. */
-    static final class Backoff {
-        private int rounds;
-
-        void pause() {
-            if (rounds < 64) {
-                rounds++;
-                Thread.onSpinWait();
-            } else {
-                LockSupport.parkNanos(Math.min(50_000L, 1_000L << Math.min(6, (rounds++ - 64) / 16)));
-            }
-        }
-    }
-
     /** One receive: waiting for its message, then the library's receive of it. */
     private final class Waiting implements Request {
         private final Region into;

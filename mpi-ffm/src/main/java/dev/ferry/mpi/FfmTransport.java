@@ -415,17 +415,14 @@ public abstract class FfmTransport extends BindingTransport {
         Mpi.check("MPI_Comm_idup", Mpi.commIdup(comm, newComm, request));
         return () -> {
             Mpi.Scratch s = Mpi.scratch();
-            for (int round = 0; ; round++) {
+            dev.ferry.spi.Backoff idle = new dev.ferry.spi.Backoff();
+            while (true) {
                 s.int0.set(java.lang.foreign.ValueLayout.JAVA_INT, 0, 0);
                 Mpi.check("MPI_Test(MPI_Comm_idup)", Mpi.test(request, s.int0, s.status));
                 if (s.int0() != 0) {
                     break;
                 }
-                if (round < 64) {
-                    Thread.onSpinWait();
-                } else {
-                    java.util.concurrent.locks.LockSupport.parkNanos(Math.min(50_000L, 1_000L << Math.min(6, (round - 64) / 16)));
-                }
+                idle.pause();
             }
             return create(Mpi.handleAt(newComm));
         };
