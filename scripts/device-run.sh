@@ -19,6 +19,8 @@
 #                                        ompi-device (every ompi suite with device buffers, np 2 and 4)
 #                                        multi-gpu (a 4- or 8-GPU node in one step: info, trust, algorithms,
 #                                        tune to 1 GiB, stream; SPREAD=1, MULTI_NP ranks, default the GPU count)
+#                                        hang (the flight recorder with device buffers: HangProgram CASE device
+#                                        on 3 ranks, each backend, each report's first line checked by HangCase)
 #                                        stream (Communicator.onStream: StreamOrderContract on every backend, the
 #                                        back-to-back allReduce bench beside nccl_ref, the DataParallel example;
 #                                        STREAM_NP, STREAM_MAX, DP_MIB, DP_STEPS, DP_WORK)
@@ -44,7 +46,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
 D=$REPO/.device
 OUT=${OUT:-$REPO/device-out}
-W=/tmp/ferry-work
+W=${FERRY_WORK:-/tmp/ferry-work} # one per concurrent run of this script (scripts/device-lanes.sh)
 mkdir -p "$OUT" "$W/logs"
 SUMMARY=$OUT/summary.md
 # the commit .device/ was built from (scripts/device-prepare.sh writes it)
@@ -62,7 +64,8 @@ for k in "$D"/kits/*.tgz "$D"/kits/*.tar.xz; do
     case "$k" in *ompi*) [ -d /opt/ompi-cuda ] || tar xf "$k" -C / ;; *mpich*) [ -d /opt/mpich-cuda ] || tar xf "$k" -C / ;; esac
 done
 CP_LIB="${CP_FIRST:+$CP_FIRST:}$D/lib/*" # CP_FIRST: jars ahead of .device/lib (two builds compared in one call)
-NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
+# the GPUs this run may use: CUDA_VISIBLE_DEVICES's count where it is set (scripts/device-lanes.sh), else every GPU
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then NGPU=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .); else NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0); fi
 # SPREAD=1: the device-collective steps leave the GPU to Ferry (node-local rank modulo the GPU count:
 # one rank per GPU at np = GPU count) instead of pinning every rank to GPU 0
 if [ "${SPREAD:-0}" = 1 ]; then DEVICE_OPT=""; WHERE="ranks spread over $NGPU GPU(s)"; else DEVICE_OPT="-Dferry.device=0"; WHERE="ranks sharing GPU 0"; fi
@@ -670,6 +673,40 @@ step_multi-gpu() {
     STREAM_NP=$np step_stream
 }
 
+# The flight recorder with device buffers, $WHERE: HangProgram CASE device on 3 ranks with
+# ferry.timeout=3, each case on each backend (nccl where every rank has a GPU of its own); HangCase
+# checks each job as FlightRecorderIT checks the host-buffer jobs in CI (ended within the watchdog's
+# bound, rank 0's report and HangReport's both begin with the line that names the rank and the call)
+hang_backend() {
+    local b=$1 flavour=$2 cases=$3; shift 3
+    [ "$flavour" = mpich ] && [ ! -d /opt/mpich-cuda ] && { md "| hang-$b | skipped: no MPICH kit in .device/kits | | | |"; return; }
+    mpi_env "$flavour"; java_line
+    local c
+    for c in $cases; do
+        local dir=$W/hang/$b-$c np_opt=(-np 3) extra=()
+        rm -rf "$dir"; mkdir -p "$dir"
+        [ "$flavour" = mpich ] && { np_opt=(-n 3); [ "$c" = dead ] && extra=(-disable-auto-cleanup); }
+        say "hang $b $c"
+        local t0=$SECONDS
+        timeout 150 "${LAUNCH[@]}" ${extra[@]+"${extra[@]}"} "${np_opt[@]}" "${JL[@]}" -Dferry.backend="$b" $DEVICE_OPT -Dferry.timeout=3 \
+            -Dferry.flight.dir="$dir/flight" "$@" dev.ferry.reliability.ranks.HangProgram "$c" device > "$dir/output.log" 2>&1
+        local rc=$? end verdict
+        end=$(date +%s%3N)
+        verdict=$("$JAVA" -cp "$CP_LIB" dev.ferry.reliability.HangCase "$c" "$b" "$dir/output.log" "$rc" "$end" "$dir/flight" 2>&1 | tail -1)
+        md "| hang-$b-$c | \`$flavour\` np=3 $* | $(echo "$verdict" | tr '|' '/' | cut -c1-260) | exit $rc | $((SECONDS - t0)) s |"
+        case "$verdict" in PASS*|SKIP*) ;; *) { echo "### hang-$b-$c"; echo "$verdict" | cut -c1-2000; tail -30 "$dir/output.log"; } >> "$OUT/failures.md" ;; esac
+    done
+}
+hang_rows() {
+    local lib all="skip order count root send dead"
+    lib=$(find_nccl)
+    hang_backend ompi cuda "$all"
+    hang_backend staged sys "$all"
+    if [ "${SPREAD:-0}" = 1 ] && [ "$NGPU" -ge 3 ] && [ -n "$lib" ]; then hang_backend nccl cuda "$all" -Dferry.nccl.lib="$lib"; fi
+    hang_backend mvapich mpich "$all"
+}
+step_hang() { conformance_table "The flight recorder with device buffers, $WHERE (MPS: ${MPS:-0})" hang_rows; }
+
 # the stream-ordered view (Communicator.onStream) on GPUs, $WHERE: StreamOrderContract under ompi,
 # staged and (one rank per GPU) nccl at STREAM_NP ranks (default: the GPU count under SPREAD=1, else
 # "2 4"); then allReduce enqueued back to back (bench StreamOrderedAllReduce) beside NCCL from C
@@ -783,7 +820,7 @@ step_profile-small() {
 # MPS=1: ranks sharing a GPU run their work concurrently through one MPS server instead of being
 # time-sliced (a user-space daemon: the GPU's settings stay as they are; it is stopped at the end)
 if [ "${MPS:-0}" = 1 ]; then
-    export CUDA_MPS_PIPE_DIRECTORY=/tmp/ferry-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/ferry-mps/log
+    export CUDA_MPS_PIPE_DIRECTORY=$W/mps/pipe CUDA_MPS_LOG_DIRECTORY=$W/mps/log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
     if nvidia-cuda-mps-control -d 2>"$W/logs/mps.log"; then md "- CUDA MPS: daemon started for these steps"; else md "- CUDA MPS: could not start ($(head -c 200 "$W/logs/mps.log"))"; fi
     md ""
@@ -791,7 +828,7 @@ fi
 for s in "$@"; do
     if declare -f "step_$s" >/dev/null; then "step_$s"; else say "unknown step $s"; fi
 done
-[ "${MPS:-0}" = 1 ] && { echo quit | nvidia-cuda-mps-control 2>/dev/null; cp -r /tmp/ferry-mps/log "$W/logs/mps" 2>/dev/null; }
-tar czf "$OUT/logs.tgz" -C "$W" logs suites 2>/dev/null
+[ "${MPS:-0}" = 1 ] && { echo quit | nvidia-cuda-mps-control 2>/dev/null; cp -r "$W/mps/log" "$W/logs/mps" 2>/dev/null; }
+tar czf "$OUT/logs.tgz" -C "$W" logs suites $( [ -d "$W/hang" ] && echo hang ) 2>/dev/null
 say "done; summary in $SUMMARY"
 cat "$SUMMARY"

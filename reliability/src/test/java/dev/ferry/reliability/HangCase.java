@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -90,7 +91,15 @@ enum HangCase {
     /** As {@link #check(String, String, MpiJob, boolean)}, for a job configured with a watchdog of {@code watchdogSeconds}. */
     String check(String label, String backend, MpiJob job, boolean jfr, int watchdogSeconds) throws IOException, InterruptedException {
         MpiJob.Result r = job.run();
-        long end = System.currentTimeMillis();
+        return verify(label, backend, r, System.currentTimeMillis(), job.flightDir(), jfr, watchdogSeconds);
+    }
+
+    /**
+     * What {@link #check} asserts of a finished job: its result {@code r}, the time it ended
+     * ({@code end}, epoch ms) and the folder its ranks dumped into ({@code flightDir}).
+     */
+    String verify(String label, String backend, MpiJob.Result r, long end, Path flightDir, boolean jfr, int watchdogSeconds)
+            throws IOException, InterruptedException {
         Matcher skip = Pattern.compile("ferry-hang: SKIP (.*)").matcher(r.output());
         if (skip.find()) {
             String reason = label + ": " + skip.group(1);
@@ -105,7 +114,7 @@ enum HangCase {
         assertTrue(after < watchdogSeconds * 1000L + FaultIT.BOUND_MS,
                 () -> arg + ": the job ended " + after + " ms after the hang began (bound: ferry.timeout + " + FaultIT.BOUND_MS + " ms):\n" + r.tail(40));
 
-        Path folder = jobFolder(job.flightDir());
+        Path folder = jobFolder(flightDir);
         Path report = folder.resolve("report.txt");
         boolean byRank0 = Files.isRegularFile(report);
         if (this != DEAD) {
@@ -127,6 +136,27 @@ enum HangCase {
         System.out.println("[ferry-flight] " + label + " " + arg + ": ended " + String.format(Locale.ROOT, "%.1f", after / 1000.0)
                 + " s after the hang began (ferry.timeout=" + watchdogSeconds + "); report by " + (byRank0 ? "rank 0" : "HangReport only") + ": " + command[0]);
         return command[0];
+    }
+
+    /**
+     * The check of a job launched outside the test (by {@code scripts/device-run.sh hang}, where
+     * the GPUs are): {@code HangCase CASE BACKEND OUTPUT EXIT_CODE ENDED_MS FLIGHT_DIR}, with the
+     * job's output in the file {@code OUTPUT}, its exit code, the epoch ms it ended at and its
+     * {@code ferry.flight.dir}. Prints {@code PASS <first line>}, {@code SKIP <reason>} or
+     * {@code FAIL <what>}, and exits 0, 0 or 1.
+     */
+    public static void main(String[] args) throws Exception {
+        HangCase c = valueOf(args[0].toUpperCase(Locale.ROOT));
+        String output = Files.readString(Path.of(args[2]));
+        MpiJob.Result r = new MpiJob.Result(Integer.parseInt(args[3]), false, output, Path.of(args[5]).getParent(), Map.of(), 0);
+        try {
+            System.out.println("PASS " + c.verify(args[1] + " device", args[1], r, Long.parseLong(args[4]), Path.of(args[5]), false, WATCHDOG_SECONDS));
+        } catch (org.opentest4j.TestAbortedException e) {
+            System.out.println("SKIP " + e.getMessage());
+        } catch (AssertionError e) {
+            System.out.println("FAIL " + e.getMessage().replace('\n', ' '));
+            System.exit(1);
+        }
     }
 
     /** The one job folder the ranks wrote into. */

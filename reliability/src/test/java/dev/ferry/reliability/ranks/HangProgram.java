@@ -4,15 +4,18 @@
 package dev.ferry.reliability.ranks;
 
 import dev.ferry.BackendUnavailableException;
+import dev.ferry.Buffer;
 import dev.ferry.Communicator;
 import dev.ferry.DataType;
 import dev.ferry.Ferry;
 import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
+import dev.ferry.cuda.Cuda;
 
 /**
- * What the ranks of a flight-recorder job run (see {@code FlightRecorderIT}): {@code HangProgram
- * CASE}, on 3 ranks, with {@code -Dferry.timeout}. Every rank prints {@code ferry-hang: rank R pid P};
+ * What the ranks of a flight-recorder job run (see {@code FlightRecorderIT}; with device buffers,
+ * {@code scripts/device-run.sh hang}): {@code HangProgram CASE [host|device]}, on 3 ranks, with
+ * {@code -Dferry.timeout}; {@code device} puts both buffers in GPU memory. Every rank prints {@code ferry-hang: rank R pid P};
  * rank 0 prints {@code ferry-hang: the hang begins at <epoch ms>} just before the call that hangs.
  *
  * <p>First the ranks make communicators in different numbers (the world split in halves, and a
@@ -54,7 +57,10 @@ public final class HangProgram {
         Communicator evenOnly = rank % 2 == 0 ? half.duplicate() : null;     // only the even ranks make this one
         Communicator work = world.duplicate();                               // world collective #2: "0.2" everywhere
         long big = 1 << 17; // longs: 1 MiB, past every library's eager limit
-        try (HostBuffer a = HostBuffer.allocate(4 << 20); HostBuffer b = HostBuffer.allocate(4 << 20)) {
+        boolean device = args.length > 1 && args[1].equals("device");
+        Buffer a = device ? Cuda.allocate(4 << 20) : HostBuffer.allocate(4 << 20);
+        Buffer b = device ? Cuda.allocate(4 << 20) : HostBuffer.allocate(4 << 20);
+        try (AutoCloseable freeA = (AutoCloseable) a; AutoCloseable freeB = (AutoCloseable) b) {
             for (int i = 0; i < 3; i++) {
                 work.allReduce(a, b, 8, DataType.LONG, ReduceOp.SUM);
                 work.barrier();
