@@ -8,7 +8,7 @@
 #                                        smcuda smcuda-c ordering-cost ops
 #                                        trust (the truncated device irecv in C and every suite with device
 #                                        buffers on every backend; SPREAD=1 one rank per GPU, else GPU 0 with MPS=1;
-#                                        TRUST_NP rank counts, default 2)
+#                                        TRUST_NP rank counts, default 2; TRUST_BACKENDS, default every one)
 #                                        device-reduction device-collectives-bench bench-chain
 #                                        small-floor launch-floor bench-collectives
 #                                        profile-small (async-profiler's samples of the 8-byte device allReduce)
@@ -23,7 +23,7 @@
 #                                        on 3 ranks, each backend, each report's first line checked by HangCase)
 #                                        stream (Communicator.onStream: StreamOrderContract on every backend, the
 #                                        back-to-back allReduce bench beside nccl_ref, the DataParallel example;
-#                                        STREAM_NP, STREAM_MAX, DP_MIB, DP_STEPS, DP_WORK)
+#                                        STREAM_NP, STREAM_MAX, DP_MIB, DP_STEPS, DP_WORK; STREAM_BENCH=0 the contract alone)
 #                                        (device-collectives-bench: DEVCOLL_NP="2 4", DEVCOLL_CHOICES="planned native"
 #                                        (values of ferry.collectives), BENCH_MAX the largest size)
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
@@ -308,6 +308,7 @@ trust_rows() {
     local t=-Dferry.test.perTestTimeout=120 np lib
     lib=$(find_nccl)
     for np in ${TRUST_NP:-2}; do
+        if trusts ompi; then
         for b in ffm java; do
             local o=(-Dferry.backend=ompi -Dferry.ompi.binding=$b $DEVICE_OPT "$t")
             suite trust-ompi-$b-conformance-np$np cuda $np dev.ferry.ompi.OmpiContract "${o[@]}"
@@ -319,6 +320,8 @@ trust_rows() {
         suite trust-ompi-matching-ferry-np$np cuda $np dev.ferry.ompi.OmpiMessageMatching "${o[@]}" -Dferry.maxPieceBytes=4096 -Dferry.matchReceives=all
         suite trust-ompi-probe-np$np cuda $np dev.ferry.ompi.OmpiProbeAndRequests "${o[@]}"
         suite trust-ompi-variants-np$np cuda $np dev.ferry.testing.CollectiveVariantsContract "${o[@]}"
+        fi
+        if trusts staged; then
         for ipc in true false; do
             local so=(-Dferry.backend=staged -Dferry.ipc=$ipc $DEVICE_OPT "$t")
             suite trust-staged-ipc-$ipc-conformance-np$np sys $np dev.ferry.staged.StagedContract "${so[@]}"
@@ -328,8 +331,10 @@ trust_rows() {
         suite trust-staged-matrix-np$np sys $np dev.ferry.staged.StagedBadInputMatrix "${so[@]}" -Dferry.timeout=60
         suite trust-staged-probe-np$np sys $np dev.ferry.staged.StagedProbeAndRequests "${so[@]}"
         suite trust-staged-variants-np$np sys $np dev.ferry.testing.CollectiveVariantsContract "${so[@]}"
+        fi
         if [ "${SPREAD:-0}" = 1 ] && [ "$np" -le "$NGPU" ]; then
-            if [ -n "$lib" ]; then
+            if ! trusts nccl; then :
+            elif [ -n "$lib" ]; then
                 local no=(-Dferry.backend=nccl -Dferry.nccl.lib="$lib" "$t")
                 suite trust-nccl-conformance-np$np cuda $np dev.ferry.nccl.NcclContract "${no[@]}"
                 suite trust-nccl-patterns-np$np cuda $np dev.ferry.testing.ApplicationPatterns "${no[@]}"
@@ -337,6 +342,7 @@ trust_rows() {
             else
                 md "| trust-nccl | skipped: no libnccl.so.2 on this machine | | | |"
             fi
+            trusts mvapich || continue
             local mo=(-Dferry.backend=mvapich "$t")
             suite trust-mvapich-conformance-np$np mpich $np dev.ferry.mvapich.MvapichContract "${mo[@]}"
             suite trust-mvapich-patterns-np$np mpich $np dev.ferry.testing.ApplicationPatterns "${mo[@]}"
@@ -346,6 +352,8 @@ trust_rows() {
         fi
     done
 }
+# whether TRUST_BACKENDS (default: every backend) names $1
+trusts() { case " ${TRUST_BACKENDS:-ompi staged nccl mvapich} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 step_trust() { conformance_table "Trust: the truncated device irecv in C, and every suite with device buffers, $WHERE (MPS: ${MPS:-0})" trust_c_rows trust_rows; }
 
 # what the device ordering contract costs: DeviceSupport.enter + close with nothing queued, the cost
@@ -725,6 +733,7 @@ stream_rows() {
 }
 step_stream() {
     conformance_table "The stream-ordered view, $WHERE (MPS: ${MPS:-0})" stream_rows
+    [ "${STREAM_BENCH:-1}" = 1 ] || return 0 # STREAM_BENCH=0: the contract alone
     local np nps=${STREAM_NP:-} lib
     [ -n "$nps" ] || { [ "${SPREAD:-0}" = 1 ] && nps=$NGPU || nps="2"; }
     lib=$(find_nccl)
@@ -822,7 +831,9 @@ step_profile-small() {
 if [ "${MPS:-0}" = 1 ]; then
     export CUDA_MPS_PIPE_DIRECTORY=$W/mps/pipe CUDA_MPS_LOG_DIRECTORY=$W/mps/log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    if nvidia-cuda-mps-control -d 2>"$W/logs/mps.log"; then md "- CUDA MPS: daemon started for these steps"; else md "- CUDA MPS: could not start ($(head -c 200 "$W/logs/mps.log"))"; fi
+    if nvidia-cuda-mps-control -d 2>"$W/logs/mps.log"; then md "- CUDA MPS: daemon started for these steps${CUDA_VISIBLE_DEVICES:+ on GPU(s) $CUDA_VISIBLE_DEVICES}"; else md "- CUDA MPS: could not start ($(head -c 200 "$W/logs/mps.log"))"; fi
+    # the daemon serves the GPUs CUDA_VISIBLE_DEVICES named when it started; its clients count them from 0
+    [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((NGPU - 1)))
     md ""
 fi
 for s in "$@"; do

@@ -72,7 +72,8 @@ public final class FerrySettings implements SettingsCatalog {
             "which `irecv` Ferry matches itself (probe, then receive of the whole message) before the MPI library receives into it, "
                     + "so that the library never truncates one: `device` (receives into device memory, whose truncation crashes Open MPI's "
                     + "CUDA path) or `all` (every receive: a truncated one never leaves its sender waiting in a rendezvous, at the cost of a "
-                    + "probe per receive); blocking receives are always matched first");
+                    + "probe per receive; the default under a CUDA-aware MPICH, whose GPU path aborts on a truncated receive of a message "
+                    + "sent from device memory); blocking receives are always matched first");
 
     @Override
     public List<Setting<?>> settings() {

@@ -163,7 +163,7 @@ public abstract class BindingTransport implements Transport {
     @Override
     public Request irecv(Buffer buffer, long count, DataType type, int source, int tag) {
         long bytes = type.bytes(count);
-        if (MATCH_ALL_RECEIVES || buffer.kind().needsCuda() || !fits(bytes) || matching.active()) {
+        if (matchesEveryReceive() || buffer.kind().needsCuda() || !fits(bytes) || matching.active()) {
             return new CheckedReceive(matching.post(region(buffer, 0, bytes), source, tag), type, "irecv");
         }
         Request r = fits(bytes) ? mpiIrecv(region(buffer, 0, bytes), (int) count, type, source, tag)
@@ -626,6 +626,15 @@ public abstract class BindingTransport implements Transport {
             received = true;
             return new CheckedReceive(mpiImrecv(probed, region(buffer, 0, probed.status().byteCount())), type, "irecv");
         }
+    }
+
+    /**
+     * Whether every {@link #irecv} is matched by Ferry first, not only those on device memory and
+     * over the piece limit: under {@code ferry.matchReceives=all}, and for bindings whose library
+     * must never see a truncating receive of any memory.
+     */
+    protected boolean matchesEveryReceive() {
+        return MATCH_ALL_RECEIVES;
     }
 
     /** MPI_Probe: the status of the next matching message, with its whole byte count. */

@@ -124,6 +124,17 @@ final class MvapichTransport extends FfmTransport {
         return runtime.deviceReductionStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer);
     }
 
+    /**
+     * A CUDA-aware MPICH (4.0's ch4 GPU IPC path) aborts the job with an internal assertion when a
+     * message sent from device memory is truncated at a receive into host memory, and the receiver
+     * cannot know where a message was sent from: under such a library every receive is matched
+     * first, so that none is ever shorter than its message.
+     */
+    @Override
+    protected boolean matchesEveryReceive() {
+        return super.matchesEveryReceive() || runtime.cuda.cudaAware();
+    }
+
     @Override
     protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
                                  Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {

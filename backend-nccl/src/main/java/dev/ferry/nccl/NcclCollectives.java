@@ -188,25 +188,27 @@ public final class NcclCollectives implements Algorithm {
     }
 
     /**
-     * Enqueues allReduce, broadcast, reduce, allGather or reduce-scatter on the caller's
-     * {@code stream} (NCCL's own stream semantics: no wait, capturable into a CUDA graph); the other
-     * collectives, which this class runs as groups of sends and receives with copies on its own
-     * stream, go to the view's thread (false on every rank alike).
+     * Enqueues allReduce, broadcast, reduce, allGather, reduce-scatter, gather, scatter or
+     * all-to-all on the caller's {@code stream} (NCCL's own stream semantics: no wait, capturable
+     * into a CUDA graph; the last three as a group of sends and receives and a copy of the rank's
+     * own block); the vector collectives go to the view's thread (false on every rank alike). None
+     * of these may run from the view's thread: it holds the caller's stream while it runs a call,
+     * and NCCL's first sends and receives on a communicator set up their connections with calls that
+     * wait for every blocking stream of the context, that one too.
      */
     @Override
     public boolean enqueues(Collective c) {
-        return c == Collective.ALL_REDUCE || c == Collective.BROADCAST || c == Collective.REDUCE || c == Collective.ALL_GATHER
-                || c == Collective.REDUCE_SCATTER;
+        return switch (c) {
+            case ALL_REDUCE, BROADCAST, REDUCE, ALL_GATHER, REDUCE_SCATTER, GATHER, SCATTER, ALL_TO_ALL -> true;
+            default -> false;
+        };
     }
 
     @Override
     @SuppressWarnings("try") // the scope is held for its close (restoring the caller's context), not used
     public boolean enqueue(CollectiveCall c, dev.ferry.DeviceStream userStream) {
-        switch (c.collective()) {
-            case ALL_REDUCE, BROADCAST, REDUCE, ALL_GATHER, REDUCE_SCATTER -> { }
-            default -> {
-                return false;
-            }
+        if (!enqueues(c.collective())) {
+            return false;
         }
         if (comm == 0 && !make()) {
             return false; // every rank alike: the init's outcome is agreed
@@ -233,11 +235,26 @@ public final class NcclCollectives implements Algorithm {
                 case ALL_GATHER -> NcclAbi.allGather(send.address(), recv.address(), type.bytes(count), NcclTypes.UINT8, comm, h);
                 case REDUCE_SCATTER -> NcclAbi.reduceScatter(send.address(), recv.address(), count, NcclTypes.dataType(type), NcclTypes.redOp(c.op()),
                         comm, h);
+                // the view passes a CudaStream (CudaStreamOrder refuses any other); each of these checks its own calls
+                case GATHER -> {
+                    enqueueGather(send, recv, count, type, c.root(), (CudaStream) userStream);
+                    yield 0;
+                }
+                case SCATTER -> {
+                    enqueueScatter(send, recv, count, type, c.root(), (CudaStream) userStream);
+                    yield 0;
+                }
+                case ALL_TO_ALL -> {
+                    enqueueAllToAll(send, recv, count, type, (CudaStream) userStream);
+                    yield 0;
+                }
                 default -> throw new IllegalStateException(c.toString());
             };
             Nccl.check("nccl " + c.collective().label() + " enqueued on a stream (" + c + ")", rc, comm);
         } catch (NcclException e) {
             throw abort(c + " on a stream: " + e.getMessage(), e);
+        } catch (CudaException e) {
+            throw abort(c + " on a stream: a CUDA call failed: " + e.getMessage(), e);
         }
         return true;
     }
@@ -344,57 +361,68 @@ public final class NcclCollectives implements Algorithm {
     }
 
     private void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
-        long bytes = type.bytes(count);
+        run("gather (ncclSend/ncclRecv)", recvBuffer == null ? List.of(sendBuffer) : List.of(sendBuffer, recvBuffer),
+                () -> enqueueGather(sendBuffer, recvBuffer, count, type, root, stream));
+    }
+
+    /** Gather as the root's own block copied and the others' received in one group, all on {@code on}. */
+    private void enqueueGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root, CudaStream on) {
+        long bytes = type.bytes(count), h = on.streamHandle();
         int me = rank(), n = size();
-        run("gather (ncclSend/ncclRecv)", recvBuffer == null ? List.of(sendBuffer) : List.of(sendBuffer, recvBuffer), () -> {
-            if (me == root && bytes > 0) {
-                Cuda.copyAsync(recvBuffer.address() + (long) me * bytes, sendBuffer.address(), bytes, stream);
-            }
-            group("gather", () -> {
-                if (me == root) {
-                    for (int r = 0; r < n; r++) {
-                        if (r != me) p2p(false, recvBuffer.address() + (long) r * bytes, bytes, r);
-                    }
-                } else {
-                    p2p(true, sendBuffer.address(), bytes, root);
+        if (me == root && bytes > 0 && sendBuffer.address() != recvBuffer.address() + (long) me * bytes) { // else in place
+            Cuda.copyAsync(recvBuffer.address() + (long) me * bytes, sendBuffer.address(), bytes, on);
+        }
+        group("gather", () -> {
+            if (me == root) {
+                for (int r = 0; r < n; r++) {
+                    if (r != me) p2p(false, recvBuffer.address() + (long) r * bytes, bytes, r, h);
                 }
-            });
+            } else {
+                p2p(true, sendBuffer.address(), bytes, root, h);
+            }
         });
     }
 
     private void scatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
-        long bytes = type.bytes(count);
+        run("scatter (ncclSend/ncclRecv)", sendBuffer == null ? List.of(recvBuffer) : List.of(sendBuffer, recvBuffer),
+                () -> enqueueScatter(sendBuffer, recvBuffer, count, type, root, stream));
+    }
+
+    /** Scatter as the root's own block copied and the others' sent in one group, all on {@code on}. */
+    private void enqueueScatter(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root, CudaStream on) {
+        long bytes = type.bytes(count), h = on.streamHandle();
         int me = rank(), n = size();
-        run("scatter (ncclSend/ncclRecv)", sendBuffer == null ? List.of(recvBuffer) : List.of(sendBuffer, recvBuffer), () -> {
-            if (me == root && bytes > 0) {
-                Cuda.copyAsync(recvBuffer.address(), sendBuffer.address() + (long) me * bytes, bytes, stream);
-            }
-            group("scatter", () -> {
-                if (me == root) {
-                    for (int r = 0; r < n; r++) {
-                        if (r != me) p2p(true, sendBuffer.address() + (long) r * bytes, bytes, r);
-                    }
-                } else {
-                    p2p(false, recvBuffer.address(), bytes, root);
+        if (me == root && bytes > 0 && recvBuffer.address() != sendBuffer.address() + (long) me * bytes) { // else in place
+            Cuda.copyAsync(recvBuffer.address(), sendBuffer.address() + (long) me * bytes, bytes, on);
+        }
+        group("scatter", () -> {
+            if (me == root) {
+                for (int r = 0; r < n; r++) {
+                    if (r != me) p2p(true, sendBuffer.address() + (long) r * bytes, bytes, r, h);
                 }
-            });
+            } else {
+                p2p(false, recvBuffer.address(), bytes, root, h);
+            }
         });
     }
 
     private void allToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
-        long bytes = type.bytes(count);
+        run("allToAll (ncclSend/ncclRecv)", List.of(sendBuffer, recvBuffer), () -> enqueueAllToAll(sendBuffer, recvBuffer, count, type, stream));
+    }
+
+    /** All-to-all as the own block copied and one send and one receive per peer in one group, all on {@code on}. */
+    private void enqueueAllToAll(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, CudaStream on) {
+        long bytes = type.bytes(count), h = on.streamHandle();
         int me = rank(), n = size();
-        run("allToAll (ncclSend/ncclRecv)", List.of(sendBuffer, recvBuffer), () -> {
-            if (bytes > 0) {
-                Cuda.copyAsync(recvBuffer.address() + (long) me * bytes, sendBuffer.address() + (long) me * bytes, bytes, stream);
+        if (bytes > 0) {
+            Cuda.copyAsync(recvBuffer.address() + (long) me * bytes, sendBuffer.address() + (long) me * bytes, bytes, on);
+        }
+        group("allToAll", () -> {
+            for (int k = 1; k < n; k++) {
+                int to = (me + k) % n, from = (me - k + n) % n;
+                p2p(true, sendBuffer.address() + (long) to * bytes, bytes, to, h);
+                p2p(false, recvBuffer.address() + (long) from * bytes, bytes, from, h);
             }
-            group("allToAll", () -> {
-                for (int k = 1; k < n; k++) {
-                    int to = (me + k) % n, from = (me - k + n) % n;
-                    p2p(true, sendBuffer.address() + (long) to * bytes, bytes, to);
-                    p2p(false, recvBuffer.address() + (long) from * bytes, bytes, from);
-                }
-            });
         });
     }
 
@@ -513,8 +541,12 @@ public final class NcclCollectives implements Algorithm {
     }
 
     private void p2p(boolean send, long address, long bytes, int peer) {
-        int rc = send ? NcclAbi.send(address, bytes, NcclTypes.UINT8, peer, comm, streamHandle)
-                : NcclAbi.recv(address, bytes, NcclTypes.UINT8, peer, comm, streamHandle);
+        p2p(send, address, bytes, peer, streamHandle);
+    }
+
+    private void p2p(boolean send, long address, long bytes, int peer, long onStream) {
+        int rc = send ? NcclAbi.send(address, bytes, NcclTypes.UINT8, peer, comm, onStream)
+                : NcclAbi.recv(address, bytes, NcclTypes.UINT8, peer, comm, onStream);
         Nccl.check((send ? "ncclSend(" : "ncclRecv(") + bytes + " bytes, peer " + peer + ")", rc, comm);
     }
 

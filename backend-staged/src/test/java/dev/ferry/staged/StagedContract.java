@@ -264,7 +264,9 @@ public class StagedContract extends CommunicatorContract {
 
     /** The staged transport under a communicator of this backend. */
     private static StagedTransport staged(dev.ferry.Communicator c) {
-        return (StagedTransport) ((dev.ferry.spi.CheckedCommunicator) c).transport();
+        dev.ferry.spi.Transport t = ((dev.ferry.spi.CheckedCommunicator) c).transport();
+        while (t instanceof dev.ferry.spi.ForwardingTransport f) t = f.inner(); // the planner's, and any other layer, over it
+        return (StagedTransport) t;
     }
 
     /** IPC between the two ranks of the pair, else the test is skipped with the reason. */

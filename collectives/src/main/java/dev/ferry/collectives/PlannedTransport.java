@@ -152,12 +152,30 @@ public final class PlannedTransport extends ForwardingTransport {
         return call != null && planner.onStream(call.shape()) != null;
     }
 
-    /** The call of a stream-ordered collective, or null for one no algorithm enqueues (barrier; in place but for reductions). */
+    /**
+     * The call of a stream-ordered collective, or null for one no algorithm enqueues (barrier,
+     * reduce-scatter in place). In place, the rank's block of the other buffer stands for the
+     * marker, so that the root of a gather or scatter, the one rank that passes the marker, takes
+     * the path its peers take.
+     */
     private CollectiveCall streamCall(dev.ferry.spi.StreamCollective c) {
         Buffer send = c.send(), recv = c.recv();
+        long block = c.type().bytes(c.count());
         if (send == dev.ferry.Communicator.IN_PLACE) {
-            if (c.kind() != dev.ferry.spi.StreamCollective.Kind.ALL_REDUCE && c.kind() != dev.ferry.spi.StreamCollective.Kind.REDUCE) return null;
-            send = recv; // NCCL reduces in place when the two are one
+            switch (c.kind()) {
+                case ALL_REDUCE, REDUCE -> send = recv; // NCCL reduces in place when the two are one
+                case ALL_GATHER, GATHER -> {
+                    if (!(recv instanceof dev.ferry.DeviceBuffer d)) return null;
+                    send = d.slice(rank() * block, block); // NCCL gathers in place from the rank's own block
+                }
+                default -> {
+                    return null;
+                }
+            }
+        }
+        if (recv == dev.ferry.Communicator.IN_PLACE) {
+            if (c.kind() != dev.ferry.spi.StreamCollective.Kind.SCATTER || !(send instanceof dev.ferry.DeviceBuffer d)) return null;
+            recv = d.slice(rank() * block, block); // the root's own block stays where it is
         }
         return switch (c.kind()) {
             case BARRIER -> null;

@@ -323,4 +323,53 @@ public class StreamOrderContract extends RankContract {
     private static void check(int rc, String what) {
         if (rc != 0) throw new IllegalStateException(what + " failed: " + jcuda.driver.CUresult.stringFor(rc));
     }
+
+    @Test
+    void h_inPlaceGatherScatterAndAllGatherInStreamOrder() {
+        CudaStream s = stream();
+        int n = size, root = n - 1, count = 129;
+        int bytes = 8 * count;
+        DeviceBuffer all = device((long) bytes * n), mine = device(bytes);
+        try (StreamCommunicator v = comm.onStream(s)) {
+            // allGather in place: every rank's block is already at its place in the result
+            Mem.poison(all);
+            Mem.write(all.slice((long) rank * bytes, bytes), Data.bytes(19, rank, bytes));
+            v.allGather(Communicator.IN_PLACE, all, count, T);
+            v.synchronize();
+            byte[] got = Mem.read(all);
+            for (int r = 0; r < n; r++) {
+                assertArrayEquals(Data.bytes(19, r, bytes), Arrays.copyOfRange(got, r * bytes, (r + 1) * bytes), "allGather in place, block " + r);
+            }
+            // gather in place at the root (the others pass their block): the root's block stays, the others arrive
+            if (rank == root) {
+                Mem.poison(all);
+                Mem.write(all.slice((long) root * bytes, bytes), Data.bytes(23, root, bytes));
+                v.gather(Communicator.IN_PLACE, all, count, T, root);
+            } else {
+                Mem.write(mine, Data.bytes(23, rank, bytes));
+                v.gather(mine, null, count, T, root);
+            }
+            v.synchronize();
+            if (rank == root) {
+                got = Mem.read(all);
+                for (int r = 0; r < n; r++) {
+                    assertArrayEquals(Data.bytes(23, r, bytes), Arrays.copyOfRange(got, r * bytes, (r + 1) * bytes), "gather in place, block " + r);
+                }
+            }
+            // scatter in place at the root: the root keeps its block where it is, the others receive theirs
+            if (rank == root) {
+                byte[] blocks = new byte[bytes * n];
+                for (int r = 0; r < n; r++) System.arraycopy(Data.bytes(29, r, bytes), 0, blocks, r * bytes, bytes);
+                Mem.write(all, blocks);
+                v.scatter(all, Communicator.IN_PLACE, count, T, root);
+            } else {
+                Mem.poison(mine);
+                v.scatter(null, mine, count, T, root);
+            }
+            v.synchronize();
+            byte[] want = Data.bytes(29, rank, bytes);
+            byte[] have = rank == root ? Arrays.copyOfRange(Mem.read(all), root * bytes, (root + 1) * bytes) : Mem.read(mine);
+            assertArrayEquals(want, have, "scatter in place, rank " + rank + "'s block");
+        }
+    }
 }
