@@ -20,7 +20,8 @@
 #                                        multi-gpu (a 4- or 8-GPU node in one step: info, trust, algorithms,
 #                                        tune to 1 GiB, stream; SPREAD=1, MULTI_NP ranks, default the GPU count)
 #                                        hang (the flight recorder with device buffers: HangProgram CASE device
-#                                        on 3 ranks, each backend, each report's first line checked by HangCase)
+#                                        on 3 ranks, each backend, each report's first line checked by HangCase;
+#                                        HANG_BACKENDS, default every one)
 #                                        stream (Communicator.onStream: StreamOrderContract on every backend, the
 #                                        back-to-back allReduce bench beside nccl_ref, the DataParallel example;
 #                                        STREAM_NP, STREAM_MAX, DP_MIB, DP_STEPS, DP_WORK; STREAM_BENCH=0 the contract alone)
@@ -708,10 +709,13 @@ hang_backend() {
 hang_rows() {
     local lib all="skip order count root send dead"
     lib=$(find_nccl)
-    hang_backend ompi cuda "$all"
-    hang_backend staged sys "$all"
-    if [ "${SPREAD:-0}" = 1 ] && [ "$NGPU" -ge 3 ] && [ -n "$lib" ]; then hang_backend nccl cuda "$all" -Dferry.nccl.lib="$lib"; fi
-    hang_backend mvapich mpich "$all"
+    hangs ompi && hang_backend ompi cuda "$all"
+    hangs staged && hang_backend staged sys "$all"
+    if hangs nccl && [ "${SPREAD:-0}" = 1 ] && [ "$NGPU" -ge 3 ] && [ -n "$lib" ]; then hang_backend nccl cuda "$all" -Dferry.nccl.lib="$lib"; fi
+    hangs mvapich && hang_backend mvapich mpich "$all"
+}
+# whether HANG_BACKENDS (default: every backend) names $1
+hangs() { case " ${HANG_BACKENDS:-ompi staged nccl mvapich} " in *" $1 "*) return 0 ;; *) return 1 ;; esac
 }
 step_hang() { conformance_table "The flight recorder with device buffers, $WHERE (MPS: ${MPS:-0})" hang_rows; }
 

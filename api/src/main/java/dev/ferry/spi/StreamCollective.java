@@ -45,6 +45,7 @@ public record StreamCollective(Kind kind, Buffer send, Buffer recv, long count, 
     /** The buffers the collective uses (the in-place marker left out). */
     public Buffer[] buffers() {
         Buffer s = send == Communicator.IN_PLACE ? null : send;
-        return new Buffer[] {s, recv};
+        Buffer r = recv == Communicator.IN_PLACE ? null : recv; // a scatter's root in place
+        return new Buffer[] {s, r};
     }
 }

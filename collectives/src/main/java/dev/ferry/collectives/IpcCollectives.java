@@ -76,7 +76,7 @@ final class IpcCollectives {
      * its GPU sits on the PCI bus, the offers of buffers A and B, the handle of the rank's
      * interprocess event (zeros: none).
      */
-    private static final int SHORT = 16, PCI = 20, A = 24, B = A + OFFER, EVENT = B + OFFER, RECORD = EVENT + 64;
+    private static final int SHORT = 16, PCI = 20, A = 24, B = A + OFFER, EVENT = B + OFFER, OP = EVENT + 64, BYTES = OP + 8, RECORD = BYTES + 8;
     /** Record states: some buffer in host memory (not a device collective), eligible, device memory that cannot take the path. */
     private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
 
@@ -296,7 +296,7 @@ final class IpcCollectives {
         MemorySegment m = mine.segment();
         m.fill((byte) 0);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, SHORT, offer ? 1 : 0);
-        if (!exchangeAndAgree("allReduce", e.state, e.device, Need.NOTHING, -1, e.why)) {
+        if (!exchangeAndAgree("allReduce", type.bytes(count), e.state, e.device, Need.NOTHING, -1, e.why)) {
             return false;
         }
         int offers = 0;
@@ -542,7 +542,7 @@ final class IpcCollectives {
                 if (h != null) MemorySegment.copy(MemorySegment.ofArray(h), 0, m, EVENT, 64);
             }
         }
-        if (!exchangeAndAgree(what, state, device, need, root, why)) {
+        if (!exchangeAndAgree(what, type.bytes(count), state, device, need, root, why)) {
             return null;
         }
         MemorySegment s = all.segment();
@@ -632,15 +632,18 @@ final class IpcCollectives {
      * the path; false when some rank's are in host memory, or when some rank's cannot (under
      * {@code ipc} that throws instead, on every rank).
      */
-    private boolean exchangeAndAgree(String what, int state, int device, Need need, int root, String why) {
+    private boolean exchangeAndAgree(String what, long bytes, int state, int device, Need need, int root, String why) {
         MemorySegment m = mine.segment();
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 0, state);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 4, device);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 8, need.ordinal());
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 12, root);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, PCI, device < 0 ? 0 : Cuda.device(device).pciLocation());
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, OP, Collective.byLabel(what).ordinal());
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, BYTES, bytes);
         exchangeRecords();
         MemorySegment s = all.segment();
+        checkSameCall(s, what);
         int host = 0, refused = 0;
         for (int r = 0; r < comm.size(); r++) {
             int st = s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD);
@@ -656,6 +659,29 @@ final class IpcCollectives {
             return false;
         }
         return true;
+    }
+
+    /**
+     * Every rank's record names the same operation, root and byte count, else every rank throws
+     * (each reads the same records, so none goes on into a call its peers do not make): a
+     * mismatch that MPI would meet as a truncation or a hang would otherwise move wrong data here.
+     */
+    private void checkSameCall(MemorySegment s, String what) {
+        int n = comm.size();
+        java.util.Map<String, java.util.List<Integer>> calls = new java.util.LinkedHashMap<>();
+        for (int r = 0; r < n; r++) {
+            long at = (long) r * RECORD;
+            Collective op = Collective.values()[(int) s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + OP)];
+            int root = s.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
+            long bytes = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + BYTES);
+            calls.computeIfAbsent(op.label() + "(" + (root >= 0 ? "root " + root + ", " : "") + bytes + " bytes)", k -> new java.util.ArrayList<>()).add(r);
+        }
+        if (calls.size() == 1) return;
+        StringBuilder b = new StringBuilder();
+        calls.forEach((call, ranks) -> b.append(b.length() == 0 ? "" : "; ").append(ranks.size() == 1 ? "rank " : "ranks ")
+                .append(ranks.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(","))).append(" called ").append(call));
+        throw new dev.ferry.CollectiveMismatchException(what + " on " + comm + ": the ranks' calls disagree: " + b
+                + " (each rank must call the same collective with the same root and amount of data)");
     }
 
     /** Whether a rank's buffers can take this path: ELIGIBLE, HOST or REFUSED (and why), and their GPU (-1: none). */

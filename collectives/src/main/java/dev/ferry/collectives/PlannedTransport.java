@@ -159,6 +159,7 @@ public final class PlannedTransport extends ForwardingTransport {
      * the path its peers take.
      */
     private CollectiveCall streamCall(dev.ferry.spi.StreamCollective c) {
+        if (c.kind() == dev.ferry.spi.StreamCollective.Kind.BARRIER) return null;
         Buffer send = c.send(), recv = c.recv();
         long block = c.type().bytes(c.count());
         if (send == dev.ferry.Communicator.IN_PLACE) {

@@ -147,7 +147,7 @@ enum HangCase {
      */
     public static void main(String[] args) throws Exception {
         HangCase c = valueOf(args[0].toUpperCase(Locale.ROOT));
-        String output = Files.readString(Path.of(args[2]));
+        String output = new String(Files.readAllBytes(Path.of(args[2])), StandardCharsets.UTF_8); // MPI's help texts may hold bytes that are not UTF-8
         MpiJob.Result r = new MpiJob.Result(Integer.parseInt(args[3]), false, output, Path.of(args[5]).getParent(), Map.of(), 0);
         try {
             System.out.println("PASS " + c.verify(args[1] + " device", args[1], r, Long.parseLong(args[4]), Path.of(args[5]), false, WATCHDOG_SECONDS));
