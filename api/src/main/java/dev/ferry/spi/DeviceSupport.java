@@ -130,6 +130,14 @@ public interface DeviceSupport {
         /** True while the stream is being captured into a CUDA graph. */
         boolean capturing();
 
+        /**
+         * Loads, on the calling thread, the device code that a reduction of {@code type} may launch
+         * on this stream's GPU. Called before a call is held at a mark: loading a module can wait for
+         * the context's streams, the held one too, which would wait for the view's thread for ever.
+         */
+        default void prepareReduction(dev.ferry.DataType type) {
+        }
+
         /** Waits until the stream's work queued so far is done. */
         void synchronize();
 

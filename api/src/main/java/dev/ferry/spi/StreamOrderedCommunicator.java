@@ -206,6 +206,14 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
             }
             return;
         }
+        if (c.op() != null) {
+            try {
+                order.prepareReduction(c.type()); // here, not on the view's thread while the stream waits for it
+            } catch (RuntimeException | Error e) {
+                pins.release();
+                throw e;
+            }
+        }
         schedule(c.kind().label, c::runOn, pins);
     }
 

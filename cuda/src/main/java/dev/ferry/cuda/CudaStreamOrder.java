@@ -60,6 +60,11 @@ final class CudaStreamOrder implements DeviceSupport.StreamOrder {
     }
 
     @Override
+    public void prepareReduction(dev.ferry.DataType type) {
+        DeviceReduction.preload(stream.device(), type);
+    }
+
+    @Override
     public long mark(boolean hold) {
         long m = ++marks;
         events[(int) (m % MAX_HELD)].record(stream);

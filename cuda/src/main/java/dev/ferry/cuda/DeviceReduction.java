@@ -204,6 +204,21 @@ public final class DeviceReduction {
     }
 
     /** The kernels of a type's module: each has one entry per operator. */
+    /**
+     * Loads {@code type}'s module of reduction kernels into {@code device}'s primary context now (a
+     * no-op once loaded), keeping the caller's current context: for callers that must not load it
+     * later, where loading would wait for a stream that waits for them.
+     */
+    static void preload(CudaDevice device, DataType type) {
+        for (ReduceOp op : ReduceOp.values()) {
+            if (!op.appliesTo(type)) continue;
+            try (dev.ferry.spi.DeviceSupport.Scope ignored = dev.ferry.spi.DeviceSupport.get().preserveContext()) {
+                Loaded.function(device, type, op, Kernel.REDUCE); // loads the whole module of the type
+            }
+            return;
+        }
+    }
+
     enum Kernel {
         /** {@link #reduce}: {@code ferry_reduce_<type>_<op>}. */
         REDUCE("ferry_reduce_"),
