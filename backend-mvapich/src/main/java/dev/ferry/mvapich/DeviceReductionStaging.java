@@ -7,7 +7,7 @@ import dev.ferry.Settings;
 import dev.ferry.DeviceBuffer;
 import dev.ferry.HostBuffer;
 import dev.ferry.cuda.Cuda;
-import dev.ferry.spi.BindingTransport.Region;
+import dev.ferry.mpi.BindingTransport.Region;
 import java.lang.foreign.MemorySegment;
 import java.util.function.BiConsumer;
 import java.util.regex.Matcher;

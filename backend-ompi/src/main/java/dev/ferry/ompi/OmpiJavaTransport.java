@@ -15,7 +15,7 @@ import dev.ferry.DeviceBuffer;
 import dev.ferry.TruncationException;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.mpi.LargeMessages;
-import dev.ferry.spi.BindingTransport;
+import dev.ferry.mpi.BindingTransport;
 import dev.ferry.spi.PendingDuplicate;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;

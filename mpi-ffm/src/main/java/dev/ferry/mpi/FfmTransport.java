@@ -10,7 +10,6 @@ import dev.ferry.spi.DeviceSupport;
 import dev.ferry.ReduceOp;
 import dev.ferry.Request;
 import dev.ferry.Status;
-import dev.ferry.spi.BindingTransport;
 import dev.ferry.spi.MpiLifecycle;
 import dev.ferry.spi.PendingDuplicate;
 import java.lang.foreign.Arena;

@@ -8,7 +8,7 @@ import dev.ferry.Settings;
 import dev.ferry.Communicator;
 import dev.ferry.Request;
 import dev.ferry.Status;
-import dev.ferry.spi.BindingTransport.Region;
+import dev.ferry.mpi.BindingTransport.Region;
 
 /**
  * Point-to-point messages longer than an {@code int} count of bytes may carry (or than a

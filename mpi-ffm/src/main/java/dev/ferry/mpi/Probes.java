@@ -8,8 +8,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.ferry.Request;
 import dev.ferry.Status;
-import dev.ferry.spi.BindingTransport.Probed;
-import dev.ferry.spi.BindingTransport.Region;
+import dev.ferry.mpi.BindingTransport.Probed;
+import dev.ferry.mpi.BindingTransport.Region;
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 

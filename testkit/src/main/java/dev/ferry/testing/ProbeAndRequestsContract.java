@@ -25,7 +25,6 @@ import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.ThreadLevel;
 import dev.ferry.TruncationException;
-import dev.ferry.spi.BindingTransport;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -99,7 +98,7 @@ public abstract class ProbeAndRequestsContract extends RankContract {
 
     /** A size that the backend carries in several pieces when it is run with a small {@code ferry.maxPieceBytes}. */
     protected static long splitSize() {
-        long piece = BindingTransport.configuredMaxPieceBytes();
+        long piece = dev.ferry.Settings.process().get(dev.ferry.FerrySettings.MAX_PIECE_BYTES);
         return piece <= 1 << 20 ? 3 * piece + 5 : (1 << 20) + 5;
     }
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The Ferry authors
-package dev.ferry.spi;
+package dev.ferry.mpi;
 
 import dev.ferry.Request;
 import dev.ferry.Status;
-import dev.ferry.spi.BindingTransport.Probed;
-import dev.ferry.spi.BindingTransport.Region;
+import dev.ferry.mpi.BindingTransport.Probed;
+import dev.ferry.mpi.BindingTransport.Region;
 import java.util.Optional;
 
 /**

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The Ferry authors
-package dev.ferry.spi;
+package dev.ferry.mpi;
 
 import dev.ferry.HostBuffer;
 import dev.ferry.Request;
 import dev.ferry.Status;
-import dev.ferry.spi.BindingTransport.Probed;
-import dev.ferry.spi.BindingTransport.Region;
+import dev.ferry.mpi.BindingTransport.Probed;
+import dev.ferry.mpi.BindingTransport.Region;
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
+import dev.ferry.spi.DeviceSupport;
 
 /**
  * The library's receive of a message that Ferry matched (by MPI_Improbe or MPI_Mprobe): MPI_Imrecv

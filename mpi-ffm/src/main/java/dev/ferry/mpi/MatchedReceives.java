@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The Ferry authors
 
-package dev.ferry.spi;
+package dev.ferry.mpi;
 
 import dev.ferry.CommunicatorClosedException;
 import dev.ferry.FerryException;
@@ -9,13 +9,15 @@ import dev.ferry.MatchedMessage;
 import dev.ferry.Request;
 import dev.ferry.Status;
 import dev.ferry.ThreadLevel;
-import dev.ferry.spi.BindingTransport.Probed;
-import dev.ferry.spi.BindingTransport.Region;
+import dev.ferry.mpi.BindingTransport.Probed;
+import dev.ferry.mpi.BindingTransport.Region;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
+import dev.ferry.spi.Backoff;
+import dev.ferry.spi.MpiLifecycle;
 
 /**
  * Receives of one communicator of a binding that Ferry matches itself before the MPI library

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The Ferry authors
 
-package dev.ferry.spi;
+package dev.ferry.mpi;
 
 import dev.ferry.FerrySettings;
 import dev.ferry.Settings;
@@ -20,6 +20,11 @@ import dev.ferry.Status;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import dev.ferry.spi.Blocks;
+import dev.ferry.spi.DeviceSupport;
+import dev.ferry.spi.PendingDuplicate;
+import dev.ferry.spi.PointToPointCollectives;
+import dev.ferry.spi.Transport;
 
 /**
  * Base for communicators over an MPI binding whose calls take {@code int} counts and at most
