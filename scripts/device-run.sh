@@ -353,8 +353,10 @@ trust_rows() {
         fi
     done
 }
+# listed LIST WORD: whether the space-separated LIST names WORD
+listed() { case " $1 " in *" $2 "*) return 0 ;; *) return 1 ;; esac; }
 # whether TRUST_BACKENDS (default: every backend) names $1
-trusts() { case " ${TRUST_BACKENDS:-ompi staged nccl mvapich} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+trusts() { listed "${TRUST_BACKENDS:-ompi staged nccl mvapich}" "$1"; }
 step_trust() { conformance_table "Trust: the truncated device irecv in C, and every suite with device buffers, $WHERE (MPS: ${MPS:-0})" trust_c_rows trust_rows; }
 
 # what the device ordering contract costs: DeviceSupport.enter + close with nothing queued, the cost
@@ -715,8 +717,7 @@ hang_rows() {
     hangs mvapich && hang_backend mvapich mpich "$all"
 }
 # whether HANG_BACKENDS (default: every backend) names $1
-hangs() { case " ${HANG_BACKENDS:-ompi staged nccl mvapich} " in *" $1 "*) return 0 ;; *) return 1 ;; esac
-}
+hangs() { listed "${HANG_BACKENDS:-ompi staged nccl mvapich}" "$1"; }
 step_hang() { conformance_table "The flight recorder with device buffers, $WHERE (MPS: ${MPS:-0})" hang_rows; }
 
 # the stream-ordered view (Communicator.onStream) on GPUs, $WHERE: StreamOrderContract under ompi,

@@ -81,6 +81,9 @@ final class IpcCollectives {
     private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
 
     private static final System.Logger LOG = System.getLogger("dev.ferry.collectives");
+    /** The collectives by their labels, as this class names its calls (a lookup at every call). */
+    private static final java.util.Map<String, Collective> BY_LABEL = java.util.Arrays.stream(Collective.values())
+            .collect(java.util.stream.Collectors.toUnmodifiableMap(Collective::label, c -> c));
 
     private final Group comm;
     private final NodeIpc rt;
@@ -639,7 +642,7 @@ final class IpcCollectives {
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 8, need.ordinal());
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 12, root);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, PCI, device < 0 ? 0 : Cuda.device(device).pciLocation());
-        m.set(ValueLayout.JAVA_LONG_UNALIGNED, OP, Collective.byLabel(what).ordinal());
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, OP, BY_LABEL.get(what).ordinal());
         m.set(ValueLayout.JAVA_LONG_UNALIGNED, BYTES, bytes);
         exchangeRecords();
         MemorySegment s = all.segment();
@@ -668,15 +671,24 @@ final class IpcCollectives {
      */
     private void checkSameCall(MemorySegment s, String what) {
         int n = comm.size();
+        long op = s.get(ValueLayout.JAVA_LONG_UNALIGNED, OP), bytes = s.get(ValueLayout.JAVA_LONG_UNALIGNED, BYTES);
+        int root = s.get(ValueLayout.JAVA_INT_UNALIGNED, 12);
+        boolean same = true;
+        for (int r = 1; r < n && same; r++) {
+            long at = (long) r * RECORD;
+            same = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + OP) == op && s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + BYTES) == bytes
+                    && s.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12) == root;
+        }
+        if (same) return;
+        // the message only when they disagree: this runs at every call of the node's collectives
         java.util.Map<String, java.util.List<Integer>> calls = new java.util.LinkedHashMap<>();
         for (int r = 0; r < n; r++) {
             long at = (long) r * RECORD;
-            Collective op = Collective.values()[(int) s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + OP)];
-            int root = s.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
-            long bytes = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + BYTES);
-            calls.computeIfAbsent(op.label() + "(" + (root >= 0 ? "root " + root + ", " : "") + bytes + " bytes)", k -> new java.util.ArrayList<>()).add(r);
+            Collective c = Collective.values()[(int) s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + OP)];
+            int rr = s.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
+            long rb = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + BYTES);
+            calls.computeIfAbsent(c.label() + "(" + (rr >= 0 ? "root " + rr + ", " : "") + rb + " bytes)", k -> new java.util.ArrayList<>()).add(r);
         }
-        if (calls.size() == 1) return;
         StringBuilder b = new StringBuilder();
         calls.forEach((call, ranks) -> b.append(b.length() == 0 ? "" : "; ").append(ranks.size() == 1 ? "rank " : "ranks ")
                 .append(ranks.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(","))).append(" called ").append(call));

@@ -212,6 +212,7 @@ public final class DeviceReduction {
     static void preload(CudaDevice device, DataType type) {
         for (ReduceOp op : ReduceOp.values()) {
             if (!op.appliesTo(type)) continue;
+            if (Loaded.found(device, type, op, Kernel.REDUCE)) return; // the usual case: no context switch
             try (dev.ferry.spi.DeviceSupport.Scope ignored = dev.ferry.spi.DeviceSupport.get().preserveContext()) {
                 Loaded.function(device, type, op, Kernel.REDUCE); // loads the whole module of the type
             }
@@ -369,13 +370,24 @@ public final class DeviceReduction {
             if (found == null) {
                 found = FOUND[device.ordinal()] = new long[Kernel.values().length * TYPES * OPS]; // a benign race, as below
             }
-            int at = (kernel.ordinal() * TYPES + type.ordinal()) * OPS + op.ordinal();
+            int at = at(kernel, type, op);
             long f = found[at];
             if (f == 0) {
                 f = lookUp(device, type, op, kernel);
                 found[at] = f; // a benign race: every thread finds the same function
             }
             return f;
+        }
+
+        /** Whether the kernel for (type, op) on {@code device} was looked up already (its module is loaded). */
+        static boolean found(CudaDevice device, DataType type, ReduceOp op, Kernel kernel) {
+            long[] found = FOUND[device.ordinal()];
+            return found != null && found[at(kernel, type, op)] != 0;
+        }
+
+        /** The index of (kernel, type, op) in a row of {@link #FOUND}. */
+        private static int at(Kernel kernel, DataType type, ReduceOp op) {
+            return (kernel.ordinal() * TYPES + type.ordinal()) * OPS + op.ordinal();
         }
 
         private static long lookUp(CudaDevice device, DataType type, ReduceOp op, Kernel kernel) {
