@@ -12,6 +12,8 @@
 #                                        device-reduction device-collectives-bench bench-chain
 #                                        small-floor launch-floor bench-collectives
 #                                        profile-small (async-profiler's samples of the 8-byte device allReduce)
+#                                        stream-profile (async-profiler's samples of 8-byte allReduces enqueued
+#                                        on a stream, 2 ranks; PROFILE_CALLS per batch)
 #                                        algorithms (the collectives planner: every algorithm forced on every
 #                                        backend; ALGO_NP="2 4")
 #                                        tune (bench/run.sh --tune: the planner's cost tables; TUNE_BACKENDS,
@@ -24,7 +26,9 @@
 #                                        HANG_BACKENDS, default every one)
 #                                        stream (Communicator.onStream: StreamOrderContract on every backend, the
 #                                        back-to-back allReduce bench beside nccl_ref, the DataParallel example;
-#                                        STREAM_NP, STREAM_MAX, DP_MIB, DP_STEPS, DP_WORK; STREAM_BENCH=0 the contract alone)
+#                                        STREAM_NP, STREAM_MAX, DP_STEPS, DP_RUNS (the example's option sets,
+#                                        ";" between them); STREAM_BACKENDS; STREAM_BENCH=0 the contract alone,
+#                                        STREAM_CONTRACT=0 the timings alone)
 #                                        (device-collectives-bench: DEVCOLL_NP="2 4", DEVCOLL_CHOICES="planned native"
 #                                        (values of ferry.collectives), BENCH_MAX the largest size)
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
@@ -729,15 +733,17 @@ stream_rows() {
     [ -n "$nps" ] || { [ "${SPREAD:-0}" = 1 ] && nps=$NGPU || nps="2 4"; }
     lib=$(find_nccl)
     for np in $nps; do
-        suite stream-ompi-cuda-np$np cuda $np dev.ferry.testing.StreamOrderContract -Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib} "$t"
-        suite stream-staged-np$np sys $np dev.ferry.testing.StreamOrderContract -Dferry.backend=staged $DEVICE_OPT "$t"
-        if [ -n "$lib" ] && [ "${SPREAD:-0}" = 1 ] && [ "$np" -le "$NGPU" ]; then
+        streams ompi && suite stream-ompi-cuda-np$np cuda $np dev.ferry.testing.StreamOrderContract -Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib} "$t"
+        streams staged && suite stream-staged-np$np sys $np dev.ferry.testing.StreamOrderContract -Dferry.backend=staged $DEVICE_OPT "$t"
+        if streams nccl && [ -n "$lib" ] && [ "${SPREAD:-0}" = 1 ] && [ "$np" -le "$NGPU" ]; then
             suite stream-nccl-np$np sys $np dev.ferry.testing.StreamOrderContract -Dferry.backend=nccl -Dferry.nccl.lib="$lib" "$t"
         fi
     done
 }
+# whether STREAM_BACKENDS (default: every backend) names $1
+streams() { listed "${STREAM_BACKENDS:-ompi staged nccl}" "$1"; }
 step_stream() {
-    conformance_table "The stream-ordered view, $WHERE (MPS: ${MPS:-0})" stream_rows
+    [ "${STREAM_CONTRACT:-1}" = 1 ] && conformance_table "The stream-ordered view, $WHERE (MPS: ${MPS:-0})" stream_rows
     [ "${STREAM_BENCH:-1}" = 1 ] || return 0 # STREAM_BENCH=0: the contract alone
     local np nps=${STREAM_NP:-} lib
     [ -n "$nps" ] || { [ "${SPREAD:-0}" = 1 ] && nps=$NGPU || nps="2"; }
@@ -752,10 +758,32 @@ step_stream() {
                 "$D/c/nccl_ref" -ops allreduce -max "${STREAM_MAX:-268435456}" > "$W/logs/nccl_ref-stream-np$np.log" 2>&1
             md "### nccl_ref -ops allreduce (back to back on one stream), $np ranks, exit $?"; md '```'; head -40 "$W/logs/nccl_ref-stream-np$np.log" >> "$SUMMARY"; md '```'; md ""
         fi
-        JOPTS="-Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" run_main data-parallel-np$np cuda $np dev.ferry.examples.DataParallel \
-            --mib "${DP_MIB:-64}" --steps "${DP_STEPS:-10}" --work "${DP_WORK:-64}"
-        md '```'; grep -a -E "data-parallel|Exception" "$W/logs/data-parallel-np$np.log" | head -5 >> "$SUMMARY"; md '```'; md ""
+        # DP_RUNS: the example's option sets, separated by ";" (default: as README runs it, then with an ordinary stream)
+        local k=0 args
+        while IFS= read -r args; do
+            [ -n "$args" ] || continue
+            k=$((k + 1))
+            # shellcheck disable=SC2086 # each set is a list of options
+            JOPTS="-Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" run_main data-parallel-np$np-$k cuda $np dev.ferry.examples.DataParallel \
+                --steps "${DP_STEPS:-10}" $args
+            md '```'; grep -a -E "data-parallel|Exception" "$W/logs/data-parallel-np$np-$k.log" | head -5 >> "$SUMMARY"; md '```'; md ""
+        done < <(tr ';' '\n' <<< "${DP_RUNS:---mib 64;--mib 64 --same-priority}")
     done
+}
+
+# where the host's time goes in 8-byte allReduces enqueued back to back on a stream, $WHERE:
+# StreamOrderedAllReduce at 8 B with batches of PROFILE_CALLS calls under async-profiler (CPU time,
+# Java and native frames), the collapsed stacks of each rank in $OUT/stream-profile.tgz
+step_stream-profile() {
+    local lib prof=$D/prof/libasyncProfiler.so dir=$W/stream-profile
+    lib=$(find_nccl)
+    md "## Profile of 8-byte allReduces enqueued on a stream, $WHERE (MPS: ${MPS:-0})"; md ""
+    [ -f "$prof" ] || { md "- stream-profile: skipped: no $prof (scripts/device-prepare.sh copies async-profiler there)"; return; }
+    rm -rf "$dir"; mkdir -p "$dir"
+    JOPTS="-agentpath:$prof=start,event=itimer,interval=${PROFILE_INTERVAL:-100us},threads,collapsed,file=$dir/rank-%p.collapsed -Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" \
+        run_main stream-profile-np2 cuda 2 dev.ferry.bench.StreamOrderedAllReduce 8 "${PROFILE_CALLS:-50000}"
+    md '```'; grep -a -E "^backend|^each|^ +bytes|^ +[0-9]+ |Exception" "$W/logs/stream-profile-np2.log" | head -8 >> "$SUMMARY"; md '```'; md ""
+    tar czf "$OUT/stream-profile.tgz" -C "$dir" .
 }
 
 # allReduce and broadcast on device buffers, 8 B .. 256 MiB, beside one device-to-device copy of the same size (bench DeviceCollectivesVsCopy)

@@ -183,15 +183,14 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
         boolean enqueued;
         try {
             Transport t = own.transport();
-            boolean onGpu = t.enqueuesOnStream(c);
-            if (onGpu && queued.get() > 0) {
+            if (queued.get() > 0 && t.enqueuesOnStream(c)) {
                 // the view's thread must have made its earlier calls first: they may use the same NCCL communicator,
                 // which orders its operations as they are launched (a call launched on the stream before an earlier
                 // one is made by the thread would wait for it on the GPU while it waits for the stream: a deadlock),
                 // and the first call on the GPU alone may set NCCL up with collectives on this view's communicator
                 awaitThreadIdle();
             }
-            enqueued = onGpu && t.enqueueOnStream(c, stream);
+            enqueued = t.enqueueOnStream(c, stream);
         } catch (RuntimeException | Error e) {
             pins.release();
             throw e;

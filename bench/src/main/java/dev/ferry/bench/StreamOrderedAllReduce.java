@@ -24,7 +24,8 @@ import java.util.Locale;
  * allReduce of the same buffers, batched the same way. Rank 0 prints one row per size with the
  * algorithm the planner ran it on ("view thread" where the call is run by the view's thread).
  *
- * <p>Run under the launcher: {@code mpirun -np N java ... dev.ferry.bench.StreamOrderedAllReduce [MAX_BYTES]}.
+ * <p>Run under the launcher: {@code mpirun -np N java ... dev.ferry.bench.StreamOrderedAllReduce [MAX_BYTES [CALLS]]}
+ * ({@code CALLS}: the calls of a batch up to 1 MiB, 1000 by default).
  */
 public final class StreamOrderedAllReduce {
     private static final long[] SIZES = {8, 1024, 64 << 10, 1 << 20, 16 << 20, 64 << 20, 256L << 20};
@@ -35,6 +36,7 @@ public final class StreamOrderedAllReduce {
 
     public static void main(String[] args) {
         long max = args.length > 0 ? Long.parseLong(args[0]) : 256L << 20;
+        int smallCalls = args.length > 1 ? Integer.parseInt(args[1]) : 1000; // calls per batch up to 1 MiB
         Cuda.ensureAvailability();
         try (Communicator comm = Ferry.open(); CudaStream s = Cuda.newStream(); StreamCommunicator v = comm.onStream(s);
              HostBuffer t = HostBuffer.allocate(8); HostBuffer tMax = HostBuffer.allocate(8)) {
@@ -49,7 +51,7 @@ public final class StreamOrderedAllReduce {
                 long count = bytes / 4;
                 try (DeviceBuffer a = Cuda.allocate(bytes); DeviceBuffer b = Cuda.allocate(bytes)) {
                     Cuda.fill(a, (byte) 0);
-                    int calls = bytes <= (1 << 20) ? 1000 : bytes <= (16 << 20) ? 200 : 20;
+                    int calls = bytes <= (1 << 20) ? smallCalls : bytes <= (16 << 20) ? 200 : 20;
                     // warm-up, and the algorithm the planner picks for the stream-ordered call
                     CollectivesDiagnostics.forgetLastAlgorithm();
                     for (int i = 0; i < Math.min(calls, 100); i++) v.allReduce(a, b, count, DataType.FLOAT, ReduceOp.SUM);

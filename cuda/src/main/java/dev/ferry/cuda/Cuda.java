@@ -363,6 +363,16 @@ public final class Cuda {
     }
 
     /**
+     * A new non-blocking stream on the default device with the greatest priority the device offers:
+     * the GPU starts the blocks of its kernels before waiting blocks of streams of lower priority.
+     * Give it to {@code Communicator.onStream} when collectives should run beside long kernels of
+     * other streams rather than after them (as frameworks do with their communication streams).
+     */
+    public static CudaStream newHighPriorityStream() {
+        return CudaStream.highestPriority(defaultDevice());
+    }
+
+    /**
      * A stream of the program's own (made with JCuda or another library) on {@code device}, for
      * {@code Communicator.onStream}; closing the result leaves the stream to its owner.
      */

@@ -35,6 +35,22 @@ public final class CudaStream implements AutoCloseable, dev.ferry.DeviceStream {
         check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     }
 
+    /** A new non-blocking stream on {@code device} with the greatest priority its context offers. */
+    static CudaStream highestPriority(CudaDevice device) {
+        device.makeCurrent();
+        int[] least = new int[1], greatest = new int[1];
+        check(jcuda.driver.JCudaDriver.cuCtxGetStreamPriorityRange(least, greatest), "cuCtxGetStreamPriorityRange");
+        CUstream s = new CUstream();
+        check(jcuda.driver.JCudaDriver.cuStreamCreateWithPriority(s, CUstream_flags.CU_STREAM_NON_BLOCKING, greatest[0]), "cuStreamCreateWithPriority");
+        return new CudaStream(device, s, true);
+    }
+
+    private CudaStream(CudaDevice device, CUstream made, boolean owned) {
+        this.device = device;
+        this.stream = made;
+        this.owned = owned;
+    }
+
     /** A stream of the program's own on {@code device} (not destroyed by {@link #close()}). */
     CudaStream(CudaDevice device, CUstream wrapped) {
         this.device = device;

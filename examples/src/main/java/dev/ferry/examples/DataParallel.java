@@ -17,46 +17,56 @@ import java.util.Locale;
 
 /**
  * Data-parallel training's communication pattern, overlapped as frameworks do it: every step, each
- * rank computes the gradients of {@value #LAYERS} layers, one after the other, with a kernel of its
- * own ({@code gradient}, in the examples' PTX) on a compute stream; as soon as a layer's gradient
- * is done, its allReduce is enqueued on a second stream through a stream-ordered view
- * ({@link Communicator#onStream}), so that it runs while the next layer's gradient is computed. The
- * host never waits inside a step. The last step's reduced gradients are checked element by element
- * (every rank's value is an integer below 1000, so the sums are exact in float).
+ * rank computes a gradient of {@code --mib} MiB in {@code --layers} layers, one after the other,
+ * with a kernel of its own ({@code gradient}, in the examples' PTX) on a compute stream; as soon as
+ * a layer's gradient is done, its allReduce is enqueued on a second stream through a stream-ordered
+ * view ({@link Communicator#onStream}), so that it runs while the next layer's gradient is
+ * computed. The host never waits inside a step. The communication stream has the greatest priority
+ * the GPU offers ({@link Cuda#newHighPriorityStream()}), so that the GPU starts the allReduce's
+ * blocks before the next layer's waiting ones, as frameworks give their communication streams
+ * ({@code --same-priority} makes it an ordinary stream). The last step's reduced gradients are
+ * checked element by element (every rank's value is an integer below 1000, so the sums are exact
+ * in float).
  *
  * <p>Printed on rank 0: the step time with overlap, beside the compute alone (the kernels, no
  * communication) and the communication alone (the allReduces, no kernels), each the median of the
  * steps; and the step time's ratio to the larger of the two (1.0: communication entirely hidden).
+ * The first layer's allReduce cannot start before its gradient is done, so the ratio cannot go
+ * below about {@code 1 + min(compute, communication) / (layers * max(compute, communication))}.
  *
  * <p>Run: {@code mpirun -np 2 java --enable-native-access=ALL-UNNAMED -cp ... dev.ferry.examples.DataParallel
- * [--mib 64] [--steps 20] [--work 64]} ({@code --mib}: each layer's gradient; {@code --work}: the
- * kernel's rounds of arithmetic per element, how long a layer computes).
+ * [--mib 64] [--layers 8] [--steps 20] [--work 64] [--same-priority]} ({@code --mib}: the whole
+ * gradient, split evenly over the layers; {@code --work}: the kernel's rounds of arithmetic per
+ * element, how long a layer computes).
  */
 public final class DataParallel {
     /** Name in result lines. */
     public static final String NAME = "data-parallel";
-    static final int LAYERS = 4;
+    static final int DEFAULT_LAYERS = 8;
 
     private DataParallel() {
     }
 
     public static void main(String[] args) {
         long mib = 64;
-        int steps = 20, work = 64;
+        int steps = 20, work = 64, layers = DEFAULT_LAYERS;
+        boolean samePriority = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--mib" -> mib = Long.parseLong(args[++i]);
                 case "--steps" -> steps = Integer.parseInt(args[++i]);
                 case "--work" -> work = Integer.parseInt(args[++i]);
+                case "--layers" -> layers = Integer.parseInt(args[++i]);
+                case "--same-priority" -> samePriority = true;
                 default -> {
-                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --steps N, --work N)");
+                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --layers N, --steps N, --work N, --same-priority)");
                     System.exit(2);
                 }
             }
         }
         int code;
         try (Communicator world = Ferry.open()) {
-            Outcome o = run(world, mib, steps, work);
+            Outcome o = run(world, mib, layers, steps, work, !samePriority);
             if (world.rank() == 0) System.out.println(o.line());
             code = o.passed() ? 0 : 1;
         }
@@ -64,17 +74,24 @@ public final class DataParallel {
         System.exit(code);
     }
 
-    /** Runs the example on {@code comm} (collective); the verdict is the same on every rank. */
-    public static Outcome run(Communicator comm, long mib, int steps, int work) {
+    /**
+     * Runs the example on {@code comm} (collective): a gradient of {@code mib} MiB in
+     * {@code layers} layers, the allReduces on a stream of the greatest priority when
+     * {@code highPriority}; the verdict is the same on every rank.
+     */
+    public static Outcome run(Communicator comm, long mib, int layers, int steps, int work, boolean highPriority) {
         if (!Cuda.isAvailable() || !comm.supportsDeviceBuffers()) {
             return Outcome.skip(NAME, "needs a GPU and a backend that carries device buffers").agree(comm);
         }
-        long n = mib * 1024 * 1024 / Float.BYTES;
+        if (layers < 1 || mib * 1024 * 1024 / Float.BYTES < layers) {
+            throw new dev.ferry.InvalidArgumentException("DataParallel: " + layers + " layers of a " + mib + " MiB gradient: give at least one layer and one float per layer");
+        }
+        long n = mib * 1024 * 1024 / Float.BYTES / layers;
         int rank = comm.rank(), size = comm.size();
-        DeviceBuffer[] grads = new DeviceBuffer[LAYERS];
-        try (CudaStream compute = Cuda.newStream(); CudaStream comms = Cuda.newStream(); StreamCommunicator onComms = comm.onStream(comms)) {
-            CudaEvent[] computed = new CudaEvent[LAYERS], reduced = new CudaEvent[LAYERS];
-            for (int l = 0; l < LAYERS; l++) {
+        DeviceBuffer[] grads = new DeviceBuffer[layers];
+        try (CudaStream compute = Cuda.newStream(); CudaStream comms = highPriority ? Cuda.newHighPriorityStream() : Cuda.newStream(); StreamCommunicator onComms = comm.onStream(comms)) {
+            CudaEvent[] computed = new CudaEvent[layers], reduced = new CudaEvent[layers];
+            for (int l = 0; l < layers; l++) {
                 grads[l] = Cuda.allocate(n * Float.BYTES);
                 computed[l] = Cuda.newEvent(false);
                 reduced[l] = Cuda.newEvent(false);
@@ -84,7 +101,7 @@ public final class DataParallel {
             for (int step = 0; step < steps; step++) {
                 comm.barrier();
                 long t0 = System.nanoTime();
-                for (int l = 0; l < LAYERS; l++) {
+                for (int l = 0; l < layers; l++) {
                     compute.waitFor(reduced[l]); // the layer's buffer is free once its last allReduce is done
                     Kernels.gradient(grads[l], n, seed(step, l, rank), work, compute);
                     computed[l].record(compute);
@@ -100,20 +117,21 @@ public final class DataParallel {
             for (int step = 0; step < steps; step++) {
                 comm.barrier();
                 long t0 = System.nanoTime();
-                for (int l = 0; l < LAYERS; l++) Kernels.gradient(grads[l], n, seed(step, l, rank), work, compute);
+                for (int l = 0; l < layers; l++) Kernels.gradient(grads[l], n, seed(step, l, rank), work, compute);
                 compute.synchronize();
                 computeAlone[step] = slowest(comm, System.nanoTime() - t0);
                 comm.barrier();
                 t0 = System.nanoTime();
-                for (int l = 0; l < LAYERS; l++) onComms.allReduce(Communicator.IN_PLACE, grads[l], n, DataType.FLOAT, ReduceOp.SUM);
+                for (int l = 0; l < layers; l++) onComms.allReduce(Communicator.IN_PLACE, grads[l], n, DataType.FLOAT, ReduceOp.SUM);
                 onComms.synchronize();
                 commAlone[step] = slowest(comm, System.nanoTime() - t0);
             }
             for (CudaEvent e : computed) e.close();
             for (CudaEvent e : reduced) e.close();
             double step = median(overlapped), c = median(computeAlone), m = median(commAlone);
-            String summary = String.format(Locale.ROOT, "%d ranks, %d layers x %d MiB, %d steps: step %.2f ms overlapped; compute alone %.2f ms, "
-                    + "communication alone %.2f ms; step / max = %.3f", size, LAYERS, mib, steps, step, c, m, step / Math.max(c, m));
+            String summary = String.format(Locale.ROOT, "%d ranks, %d MiB gradient in %d layers, %s-priority communication stream, %d steps: "
+                    + "step %.2f ms overlapped; compute alone %.2f ms, communication alone %.2f ms; step / max = %.3f", size, mib, layers,
+                    highPriority ? "high" : "default", steps, step, c, m, step / Math.max(c, m));
             Outcome o = ok ? Outcome.ok(NAME, summary) : Outcome.fail(NAME, "a reduced gradient is wrong; " + summary);
             return o.agree(comm);
         } finally {
@@ -129,7 +147,7 @@ public final class DataParallel {
     private static boolean check(DeviceBuffer[] grads, long n, int step, int size) {
         int chunk = 1 << 22;
         try (HostBuffer h = Cuda.allocatePinned((long) chunk * Float.BYTES)) {
-            for (int l = 0; l < LAYERS; l++) {
+            for (int l = 0; l < grads.length; l++) {
                 for (long from = 0; from < n; from += chunk) {
                     int len = (int) Math.min(chunk, n - from);
                     Cuda.copy(h, grads[l].slice(from * Float.BYTES, (long) len * Float.BYTES), (long) len * Float.BYTES);
