@@ -759,15 +759,16 @@ step_stream() {
             md "### nccl_ref -ops allreduce (back to back on one stream), $np ranks, exit $?"; md '```'; head -40 "$W/logs/nccl_ref-stream-np$np.log" >> "$SUMMARY"; md '```'; md ""
         fi
         # DP_RUNS: the example's option sets, separated by ";" (default: as README runs it, then with an ordinary stream)
-        local k=0 args
-        while IFS= read -r args; do
+        local k=0 args sets
+        IFS=';' read -ra sets <<< "${DP_RUNS:---mib 64;--mib 64 --same-priority}"
+        for args in "${sets[@]}"; do
             [ -n "$args" ] || continue
             k=$((k + 1))
             # shellcheck disable=SC2086 # each set is a list of options
             JOPTS="-Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" run_main data-parallel-np$np-$k cuda $np dev.ferry.examples.DataParallel \
-                --steps "${DP_STEPS:-10}" $args
+                --steps "${DP_STEPS:-10}" $args < /dev/null
             md '```'; grep -a -E "data-parallel|Exception" "$W/logs/data-parallel-np$np-$k.log" | head -5 >> "$SUMMARY"; md '```'; md ""
-        done < <(tr ';' '\n' <<< "${DP_RUNS:---mib 64;--mib 64 --same-priority}")
+        done
     done
 }
 

@@ -27,9 +27,14 @@ import java.util.concurrent.LinkedBlockingQueue;
  * happens, so it never waits forever.
  */
 final class StreamOrderedCommunicator implements StreamCommunicator {
-    private static final ThreadLocal<Boolean> VIEW_THREAD = ThreadLocal.withInitial(() -> Boolean.FALSE);
+    private static final ThreadLocal<StreamOrderedCommunicator> VIEW_THREAD = new ThreadLocal<>();
+    /** Deferred work beyond which a call runs it before it is enqueued (it waits for the stream then). */
+    private static final int DEFERRED_LIMIT = 64;
+    /** Pending marks at which a call looks which the stream has passed ({@link #retire}). */
+    private static final int RETIRE_BATCH = DeviceSupport.StreamOrder.MAX_HELD / 2;
     private static final Runnable STOP = () -> { };
 
+    private final java.util.concurrent.ConcurrentLinkedQueue<Runnable> deferred = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final CheckedCommunicator owner;
     private final CheckedCommunicator own;
     private final DeviceStream stream;
@@ -91,7 +96,28 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
 
     /** True on a view's thread: its calls are already ordered by their stream ({@link BufferUse}). */
     static boolean onViewThread() {
-        return VIEW_THREAD.get();
+        return VIEW_THREAD.get() != null;
+    }
+
+    /** On a view's thread, keeps {@code work} for the caller's thread ({@link HeldStream}) and answers true; elsewhere false. */
+    static boolean deferOnViewThread(Runnable work) {
+        StreamOrderedCommunicator view = VIEW_THREAD.get();
+        if (view == null) return false;
+        view.deferred.add(work);
+        return true;
+    }
+
+    /** Runs the work the view's thread deferred ({@link HeldStream}); on the caller's thread, with no call of the view's held. */
+    private void runDeferred() {
+        RuntimeException first = null;
+        for (Runnable r; (r = deferred.poll()) != null; ) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                if (first == null) first = e; else first.addSuppressed(e);
+            }
+        }
+        if (first != null) throw first;
     }
 
     @Override
@@ -260,22 +286,49 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
         }
         throwFailure(op);
         retire(DeviceSupport.StreamOrder.MAX_HELD - 1);
+        if (!deferred.isEmpty() && deferred.size() > DEFERRED_LIMIT) {
+            drain(); // rare: many mappings were retired on the view's thread; they are closed with nothing held
+        }
     }
 
-    /** Releases the pins of the marks the stream has passed; waits for the oldest while more than {@code keep} are pending. */
+    /**
+     * Releases the pins of the marks the stream has passed; waits for the oldest while more than
+     * {@code keep} are pending. An event query costs about a microsecond, as much as a small
+     * collective's own launch: with {@code keep > 0} the marks are looked at only once
+     * {@link #RETIRE_BATCH} are pending, and the newest passed one is found by bisection (the stream
+     * passes marks in order).
+     */
     private void retire(int keep) {
-        while (!pending.isEmpty()) {
-            Pending p = pending.peekFirst();
-            boolean passed = p.released && order.reached(p.mark);
-            if (!passed && pending.size() <= keep) return;
-            if (!passed) {
-                for (int spins = 0; !p.released; spins++) {
-                    if (spins < 1000) Thread.onSpinWait(); else java.util.concurrent.locks.LockSupport.parkNanos(20_000);
-                }
-                order.awaitReached(p.mark);
+        int size = pending.size();
+        if (size == 0 || (keep > 0 && size < RETIRE_BATCH)) return;
+        Pending[] ps = pending.toArray(new Pending[0]);
+        int lo = 0, hi = ps.length - 1, passed = -1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            if (ps[mid].released && order.reached(ps[mid].mark)) {
+                passed = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
             }
+        }
+        for (int k = 0; k <= passed; k++) {
+            Pending p = pending.removeFirst();
+            awaitReleased(p); // passed by the stream: a held mark's thread has written its release and is about to say so
+            p.pins.release();
+        }
+        while (pending.size() > keep) {
+            Pending p = pending.peekFirst();
+            awaitReleased(p);
+            order.awaitReached(p.mark);
             pending.removeFirst();
             p.pins.release();
+        }
+    }
+
+    private static void awaitReleased(Pending p) {
+        for (int spins = 0; !p.released; spins++) {
+            if (spins < 1000) Thread.onSpinWait(); else java.util.concurrent.locks.LockSupport.parkNanos(20_000);
         }
     }
 
@@ -299,7 +352,7 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
     // ---- the view's thread ------------------------------------------------------------------
 
     private void work() {
-        VIEW_THREAD.set(Boolean.TRUE);
+        VIEW_THREAD.set(this);
         while (true) {
             Runnable r;
             try {
@@ -327,6 +380,7 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
         order.synchronize();
         for (BufferUse.Pins p : captured) p.release();
         captured.clear();
+        runDeferred();
     }
 
     /** Waits until the view's thread has run every call queued so far (not for the stream beyond them). */

@@ -60,6 +60,7 @@ public final class NcclCollectives implements Algorithm {
     private final long timeoutNanos;
     /** ncclComm_t, 0 before the first call (or when it could not be made). */
     private long comm;
+    private dev.ferry.collectives.SameCall sameCall; // made at the first rooted collective
     private CudaStream stream;
     private long streamHandle;
     private CudaEvent done;
@@ -168,6 +169,12 @@ public final class NcclCollectives implements Algorithm {
     public boolean run(CollectiveCall c) {
         if (comm == 0 && !make()) {
             return false; // every rank alike: the init's outcome is agreed
+        }
+        if (c.collective() == Collective.BROADCAST || c.collective() == Collective.REDUCE || c.collective() == Collective.GATHER
+                || c.collective() == Collective.SCATTER) {
+            // NCCL completes a rooted collective whose ranks name different roots, with wrong data: compare first
+            if (sameCall == null) sameCall = new dev.ferry.collectives.SameCall(group.mover());
+            sameCall.check(c.collective(), c.root(), c.type().bytes(c.count()), c + " on " + this);
         }
         switch (c.collective()) {
             case BROADCAST -> broadcast(c.send() != null ? c.send() : c.recv(), c.count(), c.type(), c.root());
@@ -659,7 +666,7 @@ public final class NcclCollectives implements Algorithm {
             } catch (RuntimeException e) {
                 errors.add(e);
             }
-            for (AutoCloseable c : new AutoCloseable[] {done, stream}) {
+            for (AutoCloseable c : new AutoCloseable[] {done, stream, sameCall}) {
                 try {
                     if (c != null) c.close();
                 } catch (Exception e) {

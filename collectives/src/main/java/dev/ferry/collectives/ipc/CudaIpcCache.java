@@ -110,7 +110,8 @@ public final class CudaIpcCache implements AutoCloseable {
             // CUDA maps a block of the owner's memory once per process: an allocation that the owner's
             // allocator placed in a block still mapped here for an allocation it has since freed (not yet
             // found stale: its address was not offered again) cannot be mapped until that mapping is closed
-            if (e.result() != ALREADY_MAPPED || !dropUnused(node, pid, device)) {
+            // (not on a stream-ordered view's thread, where the closes wait until the view holds no stream)
+            if (e.result() != ALREADY_MAPPED || dev.ferry.spi.HeldStream.holding() || !dropUnused(node, pid, device)) {
                 throw e;
             }
             address = mapper.open(handle.clone(), device);
@@ -175,7 +176,9 @@ public final class CudaIpcCache implements AutoCloseable {
 
     private void unmap(Mapping m) {
         closes++;
-        mapper.close(m.address, m.key.device());
+        // cuIpcCloseMemHandle may wait for the context's streams: on a stream-ordered view's thread one of them waits for
+        // the running call, so the close waits until the view holds no stream
+        dev.ferry.spi.HeldStream.runWhenReleased(() -> mapper.close(m.address, m.key.device()));
     }
 
     /** Open mappings in the cache. */
