@@ -758,9 +758,9 @@ step_stream() {
                 "$D/c/nccl_ref" -ops allreduce -max "${STREAM_MAX:-268435456}" > "$W/logs/nccl_ref-stream-np$np.log" 2>&1
             md "### nccl_ref -ops allreduce (back to back on one stream), $np ranks, exit $?"; md '```'; head -40 "$W/logs/nccl_ref-stream-np$np.log" >> "$SUMMARY"; md '```'; md ""
         fi
-        # DP_RUNS: the example's option sets, separated by ";" (default: as README runs it, then with an ordinary stream)
+        # DP_RUNS: the example's option sets, separated by ";" (default: as README runs it, then with a high-priority stream)
         local k=0 args sets
-        IFS=';' read -ra sets <<< "${DP_RUNS:---mib 64;--mib 64 --same-priority}"
+        IFS=';' read -ra sets <<< "${DP_RUNS:---mib 256;--mib 256 --high-priority}"
         for args in "${sets[@]}"; do
             [ -n "$args" ] || continue
             k=$((k + 1))

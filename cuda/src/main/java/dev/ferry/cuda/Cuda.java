@@ -223,10 +223,7 @@ public final class Cuda {
         CUdeviceptr p = new CUdeviceptr();
         check(cuMemAlloc(p, Math.max(bytes, 1)), "cuMemAlloc(" + bytes + " bytes on device " + device + ")");
         long address = JCudaPointers.address(p);
-        return DeviceBuffer.adopt(device, address, bytes, MemoryKind.DEVICE, () -> {
-            d.makeCurrent();
-            check(cuMemFree(p), "cuMemFree");
-        });
+        return DeviceBuffer.adopt(device, address, bytes, MemoryKind.DEVICE, () -> free(d, () -> check(cuMemFree(p), "cuMemFree")));
     }
 
     /** Allocates managed (unified) memory attached globally, associated with the default device. */
@@ -237,9 +234,24 @@ public final class Cuda {
         CudaDevice d = defaultDevice();
         CUdeviceptr p = new CUdeviceptr();
         check(cuMemAllocManaged(p, Math.max(bytes, 1), CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged(" + bytes + " bytes)");
-        return DeviceBuffer.adopt(d.ordinal(), JCudaPointers.address(p), bytes, MemoryKind.MANAGED, () -> {
-            d.makeCurrent();
-            check(cuMemFree(p), "cuMemFree");
+        return DeviceBuffer.adopt(d.ordinal(), JCudaPointers.address(p), bytes, MemoryKind.MANAGED, () -> free(d, () -> check(cuMemFree(p), "cuMemFree")));
+    }
+
+    /**
+     * Runs {@code free} with {@code d}'s context current, the caller's kept. On a stream-ordered
+     * view's thread it waits until the view holds no stream ({@link dev.ferry.spi.HeldStream}):
+     * cuMemFree and cuMemFreeHost wait for the device's streams, and one of them waits for that
+     * thread.
+     */
+    private static void free(CudaDevice d, Runnable free) {
+        dev.ferry.spi.HeldStream.runWhenReleased(() -> {
+            long caller = DriverContexts.current();
+            try {
+                d.makeCurrent();
+                free.run();
+            } finally {
+                if (DriverContexts.current() != caller) DriverContexts.setCurrent(caller);
+            }
         });
     }
 
@@ -251,12 +263,12 @@ public final class Cuda {
         if (bytes < 0) {
             throw new InvalidCountException("cannot allocate " + bytes + " bytes");
         }
-        defaultDevice();
+        CudaDevice d = defaultDevice();
         Pointer p = new Pointer();
         check(cuMemHostAlloc(p, Math.max(bytes, 1), JCudaDriver.CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc(" + bytes + " bytes)");
         long address = JCudaPointers.address(p);
         Arena arena = Arena.ofShared();
-        MemorySegment seg = MemorySegment.ofAddress(address).reinterpret(bytes, arena, s -> check(cuMemFreeHost(p), "cuMemFreeHost"));
+        MemorySegment seg = MemorySegment.ofAddress(address).reinterpret(bytes, arena, s -> free(d, () -> check(cuMemFreeHost(p), "cuMemFreeHost")));
         return HostBuffer.adopt(seg, MemoryKind.HOST_PINNED, arena);
     }
 

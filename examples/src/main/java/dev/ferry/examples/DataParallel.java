@@ -21,12 +21,11 @@ import java.util.Locale;
  * with a kernel of its own ({@code gradient}, in the examples' PTX) on a compute stream; as soon as
  * a layer's gradient is done, its allReduce is enqueued on a second stream through a stream-ordered
  * view ({@link Communicator#onStream}), so that it runs while the next layer's gradient is
- * computed. The host never waits inside a step. The communication stream has the greatest priority
- * the GPU offers ({@link Cuda#newHighPriorityStream()}), so that the GPU starts the allReduce's
- * blocks before the next layer's waiting ones, as frameworks give their communication streams
- * ({@code --same-priority} makes it an ordinary stream). The last step's reduced gradients are
- * checked element by element (every rank's value is an integer below 1000, so the sums are exact
- * in float).
+ * computed. The host never waits inside a step. With {@code --high-priority} the communication
+ * stream has the greatest priority the GPU offers ({@link Cuda#newHighPriorityStream()}), as some
+ * frameworks give their communication streams. The last step's reduced gradients are checked
+ * element by element (every rank's value is an integer below 1000, so the sums are exact in
+ * float).
  *
  * <p>Printed on rank 0: the step time with overlap, beside the compute alone (the kernels, no
  * communication) and the communication alone (the allReduces, no kernels), each the median of the
@@ -35,38 +34,38 @@ import java.util.Locale;
  * below about {@code 1 + min(compute, communication) / (layers * max(compute, communication))}.
  *
  * <p>Run: {@code mpirun -np 2 java --enable-native-access=ALL-UNNAMED -cp ... dev.ferry.examples.DataParallel
- * [--mib 64] [--layers 8] [--steps 20] [--work 64] [--same-priority]} ({@code --mib}: the whole
+ * [--mib 256] [--layers 4] [--steps 20] [--work 64] [--high-priority]} ({@code --mib}: the whole
  * gradient, split evenly over the layers; {@code --work}: the kernel's rounds of arithmetic per
  * element, how long a layer computes).
  */
 public final class DataParallel {
     /** Name in result lines. */
     public static final String NAME = "data-parallel";
-    static final int DEFAULT_LAYERS = 8;
+    static final int DEFAULT_LAYERS = 4;
 
     private DataParallel() {
     }
 
     public static void main(String[] args) {
-        long mib = 64;
+        long mib = 256;
         int steps = 20, work = 64, layers = DEFAULT_LAYERS;
-        boolean samePriority = false;
+        boolean highPriority = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--mib" -> mib = Long.parseLong(args[++i]);
                 case "--steps" -> steps = Integer.parseInt(args[++i]);
                 case "--work" -> work = Integer.parseInt(args[++i]);
                 case "--layers" -> layers = Integer.parseInt(args[++i]);
-                case "--same-priority" -> samePriority = true;
+                case "--high-priority" -> highPriority = true;
                 default -> {
-                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --layers N, --steps N, --work N, --same-priority)");
+                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --layers N, --steps N, --work N, --high-priority)");
                     System.exit(2);
                 }
             }
         }
         int code;
         try (Communicator world = Ferry.open()) {
-            Outcome o = run(world, mib, layers, steps, work, !samePriority);
+            Outcome o = run(world, mib, layers, steps, work, highPriority);
             if (world.rank() == 0) System.out.println(o.line());
             code = o.passed() ? 0 : 1;
         }
