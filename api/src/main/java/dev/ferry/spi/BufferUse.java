@@ -74,9 +74,13 @@ final class BufferUse implements AutoCloseable {
         private final Buffer[] buffers; // kept reachable until release
         private int pinned;
         private final boolean device;
+        private final boolean holds;
 
         Pins(Buffer[] buffers) {
             this.buffers = buffers;
+            // on a view's thread the view pinned these buffers when it took the call, until the stream passes it:
+            // a buffer the program closed since (allowed: its memory goes when the call is done) is still this call's
+            this.holds = !StreamOrderedCommunicator.onViewThread();
             boolean dev = false;
             try {
                 for (Buffer b : buffers) {
@@ -84,7 +88,7 @@ final class BufferUse implements AutoCloseable {
                         pinned++;
                         continue;
                     }
-                    b.lifetime().pin(b);
+                    if (holds) b.lifetime().pin(b);
                     pinned++;
                     dev |= b.kind().needsCuda();
                 }
@@ -101,7 +105,7 @@ final class BufferUse implements AutoCloseable {
         }
 
         synchronized void release() {
-            for (int i = 0; i < pinned; i++) {
+            for (int i = 0; i < pinned && holds; i++) {
                 if (buffers[i] != null) {
                     buffers[i].lifetime().unpin();
                 }
