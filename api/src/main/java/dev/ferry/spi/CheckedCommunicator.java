@@ -1276,7 +1276,12 @@ public final class CheckedCommunicator implements Communicator {
             throw new InvalidArgumentException(op + ": " + what + " is IN_PLACE, which only the send buffer of allReduce, allGather, allToAll, "
                     + "reduceScatterBlock and reduceScatter, of reduce and gather at the root, and the receive buffer of scatter at the root take");
         }
-        buffer.checkAlive();
+        if (StreamOrderedCommunicator.onViewThread()) {
+            // a view checked it when it took the call and holds its memory until the stream passes: the program may close it meanwhile
+            buffer.checkMemory();
+        } else {
+            buffer.checkAlive();
+        }
         if (buffer.kind().needsCuda() && !supportsDeviceBuffers()) {
             throw new UnsupportedBufferException(op + ": " + what + " is " + buffer.kind() + " memory; " + transport.deviceBuffersUnsupportedReason());
         }
