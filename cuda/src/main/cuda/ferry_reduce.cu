@@ -343,12 +343,43 @@ __device__ __forceinline__ void allreduce_short(void* out, const void* in, const
     }
 }
 
+// The short allReduce in stream order (a stream-ordered view's call, and CUDA graphs that capture
+// it): the round is counted on the GPU, in the rank's own scratch header at 8 (u64, the last round
+// this rank's kernels ran), so that a graph replayed N times runs N rounds; one launch, no resume.
+// A rank that waits longer than `patience` ns for a peer sets *failed (host memory, never cleared
+// here) and ends its round without folding: its result is wrong and the host reports it.
+// The header's word at 16 takes allreduce_short's status (nobody reads it).
+template <typename T, T (*OP)(T, T)>
+__device__ __forceinline__ void allreduce_stream(void* out, const void* in, const Scratches& s, int me, int ranks, long long n,
+                                                 long long slotBytes, int system, unsigned int* failed, long long patience)
+{
+    __shared__ unsigned long long round;
+    unsigned long long* counter = (unsigned long long*) (s.p[me] + 8);
+    if (threadIdx.x == 0) round = *(volatile unsigned long long*) counter + 1;
+    __syncthreads();
+    const unsigned long long seq = round;
+    unsigned int* status = (unsigned int*) (s.p[me] + 16);
+    allreduce_short<T, OP>(out, in, s, me, ranks, n, slotBytes, seq, 0, system, status, patience);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (*(volatile unsigned int*) status != 0) {
+            asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(failed), "r"(1u) : "memory");
+        }
+        *(volatile unsigned long long*) counter = seq; // the next kernel on this stream reads it
+    }
+}
+
 #define FERRY_SHORT_KERNEL(NAME, T, FN) \
     extern "C" __global__ void ferry_allreduce_short_##NAME(void* out, const void* in, Scratches s, int me, int ranks, long long n, \
                                                              long long slotBytes, unsigned long long seq, int resume, int system, \
                                                              unsigned int* status, long long patience) \
     { \
         allreduce_short<T, FN>(out, in, s, me, ranks, n, slotBytes, seq, resume, system, status, patience); \
+    } \
+    extern "C" __global__ void ferry_allreduce_stream_##NAME(void* out, const void* in, Scratches s, int me, int ranks, long long n, \
+                                                              long long slotBytes, int system, unsigned int* failed, long long patience) \
+    { \
+        allreduce_stream<T, FN>(out, in, s, me, ranks, n, slotBytes, system, failed, patience); \
     }
 #else
 #define FERRY_SHORT_KERNEL(NAME, T, FN)

@@ -13,7 +13,7 @@ import java.util.List;
  *
  * <ul>
  * <li>{@code ipc-short}: allReduce of small inputs, the ranks' kernels meeting on the GPU
- *     ({@link ShortAllReduce});</li>
+ *     ({@link ShortAllReduce}); also in stream order, enqueued on the caller's stream;</li>
  * <li>{@code ipc-fold}: allReduce and reduce, every rank (or the root) folding all inputs;</li>
  * <li>{@code ipc-sliced}: allReduce and reduce, each rank folding a slice (reduce-scatter and
  *     all-gather, fused);</li>
@@ -32,7 +32,8 @@ final class IpcAlgorithms {
     static List<Algorithm> of(Group group, dev.ferry.Settings settings) {
         NodeIpc ipc = NodeIpc.acquire(settings);
         IpcCollectives engine = new IpcCollectives(group, ipc);
-        Owner owner = new Owner(engine, ipc);
+        double timeout = settings.get(dev.ferry.FerrySettings.TIMEOUT);
+        Owner owner = new Owner(engine, ipc, timeout > 0 ? (long) (timeout * 1e9) : 0);
         return List.of(new Variant(owner, "ipc-short", "allReduce of small inputs over CUDA IPC, the ranks' kernels meeting on the GPU", Kind.SHORT),
                 new Variant(owner, "ipc-fold", "over CUDA IPC: every rank (reduce: the root) folds every input on its GPU", Kind.FOLD),
                 new Variant(owner, "ipc-sliced", "over CUDA IPC: each rank folds one slice of every input, then copies it to the others", Kind.SLICED),
@@ -50,11 +51,14 @@ final class IpcAlgorithms {
     private static final class Owner {
         final IpcCollectives engine;
         final NodeIpc ipc;
+        /** {@code ferry.timeout} in nanoseconds (0: none): how long a stream-ordered short round waits on the GPU for a peer. */
+        final long timeoutNanos;
         int open = 4;
 
-        Owner(IpcCollectives engine, NodeIpc ipc) {
+        Owner(IpcCollectives engine, NodeIpc ipc, long timeoutNanos) {
             this.engine = engine;
             this.ipc = ipc;
+            this.timeoutNanos = timeoutNanos;
         }
 
         synchronized void closeOne() {
@@ -156,6 +160,17 @@ final class IpcAlgorithms {
                 case REDUCE_SCATTER -> e.reduceScatter(c.send(), c.recv(), c.recvBlocks(), c.type(), c.op());
                 default -> throw new IllegalArgumentException(name + " does not run " + c.collective());
             };
+        }
+
+        /** {@code ipc-short} enqueues allReduce on a stream: one kernel per rank that meets its peers' on the GPU, the round counted there. */
+        @Override
+        public boolean enqueues(Collective c) {
+            return kind == Kind.SHORT && c == Collective.ALL_REDUCE;
+        }
+
+        @Override
+        public boolean enqueue(CollectiveCall c, dev.ferry.DeviceStream stream) {
+            return enqueues(c.collective()) && owner.engine.enqueueShortAllReduce(c, stream, owner.timeoutNanos);
         }
 
         @Override

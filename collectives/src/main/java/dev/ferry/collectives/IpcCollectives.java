@@ -116,6 +116,9 @@ final class IpcCollectives {
     private ShortAllReduce shortPath;
     /** True once the ranks agreed that the short allReduce cannot run (a rank could not make or map a scratch). */
     private boolean shortOff;
+    /** The short allReduce in stream order, with a scratch of its own: made at its first call; null before, or for good once {@link #streamShortOff}. */
+    private ShortAllReduce streamShort;
+    private boolean streamShortOff;
     /** Whether this rank offers the short allReduce (on unless a measurement turns it off; a call takes it only when every rank offers it). */
     private volatile boolean offerShort = true;
     /** Shared host memory of the node's ranks for the records and the closing barrier (made at the first call); null: through MPI. */
@@ -148,6 +151,8 @@ final class IpcCollectives {
         }
         if (shortPath != null) shortPath.close();
         shortPath = null;
+        if (streamShort != null) streamShort.close();
+        streamShort = null;
         closeEvents();
         if (board != null) board.close();
         board = null;
@@ -252,6 +257,45 @@ final class IpcCollectives {
         }
         Boolean done = shortAllReduceOnce(send, recv, count, type, op);
         return done != null && done;
+    }
+
+    /**
+     * The short allReduce enqueued on {@code stream} ({@link ShortAllReduce#enqueue}), the host not
+     * waiting: true when enqueued; false on every rank alike when the path cannot run here (the
+     * first call sets it up, collectively, and every rank learns the same outcome). A stream-ordered
+     * view passes device memory on every rank, so no records are exchanged; buffers on another GPU
+     * than the stream's are a local error, as under NCCL.
+     */
+    @SuppressWarnings("try") // the scope is held for its close (restoring the caller's context), not used
+    boolean enqueueShortAllReduce(CollectiveCall c, dev.ferry.DeviceStream s, long patienceNanos) {
+        if (!applicable || streamShortOff || !(s instanceof CudaStream stream)) {
+            return false;
+        }
+        int device = stream.deviceOrdinal();
+        for (Buffer b : new Buffer[] {c.send(), c.recv()}) {
+            if (!(b instanceof dev.ferry.DeviceBuffer d) || d.kind() != dev.ferry.MemoryKind.DEVICE || d.device() != device) {
+                throw new dev.ferry.UnsupportedBufferException(c + " on a stream of GPU " + device + " over CUDA IPC: every buffer must be "
+                        + "device memory (cuMemAlloc) of the stream's GPU, not " + b);
+            }
+        }
+        try (dev.ferry.spi.DeviceSupport.Scope ignored = dev.ferry.spi.DeviceSupport.get().preserveContext()) {
+            if (streamShort == null) {
+                if (stream.isCapturing()) {
+                    return false; // the set-up allocates, fills and maps memory, which no graph may hold: a first call outside the capture does it
+                }
+                streamShort = ShortAllReduce.open(comm, rt, device);
+                if (streamShort == null) {
+                    streamShortOff = true;
+                    return false;
+                }
+            }
+            if (streamShort.device() != device) {
+                throw new dev.ferry.UnsupportedBufferException(c + " on a stream of GPU " + device + ": this communicator's stream-ordered short "
+                        + "allReduce runs on GPU " + streamShort.device() + ", where its first call ran; keep a communicator's streams on one GPU");
+            }
+            streamShort.enqueue(c.send().address(), c.recv().address(), c.count(), c.type(), c.op(), stream, patienceNanos);
+        }
+        return true;
     }
 
     /** allReduce: every rank folds all inputs into its result ({@code sliced} false), or reduce-scatter then all-gather, fused. */

@@ -133,23 +133,26 @@ public final class PlannedTransport extends ForwardingTransport {
 
     /**
      * A stream-ordered collective on the GPU alone: when an algorithm can enqueue it on the stream
-     * ({@link Planner#onStream}: NCCL), it does; otherwise false. The choice is the same on every
+     * ({@link Planner#onStream}: {@code ipc-short}, NCCL), the first that does takes it; otherwise false. The choice is the same on every
      * rank and the view passes device memory on every rank, so no rank votes.
      */
     @Override
     public boolean enqueueOnStream(dev.ferry.spi.StreamCollective c, dev.ferry.DeviceStream stream) {
         CollectiveCall call = streamCall(c);
         if (call == null) return false;
-        Algorithm a = planner.onStream(call.shape());
-        if (a == null || !a.enqueue(call, stream)) return false;
-        Planner.ranOnStream(a.name());
-        return true;
+        for (Algorithm a : planner.onStream(call.shape())) {
+            if (a.enqueue(call, stream)) {
+                Planner.ranOnStream(a.name());
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override
     public boolean enqueuesOnStream(dev.ferry.spi.StreamCollective c) {
         CollectiveCall call = streamCall(c);
-        return call != null && planner.onStream(call.shape()) != null;
+        return call != null && planner.onStream(call.shape()).length > 0;
     }
 
     /**

@@ -45,6 +45,12 @@ public final class Planner implements AutoCloseable {
             return size() > PLANS_KEPT;
         }
     };
+    private final Map<Shape, Algorithm[]> streamPlans = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Shape, Algorithm[]> e) {
+            return size() > PLANS_KEPT;
+        }
+    };
     /** The algorithm of this thread's last call (for call events and tests). */
     private static final ThreadLocal<String> LAST = new ThreadLocal<>();
 
@@ -183,18 +189,32 @@ public final class Planner implements AutoCloseable {
     }
 
     /**
-     * The algorithm that runs stream-ordered calls of {@code s} on the stream by itself, or null:
-     * the one {@code ferry.collectives} names when it can, else the first that fits and can (such a
-     * call needs no thread of Ferry's between the stream's work, whatever the blocking costs say).
+     * The algorithms that may run stream-ordered calls of {@code s} on the stream by themselves,
+     * cheapest first (by the blocking calls' costs, as {@link #plan}), possibly none: the one
+     * {@code ferry.collectives} names when it can, else every one that fits and can. The first
+     * that enqueues a call takes it; such a call needs no thread of Ferry's between the stream's work.
      */
-    public synchronized Algorithm onStream(Shape s) {
-        Algorithm f = forced(s.collective());
-        if (f != null) return f.enqueues(s.collective()) ? f : null;
-        Topology t = group.topology();
-        for (Algorithm a : algorithms) {
-            if (a.carries(s.collective()) && a.enqueues(s.collective()) && a.unfit(s, t) == null) return a;
+    public synchronized Algorithm[] onStream(Shape s) {
+        Algorithm[] p = streamPlans.get(s);
+        if (p == null) {
+            Algorithm f = forced(s.collective());
+            List<Algorithm> fit = new ArrayList<>();
+            if (f != null) {
+                if (f.enqueues(s.collective())) fit.add(f);
+            } else {
+                Topology t = group.topology();
+                for (Algorithm a : algorithms) {
+                    if (a.carries(s.collective()) && a.enqueues(s.collective()) && a.unfit(s, t) == null) fit.add(a);
+                }
+                fit.sort(Comparator.comparingDouble((Algorithm a) -> {
+                    double c = cost(a, s);
+                    return Double.isNaN(c) ? Double.POSITIVE_INFINITY : c;
+                }).thenComparingInt(Algorithm::preference));
+            }
+            p = fit.toArray(new Algorithm[0]);
+            streamPlans.put(s, p);
         }
-        return null;
+        return p;
     }
 
     /** Runs {@code call} on the first algorithm of its plan that every rank's buffers suit. */

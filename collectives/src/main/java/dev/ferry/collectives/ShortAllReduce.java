@@ -70,7 +70,11 @@ final class ShortAllReduce {
     /** Some rank's scratch is on another GPU: the kernel's flags need system-scope fences. */
     private final boolean system;
     private long round;
+    /** Rounds were enqueued in stream order ({@link #enqueue}): the GPU counts them, in the scratch's header at 8. */
+    private boolean streamed;
     private boolean closed;
+    /** In {@link #status}: the int a stream-ordered round sets when it waited too long for a peer. */
+    private static final long FAILED = 8;
 
     /** The status word before the kernel writes it (0: done; 1: it waited {@link #PATIENCE_NANOS} for a peer). */
     private static final int PENDING = 2;
@@ -122,6 +126,7 @@ final class ShortAllReduce {
                 scratch = Cuda.allocate(device, SCRATCH_BYTES);
                 Cuda.fill(scratch, (byte) 0);
                 status = Cuda.allocatePinned(128);
+                status.segment().fill((byte) 0);
                 status.segment().set(ValueLayout.JAVA_INT, 0, PENDING);
                 CudaIpc.Export e = CudaIpc.export(scratch);
                 MemorySegment.copy(MemorySegment.ofArray(e.handle()), 0, mine.segment(), 0, CudaIpc.HANDLE_BYTES);
@@ -224,6 +229,26 @@ final class ShortAllReduce {
     }
 
     /**
+     * One round in stream order ({@link DeviceReduction#allReduceStream}): enqueued on
+     * {@code stream} after its earlier work, the host not waiting; the GPU counts the rounds, so a
+     * CUDA graph that captured the launch runs a round per replay. An instance runs its rounds
+     * either this way or by {@link #allReduce}, never both. A round whose kernel waited
+     * {@code patienceNanos} for a peer marks the instance failed: the next call throws.
+     */
+    void enqueue(long send, long recv, long count, DataType type, ReduceOp op, CudaStream stream, long patienceNanos) {
+        int failed = (int) INT.getAcquire(status.segment(), FAILED);
+        if (failed != 0) {
+            throw new dev.ferry.StreamOperationException("allReduce in stream order on rank " + comm.rank() + ": an earlier round's kernel waited "
+                    + patienceNanos / 1_000_000 + " ms (ferry.timeout) for a peer that never arrived; its result and every later one are undefined",
+                    new dev.ferry.OperationTimeoutException("a peer's kernel did not arrive within ferry.timeout"));
+        }
+        streamed = true;
+        DeviceReduction.allReduceStream(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, system, status.address() + FAILED,
+                patienceNanos > 0 ? patienceNanos : Long.MAX_VALUE, stream);
+        rt.count("shortAllReducesOnStream");
+    }
+
+    /**
      * Waits for the kernel's status word, which it writes last (after its result and its
      * acknowledgements, fenced for every GPU that reads them): under MPS the word arrives several
      * microseconds before a stream synchronize returns. The stream is queried now and then, so that a
@@ -252,6 +277,11 @@ final class ShortAllReduce {
         try {
             long deadline = System.nanoTime() + CLOSE_NANOS;
             MemorySegment acks = status.segment().asSlice(64, 64);
+            if (streamed) {
+                // the GPU counted the rounds: its count, once the stream-ordered rounds are done (the view synchronized)
+                Cuda.copy(status.address() + 16, scratch.address() + 8, 8);
+                round = status.segment().get(ValueLayout.JAVA_LONG, 16);
+            }
             while (round > 0) {
                 Cuda.copy(status.address() + 64, scratch.address() + 64, 8L * n);
                 boolean all = true;

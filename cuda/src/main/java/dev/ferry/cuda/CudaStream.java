@@ -105,6 +105,14 @@ public final class CudaStream implements AutoCloseable, dev.ferry.DeviceStream {
         return true;
     }
 
+    /** True while the stream is being captured into a CUDA graph. */
+    public boolean isCapturing() {
+        device.makeCurrent();
+        int[] status = new int[1];
+        check(jcuda.driver.JCudaDriver.cuStreamIsCapturing(stream, status), "cuStreamIsCapturing");
+        return status[0] != 0;
+    }
+
     /** Makes later work on this stream wait for {@code event}. */
     public void waitFor(CudaEvent event) {
         device.makeCurrent();

@@ -4,7 +4,6 @@ package dev.ferry.cuda;
 
 import static dev.ferry.cuda.CudaCalls.check;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
-import static jcuda.driver.JCudaDriver.cuStreamIsCapturing;
 import static jcuda.driver.JCudaDriver.cuStreamWaitValue64;
 import static jcuda.driver.JCudaDriver.cuStreamWriteValue64;
 
@@ -98,10 +97,7 @@ final class CudaStreamOrder implements DeviceSupport.StreamOrder {
 
     @Override
     public boolean capturing() {
-        stream.device().makeCurrent();
-        int[] status = new int[1];
-        check(cuStreamIsCapturing(stream.handle(), status), "cuStreamIsCapturing");
-        return status[0] != 0;
+        return stream.isCapturing();
     }
 
     @Override

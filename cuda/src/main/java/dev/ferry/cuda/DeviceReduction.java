@@ -185,6 +185,41 @@ public final class DeviceReduction {
                 status, patienceNanos, type, op);
     }
 
+    /**
+     * {@link #allReduceShort} in stream order: the round is counted on the GPU (in the rank's own
+     * scratch header at 8, the last round its kernels ran; zero before the first), so that every
+     * launch, and every replay of a CUDA graph that captured one, runs the next round; launched
+     * with cuLaunchKernel itself (capturable). A rank that waits {@code patienceNanos} for a peer
+     * without seeing it arrive sets the int at {@code failed} (host memory the GPU can write) to 1,
+     * which the kernels never clear, and ends its round with a wrong result.
+     *
+     * @throws dev.ferry.InvalidReduceOpException when MPI does not define {@code op} for {@code type}
+     * @throws InvalidArgumentException           as {@link #allReduceShort}
+     */
+    public static void allReduceStream(DataType type, ReduceOp op, long out, long in, long[] scratches, int me, long count, long slotBytes,
+                                       boolean system, long failed, long patienceNanos, CudaStream stream) {
+        op.check("device reduction", type);
+        if (scratches.length < 1 || scratches.length > MAX_SOURCES || me < 0 || me >= scratches.length) {
+            throw new InvalidArgumentException("stream allReduce: rank " + me + " of " + scratches.length + " (1 to " + MAX_SOURCES + " ranks)");
+        }
+        if (count <= 0 || type.bytes(count) > slotBytes || slotBytes % 16 != 0) {
+            throw new InvalidArgumentException("stream allReduce: " + count + " " + type + " elements in slots of " + slotBytes
+                    + " bytes (a positive count that fits; slots a multiple of 16 bytes)");
+        }
+        int align = alignment(type);
+        checkAligned(type, align, out, "the result");
+        checkAligned(type, align, in, "the input");
+        for (int r = 0; r < scratches.length; r++) {
+            checkAligned(type, 16, scratches[r], "rank " + r + "'s scratch");
+        }
+        if (failed == 0 || failed % 4 != 0) {
+            throw new InvalidArgumentException("stream allReduce: the failure word at 0x" + Long.toHexString(failed) + " is null or misaligned");
+        }
+        long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_STREAM);
+        int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
+        Loaded.launchStream(function, threads, stream, out, in, scratches, me, count, slotBytes, system, failed, patienceNanos, type, op);
+    }
+
     /** The alignment in bytes the kernels need for {@code type}: its size, and for a pair type that of its value's C struct. */
     public static int alignment(DataType type) {
         return switch (type.kind()) {
@@ -224,7 +259,9 @@ public final class DeviceReduction {
         /** {@link #reduce}: {@code ferry_reduce_<type>_<op>}. */
         REDUCE("ferry_reduce_"),
         /** {@link #allReduceShort}: {@code ferry_allreduce_short_<type>_<op>}. */
-        ALLREDUCE_SHORT("ferry_allreduce_short_");
+        ALLREDUCE_SHORT("ferry_allreduce_short_"),
+        /** {@link #allReduceStream}: {@code ferry_allreduce_stream_<type>_<op>}. */
+        ALLREDUCE_STREAM("ferry_allreduce_stream_");
 
         final String prefix;
 
@@ -344,6 +381,46 @@ public final class DeviceReduction {
             a.status.set(JAVA_LONG, 0, status);
             a.patience.set(JAVA_LONG, 0, patience);
             stream.kernelGraph().launch(function, 1, threads, a.params, () -> entry(Kernel.ALLREDUCE_SHORT, type, op) + ", " + count + " elements");
+        }
+
+        /** Parameter block of a stream allReduce launch, reused per thread: its ten parameters and the array of pointers to them. */
+        private static final class StreamArgs {
+            final MemorySegment out, in, scratches, me, ranks, n, slotBytes, system, failed, patience, params;
+
+            StreamArgs(Arena a) {
+                out = a.allocate(JAVA_LONG);
+                in = a.allocate(JAVA_LONG);
+                scratches = a.allocate(8L * MAX_SOURCES, 8);
+                me = a.allocate(JAVA_INT);
+                ranks = a.allocate(JAVA_INT);
+                n = a.allocate(JAVA_LONG);
+                slotBytes = a.allocate(JAVA_LONG);
+                system = a.allocate(JAVA_INT);
+                failed = a.allocate(JAVA_LONG);
+                patience = a.allocate(JAVA_LONG);
+                MemorySegment[] all = {out, in, scratches, me, ranks, n, slotBytes, system, failed, patience};
+                params = a.allocate(ADDRESS, all.length);
+                for (int i = 0; i < all.length; i++) params.setAtIndex(ADDRESS, i, all[i]);
+            }
+        }
+
+        private static final ThreadLocal<StreamArgs> STREAM_ARGS = ThreadLocal.withInitial(() -> new StreamArgs(Arena.ofAuto()));
+
+        static void launchStream(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count,
+                                 long slotBytes, boolean system, long failed, long patience, DataType type, ReduceOp op) {
+            StreamArgs a = STREAM_ARGS.get();
+            a.out.set(JAVA_LONG, 0, out);
+            a.in.set(JAVA_LONG, 0, in);
+            a.scratches.fill((byte) 0);
+            for (int i = 0; i < scratches.length; i++) a.scratches.setAtIndex(JAVA_LONG, i, scratches[i]);
+            a.me.set(JAVA_INT, 0, me);
+            a.ranks.set(JAVA_INT, 0, scratches.length);
+            a.n.set(JAVA_LONG, 0, count);
+            a.slotBytes.set(JAVA_LONG, 0, slotBytes);
+            a.system.set(JAVA_INT, 0, system ? 1 : 0);
+            a.failed.set(JAVA_LONG, 0, failed);
+            a.patience.set(JAVA_LONG, 0, patience);
+            stream.kernelGraph().launchDirect(function, 1, threads, a.params, () -> entry(Kernel.ALLREDUCE_STREAM, type, op) + ", " + count + " elements");
         }
 
         static synchronized int multiprocessors(CudaDevice device) {

@@ -79,6 +79,21 @@ final class KernelGraph implements AutoCloseable {
         }
     }
 
+    /**
+     * Launches {@code function} on the stream with cuLaunchKernel itself, never through the graph:
+     * for launches that a graph of the program's may capture (a launch of a graph of ours would be).
+     */
+    void launchDirect(long function, int blocks, int threads, MemorySegment params, Supplier<String> what) {
+        long s = JCudaPointers.handle(stream.handle());
+        try {
+            check((int) Driver.LAUNCH.invokeExact(function, blocks, 1, 1, threads, 1, 1, 0, s, params, MemorySegment.NULL), "cuLaunchKernel", what);
+        } catch (CudaException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new CudaException("launch of " + what.get() + " failed: " + t, t);
+        }
+    }
+
     private void instantiate(Supplier<String> what) throws Throwable {
         stream.device().makeCurrent();
         try (Arena a = Arena.ofConfined()) {
