@@ -421,7 +421,7 @@ run_main() {
     mpi_env "$flavour"; java_line
     say "main $name: $cls $*"
     local t0=$SECONDS
-    timeout 300 "${LAUNCH[@]}" -np "$np" "${JL[@]}" $JOPTS "$cls" "$@" > "$W/logs/$name.log" 2>&1
+    timeout "${MAIN_TIMEOUT:-300}" "${LAUNCH[@]}" -np "$np" "${JL[@]}" $JOPTS "$cls" "$@" > "$W/logs/$name.log" 2>&1
     local rc=$?
     md "- \`$name\`: \`mpirun -np $np java ... $JOPTS $cls $*\` ($flavour MPI): exit $rc, $((SECONDS - t0)) s"
     return $rc
@@ -764,9 +764,15 @@ step_stream() {
         for args in "${sets[@]}"; do
             [ -n "$args" ] || continue
             k=$((k + 1))
+            # DP_DUMP_AFTER=S: the ranks print their threads (SIGQUIT) after S seconds, for a run that does not end
+            local dumper=""
+            if [ -n "${DP_DUMP_AFTER:-}" ]; then
+                (sleep "$DP_DUMP_AFTER"; pkill -QUIT -f dev.ferry.examples.DataParallel) & dumper=$!
+            fi
             # shellcheck disable=SC2086 # each set is a list of options
             JOPTS="-Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" run_main data-parallel-np$np-$k cuda $np dev.ferry.examples.DataParallel \
                 --steps "${DP_STEPS:-10}" $args < /dev/null
+            [ -n "$dumper" ] && kill "$dumper" 2>/dev/null
             md '```'; grep -a -E "data-parallel|Exception" "$W/logs/data-parallel-np$np-$k.log" | head -5 >> "$SUMMARY"; md '```'; md ""
         done
     done

@@ -54,10 +54,11 @@ public final class StreamOrderedAllReduce {
                     int calls = bytes <= (1 << 20) ? smallCalls : bytes <= (16 << 20) ? 200 : 20;
                     // warm-up, and the algorithm the planner picks for the stream-ordered call
                     CollectivesDiagnostics.forgetLastAlgorithm();
-                    for (int i = 0; i < Math.min(calls, 100); i++) v.allReduce(a, b, count, DataType.FLOAT, ReduceOp.SUM);
+                    // warm-up: one batch of each (the JIT compiles the calls' paths during the first sizes' batches otherwise)
+                    for (int i = 0; i < calls; i++) v.allReduce(a, b, count, DataType.FLOAT, ReduceOp.SUM);
                     v.synchronize();
                     String algorithm = CollectivesDiagnostics.lastAlgorithm();
-                    for (int i = 0; i < Math.min(calls, 100); i++) comm.allReduce(a, b, count, DataType.FLOAT, ReduceOp.SUM);
+                    for (int i = 0; i < calls; i++) comm.allReduce(a, b, count, DataType.FLOAT, ReduceOp.SUM);
                     double[] streamed = new double[BATCHES], blocking = new double[BATCHES];
                     for (int k = 0; k < BATCHES; k++) {
                         comm.barrier();
