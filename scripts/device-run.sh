@@ -760,14 +760,14 @@ step_stream() {
         fi
         # DP_RUNS: the example's option sets, separated by ";" (default: as README runs it, then with a high-priority stream)
         local k=0 args sets
-        IFS=';' read -ra sets <<< "${DP_RUNS:---mib 256;--mib 256 --high-priority}"
+        IFS=';' read -ra sets <<< "${DP_RUNS-"--mib 256;--mib 256 --high-priority"}" # DP_RUNS= (empty): none
         for args in "${sets[@]}"; do
             [ -n "$args" ] || continue
             k=$((k + 1))
             # DP_DUMP_AFTER=S: the ranks print their threads (SIGQUIT) after S seconds, for a run that does not end
             local dumper=""
             if [ -n "${DP_DUMP_AFTER:-}" ]; then
-                (sleep "$DP_DUMP_AFTER"; pkill -QUIT -f dev.ferry.examples.DataParallel) & dumper=$!
+                (sleep "$DP_DUMP_AFTER"; pkill -QUIT -f "^[^ ]*java .*dev.ferry.examples.DataParallel") & dumper=$!
             fi
             # shellcheck disable=SC2086 # each set is a list of options
             JOPTS="-Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" run_main data-parallel-np$np-$k cuda $np dev.ferry.examples.DataParallel \

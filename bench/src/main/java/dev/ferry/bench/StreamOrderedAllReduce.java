@@ -46,6 +46,15 @@ public final class StreamOrderedAllReduce {
                 System.out.println("each: the slowest rank's time per call in a batch enqueued back to back, median (min-max) of " + BATCHES + " batches, us");
                 System.out.printf(Locale.ROOT, "%12s %8s %26s %26s  %s%n", "bytes", "calls", "stream-ordered", "blocking", "algorithm (stream-ordered)");
             }
+            // the process's first thousands of calls run slower (the JIT, the GPU's clocks): a warm-up before any size
+            try (DeviceBuffer a = Cuda.allocate(8); DeviceBuffer b = Cuda.allocate(8)) {
+                Cuda.fill(a, (byte) 0);
+                for (int round = 0; round < 5; round++) {
+                    for (int i = 0; i < 2000; i++) v.allReduce(a, b, 2, DataType.FLOAT, ReduceOp.SUM);
+                    v.synchronize();
+                    for (int i = 0; i < 2000; i++) comm.allReduce(a, b, 2, DataType.FLOAT, ReduceOp.SUM);
+                }
+            }
             for (long bytes : SIZES) {
                 if (bytes > max) break;
                 long count = bytes / 4;
