@@ -24,12 +24,17 @@ package dev.ferry;
  * </ul>
  *
  * <h2>How it runs</h2>
- * Where the planner runs a collective on the GPU alone (NCCL's, one GPU per rank), it is launched on
- * the stream itself, and a CUDA graph may capture it. Every other operation (MPI, the staged
- * pipeline, the node's IPC collectives, point-to-point) is run by a thread of the view's when the
- * stream reaches it: an event marks the point, and the stream waits on a value that the thread
- * writes when the operation is done. Such an operation cannot be captured:
- * {@link CaptureUnsupportedException}.
+ * Where the planner runs a collective on the GPU alone, it is launched on the stream itself, and a
+ * CUDA graph may capture it: an allReduce of up to 16 KiB per rank among the ranks of one node
+ * (one GPU each, or sharing one under CUDA MPS), one kernel per rank that meets its peers' on the
+ * GPU ({@code ipc-short}); and NCCL's collectives, one GPU per rank. Such a path is set up at its
+ * first call on a view, which must not be captured (make one call before the capture; a first call
+ * under capture takes another path). Every other operation (MPI, the staged pipeline, the node's
+ * other IPC collectives, point-to-point) is run by a thread of the view's when the stream reaches
+ * it: an event marks the point, and the stream waits on a value that the thread writes when the
+ * operation is done. Such an operation cannot be captured: {@link CaptureUnsupportedException}.
+ * A kernel that waits on the GPU for a peer gives up after {@code ferry.timeout} (when set) and
+ * the view's next such call throws {@link StreamOperationException}.
  *
  * <h2>Errors</h2>
  * Mistakes that the call can see (host memory, a closed buffer or view, a bad count, rank, tag or
