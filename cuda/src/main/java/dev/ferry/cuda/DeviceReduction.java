@@ -161,23 +161,7 @@ public final class DeviceReduction {
      */
     public static void allReduceShort(DataType type, ReduceOp op, long out, long in, long[] scratches, int me, long count, long slotBytes,
                                       long seq, boolean resume, boolean system, long status, long patienceNanos, CudaStream stream) {
-        op.check("device reduction", type);
-        if (scratches.length < 1 || scratches.length > MAX_SOURCES || me < 0 || me >= scratches.length) {
-            throw new InvalidArgumentException("short allReduce: rank " + me + " of " + scratches.length + " (1 to " + MAX_SOURCES + " ranks)");
-        }
-        if (count <= 0 || type.bytes(count) > slotBytes || slotBytes % 16 != 0) {
-            throw new InvalidArgumentException("short allReduce: " + count + " " + type + " elements in slots of " + slotBytes
-                    + " bytes (a positive count that fits; slots a multiple of 16 bytes)");
-        }
-        int align = alignment(type);
-        checkAligned(type, align, out, "the result");
-        checkAligned(type, align, in, "the input");
-        for (int r = 0; r < scratches.length; r++) {
-            checkAligned(type, 16, scratches[r], "rank " + r + "'s scratch");
-        }
-        if (status == 0 || status % 4 != 0) {
-            throw new InvalidArgumentException("short allReduce: the status word at 0x" + Long.toHexString(status) + " is null or misaligned");
-        }
+        checkShort("short allReduce", type, op, out, in, scratches, me, count, slotBytes, status, "the status word");
         Cuda.ensureAvailability();
         long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_SHORT);
         int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
@@ -198,12 +182,21 @@ public final class DeviceReduction {
      */
     public static void allReduceStream(DataType type, ReduceOp op, long out, long in, long[] scratches, int me, long count, long slotBytes,
                                        boolean system, long failed, long patienceNanos, CudaStream stream) {
+        checkShort("stream allReduce", type, op, out, in, scratches, me, count, slotBytes, failed, "the failure word");
+        long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_STREAM);
+        int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
+        Loaded.launchStream(function, threads, stream, out, in, scratches, me, count, slotBytes, system, failed, patienceNanos, type, op);
+    }
+
+    /** The arguments of {@link #allReduceShort} and {@link #allReduceStream}; {@code word} is their int in host memory. */
+    private static void checkShort(String what, DataType type, ReduceOp op, long out, long in, long[] scratches, int me, long count, long slotBytes,
+                                   long word, String wordName) {
         op.check("device reduction", type);
         if (scratches.length < 1 || scratches.length > MAX_SOURCES || me < 0 || me >= scratches.length) {
-            throw new InvalidArgumentException("stream allReduce: rank " + me + " of " + scratches.length + " (1 to " + MAX_SOURCES + " ranks)");
+            throw new InvalidArgumentException(what + ": rank " + me + " of " + scratches.length + " (1 to " + MAX_SOURCES + " ranks)");
         }
         if (count <= 0 || type.bytes(count) > slotBytes || slotBytes % 16 != 0) {
-            throw new InvalidArgumentException("stream allReduce: " + count + " " + type + " elements in slots of " + slotBytes
+            throw new InvalidArgumentException(what + ": " + count + " " + type + " elements in slots of " + slotBytes
                     + " bytes (a positive count that fits; slots a multiple of 16 bytes)");
         }
         int align = alignment(type);
@@ -212,12 +205,9 @@ public final class DeviceReduction {
         for (int r = 0; r < scratches.length; r++) {
             checkAligned(type, 16, scratches[r], "rank " + r + "'s scratch");
         }
-        if (failed == 0 || failed % 4 != 0) {
-            throw new InvalidArgumentException("stream allReduce: the failure word at 0x" + Long.toHexString(failed) + " is null or misaligned");
+        if (word == 0 || word % 4 != 0) {
+            throw new InvalidArgumentException(what + ": " + wordName + " at 0x" + Long.toHexString(word) + " is null or misaligned");
         }
-        long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_STREAM);
-        int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
-        Loaded.launchStream(function, threads, stream, out, in, scratches, me, count, slotBytes, system, failed, patienceNanos, type, op);
     }
 
     /** The alignment in bytes the kernels need for {@code type}: its size, and for a pair type that of its value's C struct. */
@@ -339,9 +329,14 @@ public final class DeviceReduction {
             stream.kernelGraph().launch(function, blocks, THREADS, a.params, () -> entry(type, op) + ", " + count + " elements");
         }
 
-        /** Parameter block of a short allReduce launch, reused per thread: its twelve parameters and the array of pointers to them. */
+        /**
+         * Parameter block of a short allReduce launch, reused per thread: the values, and the arrays
+         * of pointers to them of the two kernels ({@code ferry_allreduce_short_*}: twelve;
+         * {@code ferry_allreduce_stream_*}: ten, without the round and the resume flag, the failure
+         * word where the status word is).
+         */
         private static final class ShortArgs {
-            final MemorySegment out, in, scratches, me, ranks, n, slotBytes, seq, resume, system, status, patience, params;
+            final MemorySegment out, in, scratches, me, ranks, n, slotBytes, seq, resume, system, word, patience, params, streamParams;
 
             ShortArgs(Arena a) {
                 out = a.allocate(JAVA_LONG);
@@ -354,11 +349,32 @@ public final class DeviceReduction {
                 seq = a.allocate(JAVA_LONG);
                 resume = a.allocate(JAVA_INT);
                 system = a.allocate(JAVA_INT);
-                status = a.allocate(JAVA_LONG);
+                word = a.allocate(JAVA_LONG);
                 patience = a.allocate(JAVA_LONG);
-                MemorySegment[] all = {out, in, scratches, me, ranks, n, slotBytes, seq, resume, system, status, patience};
-                params = a.allocate(ADDRESS, all.length);
-                for (int i = 0; i < all.length; i++) params.setAtIndex(ADDRESS, i, all[i]);
+                params = pointers(a, out, in, scratches, me, ranks, n, slotBytes, seq, resume, system, word, patience);
+                streamParams = pointers(a, out, in, scratches, me, ranks, n, slotBytes, system, word, patience);
+            }
+
+            private static MemorySegment pointers(Arena a, MemorySegment... values) {
+                MemorySegment p = a.allocate(ADDRESS, values.length);
+                for (int i = 0; i < values.length; i++) p.setAtIndex(ADDRESS, i, values[i]);
+                return p;
+            }
+
+            /** The values both kernels take. */
+            ShortArgs set(long out, long in, long[] scratches, int me, long count, long slotBytes, boolean system, long word, long patience) {
+                this.out.set(JAVA_LONG, 0, out);
+                this.in.set(JAVA_LONG, 0, in);
+                this.scratches.fill((byte) 0);
+                for (int i = 0; i < scratches.length; i++) this.scratches.setAtIndex(JAVA_LONG, i, scratches[i]);
+                this.me.set(JAVA_INT, 0, me);
+                this.ranks.set(JAVA_INT, 0, scratches.length);
+                this.n.set(JAVA_LONG, 0, count);
+                this.slotBytes.set(JAVA_LONG, 0, slotBytes);
+                this.system.set(JAVA_INT, 0, system ? 1 : 0);
+                this.word.set(JAVA_LONG, 0, word);
+                this.patience.set(JAVA_LONG, 0, patience);
+                return this;
             }
         }
 
@@ -366,61 +382,16 @@ public final class DeviceReduction {
 
         static void launchShort(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count, long slotBytes,
                                 long seq, boolean resume, boolean system, long status, long patience, DataType type, ReduceOp op) {
-            ShortArgs a = SHORT_ARGS.get();
-            a.out.set(JAVA_LONG, 0, out);
-            a.in.set(JAVA_LONG, 0, in);
-            a.scratches.fill((byte) 0);
-            for (int i = 0; i < scratches.length; i++) a.scratches.setAtIndex(JAVA_LONG, i, scratches[i]);
-            a.me.set(JAVA_INT, 0, me);
-            a.ranks.set(JAVA_INT, 0, scratches.length);
-            a.n.set(JAVA_LONG, 0, count);
-            a.slotBytes.set(JAVA_LONG, 0, slotBytes);
+            ShortArgs a = SHORT_ARGS.get().set(out, in, scratches, me, count, slotBytes, system, status, patience);
             a.seq.set(JAVA_LONG, 0, seq);
             a.resume.set(JAVA_INT, 0, resume ? 1 : 0);
-            a.system.set(JAVA_INT, 0, system ? 1 : 0);
-            a.status.set(JAVA_LONG, 0, status);
-            a.patience.set(JAVA_LONG, 0, patience);
             stream.kernelGraph().launch(function, 1, threads, a.params, () -> entry(Kernel.ALLREDUCE_SHORT, type, op) + ", " + count + " elements");
         }
 
-        /** Parameter block of a stream allReduce launch, reused per thread: its ten parameters and the array of pointers to them. */
-        private static final class StreamArgs {
-            final MemorySegment out, in, scratches, me, ranks, n, slotBytes, system, failed, patience, params;
-
-            StreamArgs(Arena a) {
-                out = a.allocate(JAVA_LONG);
-                in = a.allocate(JAVA_LONG);
-                scratches = a.allocate(8L * MAX_SOURCES, 8);
-                me = a.allocate(JAVA_INT);
-                ranks = a.allocate(JAVA_INT);
-                n = a.allocate(JAVA_LONG);
-                slotBytes = a.allocate(JAVA_LONG);
-                system = a.allocate(JAVA_INT);
-                failed = a.allocate(JAVA_LONG);
-                patience = a.allocate(JAVA_LONG);
-                MemorySegment[] all = {out, in, scratches, me, ranks, n, slotBytes, system, failed, patience};
-                params = a.allocate(ADDRESS, all.length);
-                for (int i = 0; i < all.length; i++) params.setAtIndex(ADDRESS, i, all[i]);
-            }
-        }
-
-        private static final ThreadLocal<StreamArgs> STREAM_ARGS = ThreadLocal.withInitial(() -> new StreamArgs(Arena.ofAuto()));
-
         static void launchStream(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count,
                                  long slotBytes, boolean system, long failed, long patience, DataType type, ReduceOp op) {
-            StreamArgs a = STREAM_ARGS.get();
-            a.out.set(JAVA_LONG, 0, out);
-            a.in.set(JAVA_LONG, 0, in);
-            a.scratches.fill((byte) 0);
-            for (int i = 0; i < scratches.length; i++) a.scratches.setAtIndex(JAVA_LONG, i, scratches[i]);
-            a.me.set(JAVA_INT, 0, me);
-            a.ranks.set(JAVA_INT, 0, scratches.length);
-            a.n.set(JAVA_LONG, 0, count);
-            a.slotBytes.set(JAVA_LONG, 0, slotBytes);
-            a.system.set(JAVA_INT, 0, system ? 1 : 0);
-            a.failed.set(JAVA_LONG, 0, failed);
-            a.patience.set(JAVA_LONG, 0, patience);
-            stream.kernelGraph().launchDirect(function, 1, threads, a.params, () -> entry(Kernel.ALLREDUCE_STREAM, type, op) + ", " + count + " elements");
+            ShortArgs a = SHORT_ARGS.get().set(out, in, scratches, me, count, slotBytes, system, failed, patience);
+            stream.kernelGraph().launchDirect(function, 1, threads, a.streamParams, () -> entry(Kernel.ALLREDUCE_STREAM, type, op) + ", " + count + " elements");
         }
 
         static synchronized int multiprocessors(CudaDevice device) {
