@@ -33,8 +33,8 @@ package dev.ferry;
  * other IPC collectives, point-to-point) is run by a thread of the view's when the stream reaches
  * it: an event marks the point, and the stream waits on a value that the thread writes when the
  * operation is done. Such an operation cannot be captured: {@link CaptureUnsupportedException}.
- * A kernel that waits on the GPU for a peer gives up after {@code ferry.timeout} (when set) and
- * the view's next such call throws {@link StreamOperationException}.
+ * A kernel that waits on the GPU for a peer gives up after {@code ferry.timeout} (when set); the
+ * view's next call or {@link #synchronize()} throws {@link StreamOperationException}.
  *
  * <h2>Errors</h2>
  * Mistakes that the call can see (host memory, a closed buffer or view, a bad count, rank, tag or

@@ -70,6 +70,11 @@ public abstract class ForwardingTransport implements Transport {
     }
 
     @Override
+    public void throwStreamFailure() {
+        inner.throwStreamFailure();
+    }
+
+    @Override
     public void progress() {
         inner.progress();
     }

@@ -344,6 +344,13 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
 
     private void throwFailure(String op) {
         Throwable f = failure;
+        if (f == null) {
+            try {
+                own.transport().throwStreamFailure(); // an operation on the GPU alone that failed there
+            } catch (StreamOperationException e) {
+                failure = f = e.getCause() != null ? e.getCause() : e;
+            }
+        }
         if (f != null) {
             throw new StreamOperationException(op + " on " + this + ": an operation enqueued earlier on this view failed after its call returned: " + f, f);
         }

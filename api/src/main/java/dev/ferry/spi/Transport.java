@@ -76,6 +76,14 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * Throws {@link dev.ferry.StreamOperationException} when work that {@link #enqueueOnStream}
+     * put on a stream failed after its call returned (a kernel that gave up waiting for a peer); the
+     * stream-ordered view asks at each call and at {@code synchronize()}. Cheap: no device call.
+     */
+    default void throwStreamFailure() {
+    }
+
+    /**
      * Advances what the program left pending on this transport (MPI's progress rule), for a rank
      * that waits for its peers inside a collective that Ferry runs itself: a probe makes an MPI
      * library progress its requests.

@@ -82,6 +82,10 @@ public interface Algorithm extends AutoCloseable {
         return false;
     }
 
+    /** Throws {@link dev.ferry.StreamOperationException} when a call it enqueued failed after returning ({@link dev.ferry.spi.Transport#throwStreamFailure}). */
+    default void throwStreamFailure() {
+    }
+
     /** Frees what the algorithm keeps between calls (with its communicator). */
     @Override
     default void close() {

@@ -174,6 +174,11 @@ final class IpcAlgorithms {
         }
 
         @Override
+        public void throwStreamFailure() {
+            if (kind == Kind.SHORT) owner.engine.throwStreamFailure(owner.timeoutNanos);
+        }
+
+        @Override
         public void close() {
             if (!closed) {
                 closed = true;

@@ -298,6 +298,12 @@ final class IpcCollectives {
         return true;
     }
 
+    /** Throws when a stream-ordered short round of this communicator gave up waiting for a peer ({@link ShortAllReduce#throwIfFailed}). */
+    void throwStreamFailure(long patienceNanos) {
+        ShortAllReduce s = streamShort;
+        if (s != null) s.throwIfFailed(patienceNanos);
+    }
+
     /** allReduce: every rank folds all inputs into its result ({@code sliced} false), or reduce-scatter then all-gather, fused. */
     boolean allReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op, boolean sliced) {
         Call c = begin("allReduce", send, recv, type, count, true, sliced ? Need.A_AND_B : Need.A, -1);

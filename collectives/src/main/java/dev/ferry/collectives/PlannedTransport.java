@@ -150,6 +150,12 @@ public final class PlannedTransport extends ForwardingTransport {
     }
 
     @Override
+    public void throwStreamFailure() {
+        for (Algorithm a : planner.algorithms()) a.throwStreamFailure();
+        inner.throwStreamFailure();
+    }
+
+    @Override
     public boolean enqueuesOnStream(dev.ferry.spi.StreamCollective c) {
         CollectiveCall call = streamCall(c);
         return call != null && planner.onStream(call.shape()).length > 0;

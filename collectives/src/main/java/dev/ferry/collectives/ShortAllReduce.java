@@ -236,16 +236,21 @@ final class ShortAllReduce {
      * {@code patienceNanos} for a peer marks the instance failed: the next call throws.
      */
     void enqueue(long send, long recv, long count, DataType type, ReduceOp op, CudaStream stream, long patienceNanos) {
-        int failed = (int) INT.getAcquire(status.segment(), FAILED);
-        if (failed != 0) {
-            throw new dev.ferry.StreamOperationException("allReduce in stream order on rank " + comm.rank() + ": an earlier round's kernel waited "
-                    + patienceNanos / 1_000_000 + " ms (ferry.timeout) for a peer that never arrived; its result and every later one are undefined",
-                    new dev.ferry.OperationTimeoutException("a peer's kernel did not arrive within ferry.timeout"));
-        }
+        throwIfFailed(patienceNanos);
         streamed = true;
         DeviceReduction.allReduceStream(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, system, status.address() + FAILED,
                 patienceNanos > 0 ? patienceNanos : Long.MAX_VALUE, stream);
         rt.count("shortAllReducesOnStream");
+    }
+
+    /** Throws when a stream-ordered round's kernel gave up waiting for a peer (the word it sets, read from host memory). */
+    void throwIfFailed(long patienceNanos) {
+        if (closed || !streamed) return;
+        if ((int) INT.getAcquire(status.segment(), FAILED) != 0) {
+            throw new dev.ferry.StreamOperationException("allReduce in stream order on rank " + comm.rank() + ": an earlier round's kernel waited "
+                    + patienceNanos / 1_000_000 + " ms (ferry.timeout) for a peer that never arrived; its result and every later one are undefined",
+                    new dev.ferry.OperationTimeoutException("a peer's kernel did not arrive within ferry.timeout"));
+        }
     }
 
     /**
