@@ -731,19 +731,8 @@ final class IpcCollectives {
         }
         if (same) return;
         // the message only when they disagree: this runs at every call of the node's collectives
-        java.util.Map<String, java.util.List<Integer>> calls = new java.util.LinkedHashMap<>();
-        for (int r = 0; r < n; r++) {
-            long at = (long) r * RECORD;
-            Collective c = Collective.values()[(int) s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + OP)];
-            int rr = s.get(ValueLayout.JAVA_INT_UNALIGNED, at + 12);
-            long rb = s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + BYTES);
-            calls.computeIfAbsent(c.label() + "(" + (rr >= 0 ? "root " + rr + ", " : "") + rb + " bytes)", k -> new java.util.ArrayList<>()).add(r);
-        }
-        StringBuilder b = new StringBuilder();
-        calls.forEach((call, ranks) -> b.append(b.length() == 0 ? "" : "; ").append(ranks.size() == 1 ? "rank " : "ranks ")
-                .append(ranks.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(","))).append(" called ").append(call));
-        throw new dev.ferry.CollectiveMismatchException(what + " on " + comm + ": the ranks' calls disagree: " + b
-                + " (each rank must call the same collective with the same root and amount of data)");
+        throw SameCall.mismatch(what + " on " + comm, n, r -> Collective.values()[(int) s.get(ValueLayout.JAVA_LONG_UNALIGNED, (long) r * RECORD + OP)],
+                r -> s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 12), r -> s.get(ValueLayout.JAVA_LONG_UNALIGNED, (long) r * RECORD + BYTES));
     }
 
     /** Whether a rank's buffers can take this path: ELIGIBLE, HOST or REFUSED (and why), and their GPU (-1: none). */

@@ -39,18 +39,9 @@ public final class Planner implements AutoCloseable {
     private final Algorithm preferred;
     /** {@code ferry.collectives.uniformBuffers}: votes are each rank's own answer. */
     private final boolean uniform;
-    private final Map<Shape, Algorithm[]> plans = new LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Shape, Algorithm[]> e) {
-            return size() > PLANS_KEPT;
-        }
-    };
-    private final Map<Shape, Algorithm[]> streamPlans = new LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Shape, Algorithm[]> e) {
-            return size() > PLANS_KEPT;
-        }
-    };
+    private final Map<Shape, Algorithm[]> plans = recentPlans();
+    /** {@link #onStream}'s answers. */
+    private final Map<Shape, Algorithm[]> streamPlans = recentPlans();
     /** The algorithm of this thread's last call (for call events and tests). */
     private static final ThreadLocal<String> LAST = new ThreadLocal<>();
 
@@ -170,10 +161,7 @@ public final class Planner implements AutoCloseable {
         for (Algorithm a : algorithms) {
             if (a.carries(s.collective()) && a.unfit(s, t) == null) fit.add(a);
         }
-        fit.sort(Comparator.comparingDouble((Algorithm a) -> {
-            double c = cost(a, s);
-            return Double.isNaN(c) ? Double.POSITIVE_INFINITY : c;
-        }).thenComparingInt(Algorithm::preference));
+        fit.sort(byCost(s));
         if (preferred != null && fit.remove(preferred)) {
             fit.add(0, preferred);
         }
@@ -186,6 +174,24 @@ public final class Planner implements AutoCloseable {
             throw new IllegalStateException("no algorithm that takes any buffers runs " + s + " on " + t.describe() + " (algorithms: " + names() + ")");
         }
         return order.toArray(new Algorithm[0]);
+    }
+
+    /** A cache of plans by shape that keeps the {@link #PLANS_KEPT} last used. */
+    private static Map<Shape, Algorithm[]> recentPlans() {
+        return new LinkedHashMap<>(64, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Shape, Algorithm[]> e) {
+                return size() > PLANS_KEPT;
+            }
+        };
+    }
+
+    /** Cheapest first for calls of {@code s} (no cost: last), then by preference. */
+    private Comparator<Algorithm> byCost(Shape s) {
+        return Comparator.comparingDouble((Algorithm a) -> {
+            double c = cost(a, s);
+            return Double.isNaN(c) ? Double.POSITIVE_INFINITY : c;
+        }).thenComparingInt(Algorithm::preference);
     }
 
     /**
@@ -206,10 +212,7 @@ public final class Planner implements AutoCloseable {
                 for (Algorithm a : algorithms) {
                     if (a.carries(s.collective()) && a.enqueues(s.collective()) && a.unfit(s, t) == null) fit.add(a);
                 }
-                fit.sort(Comparator.comparingDouble((Algorithm a) -> {
-                    double c = cost(a, s);
-                    return Double.isNaN(c) ? Double.POSITIVE_INFINITY : c;
-                }).thenComparingInt(Algorithm::preference));
+                fit.sort(byCost(s));
             }
             p = fit.toArray(new Algorithm[0]);
             streamPlans.put(s, p);

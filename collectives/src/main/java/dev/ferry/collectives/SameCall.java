@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
+import java.util.function.IntToLongFunction;
 import java.util.stream.Collectors;
 
 /**
@@ -57,18 +59,28 @@ public final class SameCall implements AutoCloseable {
         try (HostBuffer one = HostBuffer.allocate(WORDS * Long.BYTES); HostBuffer all = HostBuffer.allocate((long) n * WORDS * Long.BYTES)) {
             for (int i = 0; i < WORDS; i++) one.segment().setAtIndex(ValueLayout.JAVA_LONG, i, mine[i]);
             mover.allGather(one, all, WORDS, DataType.LONG);
-            Map<String, List<Integer>> calls = new LinkedHashMap<>();
-            for (int r = 0; r < n; r++) {
-                MemorySegment a = all.segment();
-                Collective c = Collective.values()[(int) a.getAtIndex(ValueLayout.JAVA_LONG, (long) r * WORDS)];
-                long root = a.getAtIndex(ValueLayout.JAVA_LONG, (long) r * WORDS + 1), bytes = a.getAtIndex(ValueLayout.JAVA_LONG, (long) r * WORDS + 2);
-                calls.computeIfAbsent(c.label() + "(" + (root >= 0 ? "root " + root + ", " : "") + bytes + " bytes)", k -> new ArrayList<>()).add(r);
-            }
-            String who = calls.entrySet().stream().map(e -> (e.getValue().size() == 1 ? "rank " : "ranks ")
-                    + e.getValue().stream().map(String::valueOf).collect(Collectors.joining(",")) + " called " + e.getKey()).collect(Collectors.joining("; "));
-            return new CollectiveMismatchException(where + ": the ranks' calls disagree: " + who
-                    + " (each rank must call the same collective with the same root and amount of data)");
+            MemorySegment a = all.segment();
+            return mismatch(where, n, r -> Collective.values()[(int) a.getAtIndex(ValueLayout.JAVA_LONG, (long) r * WORDS)],
+                    r -> a.getAtIndex(ValueLayout.JAVA_LONG, (long) r * WORDS + 1), r -> a.getAtIndex(ValueLayout.JAVA_LONG, (long) r * WORDS + 2));
         }
+    }
+
+    /**
+     * The exception for ranks whose calls disagree, the same on every rank that has every rank's
+     * call: rank {@code r} called {@code op(r)} with {@code root(r)} (negative: none) and
+     * {@code bytes(r)}; the ranks that made one call are named together.
+     */
+    static CollectiveMismatchException mismatch(String where, int n, IntFunction<Collective> op, IntToLongFunction root, IntToLongFunction bytes) {
+        Map<String, List<Integer>> calls = new LinkedHashMap<>();
+        for (int r = 0; r < n; r++) {
+            long rr = root.applyAsLong(r);
+            calls.computeIfAbsent(op.apply(r).label() + "(" + (rr >= 0 ? "root " + rr + ", " : "") + bytes.applyAsLong(r) + " bytes)",
+                    k -> new ArrayList<>()).add(r);
+        }
+        String who = calls.entrySet().stream().map(e -> (e.getValue().size() == 1 ? "rank " : "ranks ")
+                + e.getValue().stream().map(String::valueOf).collect(Collectors.joining(",")) + " called " + e.getKey()).collect(Collectors.joining("; "));
+        return new CollectiveMismatchException(where + ": the ranks' calls disagree: " + who
+                + " (each rank must call the same collective with the same root and amount of data)");
     }
 
     @Override

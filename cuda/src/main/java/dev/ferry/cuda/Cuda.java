@@ -243,14 +243,12 @@ public final class Cuda {
      * cuMemFree and cuMemFreeHost wait for the device's streams, and one of them waits for that
      * thread.
      */
+    @SuppressWarnings("try") // the scope is held for its close (restoring the caller's context), not used
     private static void free(CudaDevice d, Runnable free) {
         dev.ferry.spi.HeldStream.runWhenReleased(() -> {
-            long caller = DriverContexts.current();
-            try {
+            try (dev.ferry.spi.DeviceSupport.Scope ignored = CudaDeviceSupport.restoring(DriverContexts.current())) {
                 d.makeCurrent();
                 free.run();
-            } finally {
-                if (DriverContexts.current() != caller) DriverContexts.setCurrent(caller);
             }
         });
     }

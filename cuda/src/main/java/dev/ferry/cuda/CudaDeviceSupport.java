@@ -123,7 +123,8 @@ public final class CudaDeviceSupport implements DeviceSupport {
         return Cuda.isAvailable() ? restoring(DriverContexts.current()) : Scope.NONE;
     }
 
-    private static Scope restoring(long caller) {
+    /** A scope whose close makes {@code caller} current again (when it is not). */
+    static Scope restoring(long caller) {
         return () -> {
             if (DriverContexts.current() != caller) {
                 DriverContexts.setCurrent(caller);

@@ -53,9 +53,7 @@ public final class CudaStream implements AutoCloseable, dev.ferry.DeviceStream {
 
     /** A stream of the program's own on {@code device} (not destroyed by {@link #close()}). */
     CudaStream(CudaDevice device, CUstream wrapped) {
-        this.device = device;
-        this.stream = wrapped;
-        this.owned = false;
+        this(device, wrapped, false);
     }
 
     @Override
