@@ -208,27 +208,41 @@ __device__ __forceinline__ void reduce(void* out, const Sources& src, int count,
     }
 }
 
-// ---- the short allReduce of the ranks of a node (DeviceReduction.allReduceShort) -------------
+// ---- the short allReduce of the ranks of a node (DeviceReduction.allReduceShort, allReduceStream)
 //
 //   ferry_allreduce_short_<type>_<op>(void* out, const void* in, Scratches s, int me, int ranks,
 //                                     long long n, long long slotBytes, unsigned long long seq,
-//                                     int resume, int system, unsigned int* status, long long patience)
+//                                     int resume, unsigned int* status, long long patience)
+//   ferry_allreduce_stream_<type>_<op>(void* out, const void* in, Scratches s, int me, int ranks,
+//                                      long long n, long long slotBytes, unsigned int* failed,
+//                                      long long patience)
 //
-// One block per rank, every rank of the node running it at once: rank `me` copies its n elements
-// from `in` into slot (seq & 1) of its scratch, publishes `seq` in its scratch's arrival flag, waits
-// for every rank's arrival flag to reach `seq`, folds slot (seq & 1) of every rank's scratch in rank
-// order into `out`, and acknowledges `seq` to every other rank r in r's scratch (r's memory is then
-// free of reads of this round: r waits for those before it frees its scratch). Scratch layout:
-// arrival flag (u64) at 0, rank q's acknowledgement (u64) at 64 + 8 q, slot k at 128 + k * slotBytes. Two slots make a second round unnecessary: a
-// rank writes slot k again in round seq + 2, which it starts only after every rank's arrival at
-// seq + 1, which each rank's stream runs after its fold of round seq. `out` may be `in`.
-// A rank that waits longer than `patience` ns returns with *status = 1 (having published its
-// arrival); the host relaunches with `resume` set, which only waits and folds. Otherwise *status = 0.
-// `system` != 0 when some rank's scratch is on another GPU: the flags' fences then have system scope,
-// and so has the fence before the status word. With every rank on this GPU that fence has GPU scope:
-// every reader of the result and of the acknowledgements is a kernel or copy of this GPU (device memory
-// that the host reads only through CUDA, after it saw the word), and a system-scope fence there cost
-// 0.6 us per call (H100, 2 ranks under MPS: bench/results/2026-11-24-h100x1-mps-short-allreduce-profile.md).
+// One block per rank, every rank of the node running it at once (peers' GPUs, or one GPU shared
+// under MPS). The ranks push instead of pulling, with no fence and no flag of their own: round
+// `seq` of rank `me` stores its n elements of `in` into every peer's scratch as 8-byte words of
+// 4 data bytes and the round's low 32 bits (one store each, which a peer sees whole or not at all:
+// NCCL's LL protocol), and waits in its own scratch until every word of every peer carries the
+// round; then it folds every rank's input in rank order into `out` (which may be `in`). A round
+// costs one store's flight and no load from another GPU; pulling with flags and fences (the
+// kernel's earlier form) cost several microseconds more per round between GPUs.
+//
+// Scratch (zeroed before the first round): a header of FERRY_SHORT_HEADER bytes (at 8 the stream
+// kernel's round count); slot k (seq & 1) at FERRY_SHORT_HEADER + k * FERRY_MAX_SOURCES * 2 * slotBytes,
+// rank q's words at q * 2 * slotBytes in it; then, at FERRY_SHORT_HEADER + 2 * FERRY_MAX_SOURCES * 2 *
+// slotBytes, the block's unpacked copy of every rank's input (q * slotBytes) that it folds.
+// A rank writes slot k again two rounds later, which it starts only after it saw every peer's words
+// of the round between, which each peer stores only after its kernel of this round (which read
+// slot k) ended: so no word is overwritten before it was read, and a rank whose last round is done
+// has every peer's last words: nothing more lands in its scratch, which it may then free.
+//
+// The short kernel: `seq` from the host (1, 2, ... alike on every rank). A rank that waits longer
+// than `patience` ns for a peer returns with *status = 1 (having stored its own words); the host
+// launches again with `resume` set, which only waits and folds. Otherwise *status = 0, written after
+// the result with a GPU-scope fence (every reader of the result is a kernel or copy of this GPU).
+// The stream kernel: the round is counted on the GPU, in the rank's own scratch header at 8 (u64,
+// the last round its kernels ran), so that a CUDA graph replayed N times runs N rounds; one launch,
+// no resume. A rank that waits longer than `patience` ns sets *failed (host memory, never cleared
+// here) and ends its round without folding: its result is wrong and the host reports it.
 // Not in the host build: it needs the GPU's block barrier, memory model and clock.
 #if !defined(FERRY_HOST_EMULATION)
 #define FERRY_SHORT_HEADER 128
@@ -237,29 +251,6 @@ struct Scratches {
     char* p[FERRY_MAX_SOURCES];
 };
 
-// Flags between the ranks' kernels: relaxed loads and stores with fences of the scope the ranks
-// share: the GPU when every rank's scratch is on this GPU (ranks sharing it under MPS), else the
-// system (peers' GPUs). A system-scope fence costs microseconds on an H100; a GPU-scope one does not.
-__device__ __forceinline__ unsigned long long load_relaxed(const unsigned long long* p, int system)
-{
-    unsigned long long v;
-    if (system) asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    else asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void store_relaxed(unsigned long long* p, unsigned long long v, int system)
-{
-    if (system) asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
-    else asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ void fence(int system)
-{
-    if (system) asm volatile("fence.acq_rel.sys;" : : : "memory");
-    else asm volatile("fence.acq_rel.gpu;" : : : "memory");
-}
-
 __device__ __forceinline__ unsigned long long global_ns()
 {
     unsigned long long t;
@@ -267,119 +258,123 @@ __device__ __forceinline__ unsigned long long global_ns()
     return t;
 }
 
-// A load that skips the SM's L1 (another process writes these slots): the element's bits as one
-// unsigned word of its size (every element type is 1, 2, 4, 8 or 16 bytes).
-template <int B> struct Word;
-template <> struct Word<1> { typedef unsigned char W; };
-template <> struct Word<2> { typedef unsigned short W; };
-template <> struct Word<4> { typedef unsigned int W; };
-template <> struct Word<8> { typedef unsigned long long W; };
-template <> struct Word<16> { typedef uint4 W; };
-
-template <typename T> __device__ __forceinline__ T load_cg(const T* p)
+__device__ __forceinline__ void store_ll(char* p, unsigned int data, unsigned int flag)
 {
-    typedef typename Word<sizeof(T)>::W W;
-    union {
-        W w;
-        T t;
-    } u;
-    u.w = __ldcg((const W*) p);
-    return u.t;
+    asm volatile("st.volatile.global.v2.u32 [%0], {%1, %2};" : : "l"(p), "r"(data), "r"(flag) : "memory");
+}
+
+__device__ __forceinline__ void load_ll(const char* p, unsigned int& data, unsigned int& flag)
+{
+    asm volatile("ld.volatile.global.v2.u32 {%0, %1}, [%2];" : "=r"(data), "=r"(flag) : "l"(p) : "memory");
+}
+
+// Bytes [4w, 4w + 4) of `in`, zero past `bytes`; `in` may be aligned to less than 4 (1- and 2-byte types).
+__device__ __forceinline__ unsigned int input_word(const unsigned char* in, long long bytes, long long w, bool aligned)
+{
+    const long long at = 4 * w;
+    if (aligned && at + 4 <= bytes) return *(const unsigned int*) (in + at);
+    unsigned int v = 0;
+    for (int b = 0; b < 4 && at + b < bytes; b++) v |= (unsigned int) in[at + b] << (8 * b);
+    return v;
+}
+
+// One round of rank `me` (see above); `push`: store this rank's words (false on a resumed launch).
+// Returns true when it folded into `out`, false when it waited `patience` ns for a peer.
+template <typename T, T (*OP)(T, T)>
+__device__ __forceinline__ bool allreduce_round(void* out, const void* in, const Scratches& s, int me, int ranks, long long n,
+                                                long long slotBytes, unsigned long long seq, bool push, long long patience)
+{
+    volatile __shared__ int late; // read while other threads may set it
+    if (threadIdx.x == 0) late = 0;
+    __syncthreads();
+    const unsigned int flag = (unsigned int) seq;
+    const long long bytes = n * (long long) sizeof(T), words = (bytes + 3) / 4;
+    const long long slot = FERRY_SHORT_HEADER + (long long) (seq & 1) * FERRY_MAX_SOURCES * 2 * slotBytes;
+    char* unpacked = s.p[me] + FERRY_SHORT_HEADER + 2LL * FERRY_MAX_SOURCES * 2 * slotBytes;
+    if (push) {
+        const unsigned char* src = (const unsigned char*) in;
+        const bool aligned = ((unsigned long long) src & 3) == 0;
+        for (long long w = threadIdx.x; w < words; w += blockDim.x) {
+            const unsigned int v = input_word(src, bytes, w, aligned);
+            ((unsigned int*) (unpacked + (long long) me * slotBytes))[w] = v;
+            for (int q = 0; q < ranks; q++) {
+                if (q != me) store_ll(s.p[q] + slot + (long long) me * 2 * slotBytes + 8 * w, v, flag);
+            }
+        }
+    }
+    for (int q = 0; q < ranks; q++) {
+        if (q == me) continue;
+        const char* from = s.p[me] + slot + (long long) q * 2 * slotBytes;
+        unsigned int* to = (unsigned int*) (unpacked + (long long) q * slotBytes);
+        for (long long w = threadIdx.x; w < words && !late; w += blockDim.x) {
+            unsigned int v, f;
+            load_ll(from + 8 * w, v, f);
+            if (f != flag) {
+                const unsigned long long start = global_ns();
+                do {
+                    if ((long long) (global_ns() - start) > patience) {
+                        late = 1;
+                        break;
+                    }
+                    load_ll(from + 8 * w, v, f);
+                } while (f != flag);
+            }
+            to[w] = v;
+        }
+    }
+    __syncthreads(); // the unpacked words, written by the block, before the fold reads them
+    if (late) return false;
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+        T acc = ((const T*) unpacked)[i];
+#pragma unroll
+        for (int r = 1; r < FERRY_MAX_SOURCES; r++) {
+            if (r < ranks) acc = OP(acc, ((const T*) (unpacked + (long long) r * slotBytes))[i]);
+        }
+        ((T*) out)[i] = acc;
+    }
+    return true;
 }
 
 template <typename T, T (*OP)(T, T)>
 __device__ __forceinline__ void allreduce_short(void* out, const void* in, const Scratches& s, int me, int ranks, long long n,
-                                                long long slotBytes, unsigned long long seq, int resume, int system,
-                                                unsigned int* status, long long patience)
+                                                long long slotBytes, unsigned long long seq, int resume, unsigned int* status,
+                                                long long patience)
 {
-    __shared__ int late;
-    const long long at = FERRY_SHORT_HEADER + (long long) (seq & 1) * slotBytes;
-    if (!resume) {
-        T* mine = (T*) (s.p[me] + at);
-        for (long long i = threadIdx.x; i < n; i += blockDim.x) mine[i] = ((const T*) in)[i];
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            fence(system); // release: the block's slot writes before the flag
-            store_relaxed((unsigned long long*) s.p[me], seq, system);
-        }
-    }
-    if (threadIdx.x == 0) late = 0;
-    __syncthreads();
-    if ((int) threadIdx.x < ranks && (int) threadIdx.x != me) {
-        const unsigned long long* arrived = (const unsigned long long*) s.p[threadIdx.x];
-        const unsigned long long start = global_ns();
-        while (load_relaxed(arrived, system) < seq) {
-            if ((long long) (global_ns() - start) > patience) {
-                late = 1;
-                break;
-            }
-        }
-        fence(system); // acquire: the peer's slot after its flag
-    }
-    __syncthreads();
-    if (late) {
-        if (threadIdx.x == 0) *(volatile unsigned int*) status = 1;
-        return;
-    }
-    for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-        T acc = load_cg(((const T*) (s.p[0] + at)) + i);
-#pragma unroll
-        for (int r = 1; r < FERRY_MAX_SOURCES; r++) {
-            if (r < ranks) acc = OP(acc, load_cg(((const T*) (s.p[r] + at)) + i));
-        }
-        ((T*) out)[i] = acc;
-    }
-    __syncthreads();
-    if ((int) threadIdx.x < ranks && (int) threadIdx.x != me) {
-        fence(system); // release: the block's reads of the slots before the acknowledgement
-        store_relaxed((unsigned long long*) (s.p[threadIdx.x] + 64 + 8 * me), seq, system);
-    }
+    const bool folded = allreduce_round<T, OP>(out, in, s, me, ranks, n, slotBytes, seq, !resume, patience);
     __syncthreads();
     if (threadIdx.x == 0) {
-        // the host may return on this word before the kernel ends: the result and the
-        // acknowledgements first (GPU scope when every reader is on this GPU: see above)
-        fence(system);
-        asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(status), "r"(0u) : "memory");
+        // the host may return on this word before the kernel ends: the result first
+        if (folded) asm volatile("fence.acq_rel.gpu;" : : : "memory");
+        asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(status), "r"(folded ? 0u : 1u) : "memory");
     }
 }
 
-// The short allReduce in stream order (a stream-ordered view's call, and CUDA graphs that capture
-// it): the round is counted on the GPU, in the rank's own scratch header at 8 (u64, the last round
-// this rank's kernels ran), so that a graph replayed N times runs N rounds; one launch, no resume.
-// A rank that waits longer than `patience` ns for a peer sets *failed (host memory, never cleared
-// here) and ends its round without folding: its result is wrong and the host reports it.
-// The header's word at 16 takes allreduce_short's status (nobody reads it).
 template <typename T, T (*OP)(T, T)>
 __device__ __forceinline__ void allreduce_stream(void* out, const void* in, const Scratches& s, int me, int ranks, long long n,
-                                                 long long slotBytes, int system, unsigned int* failed, long long patience)
+                                                 long long slotBytes, unsigned int* failed, long long patience)
 {
     __shared__ unsigned long long round;
     unsigned long long* counter = (unsigned long long*) (s.p[me] + 8);
     if (threadIdx.x == 0) round = *(volatile unsigned long long*) counter + 1;
     __syncthreads();
     const unsigned long long seq = round;
-    unsigned int* status = (unsigned int*) (s.p[me] + 16);
-    allreduce_short<T, OP>(out, in, s, me, ranks, n, slotBytes, seq, 0, system, status, patience);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        if (*(volatile unsigned int*) status != 0) {
-            asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(failed), "r"(1u) : "memory");
-        }
-        *(volatile unsigned long long*) counter = seq; // the next kernel on this stream reads it
+    if (!allreduce_round<T, OP>(out, in, s, me, ranks, n, slotBytes, seq, true, patience) && threadIdx.x == 0) {
+        asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(failed), "r"(1u) : "memory");
     }
+    if (threadIdx.x == 0) *(volatile unsigned long long*) counter = seq; // the next kernel on this stream reads it
 }
 
 #define FERRY_SHORT_KERNEL(NAME, T, FN) \
     extern "C" __global__ void ferry_allreduce_short_##NAME(void* out, const void* in, Scratches s, int me, int ranks, long long n, \
-                                                             long long slotBytes, unsigned long long seq, int resume, int system, \
+                                                             long long slotBytes, unsigned long long seq, int resume, \
                                                              unsigned int* status, long long patience) \
     { \
-        allreduce_short<T, FN>(out, in, s, me, ranks, n, slotBytes, seq, resume, system, status, patience); \
+        allreduce_short<T, FN>(out, in, s, me, ranks, n, slotBytes, seq, resume, status, patience); \
     } \
     extern "C" __global__ void ferry_allreduce_stream_##NAME(void* out, const void* in, Scratches s, int me, int ranks, long long n, \
-                                                              long long slotBytes, int system, unsigned int* failed, long long patience) \
+                                                              long long slotBytes, unsigned int* failed, long long patience) \
     { \
-        allreduce_stream<T, FN>(out, in, s, me, ranks, n, slotBytes, system, failed, patience); \
+        allreduce_stream<T, FN>(out, in, s, me, ranks, n, slotBytes, failed, patience); \
     }
 #else
 #define FERRY_SHORT_KERNEL(NAME, T, FN)

@@ -22,12 +22,13 @@ import java.lang.foreign.ValueLayout;
  * launch and one wait for the kernel's status word in pinned memory, with no host round between the
  * ranks after the call's records and no closing barrier.
  *
- * <p>Each rank owns a scratch in device memory (a header of flags and two slots of
- * {@link #SLOT_BYTES}), made and mapped by every peer once, at the first short call of the
+ * <p>Each rank owns a scratch in device memory (a header and two slots, each with room for every
+ * rank's {@link #SLOT_BYTES}), made and mapped by every peer once, at the first short call of the
  * communicator: a collective step (one allGather of the handles and one agreement) whose answer is
- * the same on every rank. A round copies the input into a slot, so no peer reads the caller's
- * buffer after the call returns; the next round uses the other slot, and the one after that starts
- * only after every rank has arrived in between, so a slot is never written while a peer may read it.
+ * the same on every rank. A round stores the rank's input into every peer's scratch, so no peer
+ * reads the caller's buffer, or this rank's memory at all; the next round uses the other slot, and
+ * the one after that starts only after every rank has arrived in between, so a slot is never
+ * written while a peer may read it.
  * The rounds are numbered alike on every rank: the calls that take this path are decided from
  * records that every rank reads the same ({@link IpcCollectives}).
  *
@@ -36,8 +37,8 @@ import java.lang.foreign.ValueLayout;
  * A rank whose kernel waits too long for a peer ({@link #PATIENCE_NANOS}: a peer that has not
  * launched yet, or a peer's process that is not running) returns to the host,
  * polls the progress engine and launches again to wait, so a late peer delays the call but never
- * holds the GPU. {@link #close} frees the scratch once every peer has acknowledged reading its last
- * round.
+ * holds the GPU. {@link #close} frees the scratch at once: a rank whose last round is done has
+ * every peer's words of it, and no more come.
  */
 final class ShortAllReduce {
 
@@ -50,10 +51,14 @@ final class ShortAllReduce {
      * block (CUDA_ERROR_ALREADY_MAPPED, seen in the JMH bench); an allocation of 2 MiB has a block of its own.
      */
     static final long SCRATCH_BYTES = 2L << 20;
+
+    static {
+        if (DeviceReduction.shortScratchBytes(SLOT_BYTES) > SCRATCH_BYTES) {
+            throw new AssertionError("the stream-ordered rounds' scratch (" + DeviceReduction.shortScratchBytes(SLOT_BYTES) + " bytes) exceeds " + SCRATCH_BYTES);
+        }
+    }
     /** How long one launch waits on the GPU for the other ranks before it returns to the host. */
     static final long PATIENCE_NANOS = 2_000_000L;
-    /** How long {@link #close} waits for the peers' acknowledgements before it frees the scratch anyway. */
-    private static final long CLOSE_NANOS = 5_000_000_000L;
 
     private static final System.Logger LOG = System.getLogger("dev.ferry.collectives");
 
@@ -65,10 +70,8 @@ final class ShortAllReduce {
     private final long[] scratches;
     /** The peers' mapped allocations, to unmap (0 at {@code me}). */
     private final long[] mapped;
-    /** Pinned: the kernel's status word at 0; the acknowledgements read back at close from 64. */
+    /** Pinned: the kernel's status word at 0, and the stream-ordered rounds' failure word at {@link #FAILED}. */
     private final HostBuffer status;
-    /** Some rank's scratch is on another GPU: the kernel's flags need system-scope fences. */
-    private final boolean system;
     private long round;
     /** Rounds were enqueued in stream order ({@link #enqueue}): the GPU counts them, in the scratch's header at 8. */
     private boolean streamed;
@@ -81,7 +84,7 @@ final class ShortAllReduce {
 
     private static final java.lang.invoke.VarHandle INT = ValueLayout.JAVA_INT.varHandle();
 
-    private ShortAllReduce(Group comm, NodeIpc rt, int device, DeviceBuffer scratch, long[] scratches, long[] mapped, HostBuffer status, boolean system) {
+    private ShortAllReduce(Group comm, NodeIpc rt, int device, DeviceBuffer scratch, long[] scratches, long[] mapped, HostBuffer status) {
         this.comm = comm;
         this.rt = rt;
         this.device = device;
@@ -89,7 +92,6 @@ final class ShortAllReduce {
         this.scratches = scratches;
         this.mapped = mapped;
         this.status = status;
-        this.system = system;
     }
 
     /** Whether an allReduce of {@code bytes} per rank among {@code ranks} ranks fits this path. */
@@ -120,8 +122,8 @@ final class ShortAllReduce {
         long[] mapped = new long[n];
         String failure = null;
         try (HostBuffer mine = HostBuffer.allocate(record); HostBuffer all = HostBuffer.allocate((long) record * n);
-             HostBuffer flagIn = HostBuffer.allocate(12); HostBuffer flagOut = HostBuffer.allocate(12)) {
-            boolean oneGpu = true, sharesGpu = false;
+             HostBuffer flagIn = HostBuffer.allocate(8); HostBuffer flagOut = HostBuffer.allocate(8)) {
+            boolean sharesGpu = false;
             try {
                 scratch = Cuda.allocate(device, SCRATCH_BYTES);
                 Cuda.fill(scratch, (byte) 0);
@@ -156,7 +158,6 @@ final class ShortAllReduce {
                     scratches[r] = mapped[r] + s.get(ValueLayout.JAVA_LONG_UNALIGNED, at + CudaIpc.HANDLE_BYTES);
                     int theirPci = s.get(ValueLayout.JAVA_INT_UNALIGNED, at + pciAt);
                     int theirs = Cuda.ordinalAt(theirPci);
-                    oneGpu &= theirPci == myPci;
                     sharesGpu |= theirPci == myPci;
                     if (theirs < 0) {
                         failure = "rank " + r + "'s GPU (PCI location " + Integer.toHexString(theirPci) + ") is not visible to this process";
@@ -171,13 +172,11 @@ final class ShortAllReduce {
             // a kernel waiting for a peer's would wait for the GPU's time slice (2.3 ms per call, measured)
             boolean meets = !sharesGpu || Cuda.mpsEnabled(device);
             flagIn.segment().set(ValueLayout.JAVA_INT, 0, failure == null ? 1 : 0);
-            flagIn.segment().set(ValueLayout.JAVA_INT, 4, oneGpu ? 1 : 0);
-            flagIn.segment().set(ValueLayout.JAVA_INT, 8, failure == null && meets ? 1 : 0);
+            flagIn.segment().set(ValueLayout.JAVA_INT, 4, failure == null && meets ? 1 : 0);
             comm.progress();
-            comm.mover().allReduce(flagIn, flagOut, 3, DataType.INT, ReduceOp.MIN);
-            if (flagOut.segment().get(ValueLayout.JAVA_INT, 8) == 1) {
-                boolean system = flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0;
-                return new ShortAllReduce(comm, rt, device, scratch, scratches, mapped, status, system);
+            comm.mover().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MIN);
+            if (flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 1) {
+                return new ShortAllReduce(comm, rt, device, scratch, scratches, mapped, status);
             }
         }
         if (failure != null) {
@@ -208,7 +207,7 @@ final class ShortAllReduce {
         MemorySegment st = status.segment();
         boolean resume = false;
         while (true) {
-            DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, seq, resume, system,
+            DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, seq, resume,
                     status.address(), PATIENCE_NANOS, stream);
             int s = awaitStatus(st, stream);
             // armed for the next launch now, while the word's line is in this core's cache (the
@@ -238,7 +237,7 @@ final class ShortAllReduce {
     void enqueue(long send, long recv, long count, DataType type, ReduceOp op, CudaStream stream, long patienceNanos) {
         throwIfFailed(patienceNanos);
         streamed = true;
-        DeviceReduction.allReduceStream(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, system, status.address() + FAILED,
+        DeviceReduction.allReduceStream(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, status.address() + FAILED,
                 patienceNanos > 0 ? patienceNanos : Long.MAX_VALUE, stream);
         rt.count("shortAllReducesOnStream");
     }
@@ -254,8 +253,8 @@ final class ShortAllReduce {
     }
 
     /**
-     * Waits for the kernel's status word, which it writes last (after its result and its
-     * acknowledgements, fenced for every GPU that reads them): under MPS the word arrives several
+     * Waits for the kernel's status word, which it writes last (after its result, fenced for the
+     * GPU, where every reader of the result runs): under MPS the word arrives several
      * microseconds before a stream synchronize returns. The stream is queried now and then, so that a
      * kernel that failed (and never wrote the word) is an exception, not a hang.
      */
@@ -271,34 +270,16 @@ final class ShortAllReduce {
     }
 
     /**
-     * Unmaps the peers' scratches and frees this rank's once every peer has acknowledged its last
-     * round (at most {@link #CLOSE_NANOS}; a peer silent that long has failed).
+     * Unmaps the peers' scratches and frees this rank's. The rounds push every rank's input into its
+     * peers' scratches and read only their own: once this rank's last round is done (its status
+     * word seen, or the view synchronized), every peer's words of it have landed here, no later
+     * words come, and no peer reads this scratch, so there is nothing to wait for.
      */
     void close() {
         if (closed) return;
         closed = true;
-        int n = scratches.length, me = comm.rank();
+        int n = scratches.length;
         RuntimeException error = null;
-        try {
-            long deadline = System.nanoTime() + CLOSE_NANOS;
-            MemorySegment acks = status.segment().asSlice(64, 64);
-            if (streamed) {
-                // the GPU counted the rounds: its count, once the stream-ordered rounds are done (the view synchronized)
-                Cuda.copy(status.address() + 16, scratch.address() + 8, 8);
-                round = status.segment().get(ValueLayout.JAVA_LONG, 16);
-            }
-            while (round > 0) {
-                Cuda.copy(status.address() + 64, scratch.address() + 64, 8L * n);
-                boolean all = true;
-                for (int r = 0; r < n; r++) {
-                    if (r != me && acks.getAtIndex(ValueLayout.JAVA_LONG, r) < round) all = false;
-                }
-                if (all || System.nanoTime() > deadline) break;
-                Thread.yield();
-            }
-        } catch (RuntimeException e) {
-            error = e;
-        }
         for (int r = 0; r < n; r++) {
             if (mapped[r] == 0) continue;
             try {

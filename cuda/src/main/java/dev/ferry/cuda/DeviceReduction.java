@@ -128,45 +128,39 @@ public final class DeviceReduction {
         }
     }
 
-    /**
-     * Bytes at the start of a {@link #allReduceShort} scratch before its two slots: the rank's arrival
-     * flag at 0, then at {@code 64 + 8 q} rank q's acknowledgement of the last round it folded.
-     */
+    /** Bytes at the start of a short allReduce's scratch before its two slots (at 8: the stream kernel's round count). */
     public static final long SHORT_HEADER = 128;
     /** Threads of the one block of an {@link #allReduceShort} launch, at most (a warp at least; one per element up to this). */
     private static final int SHORT_THREADS = 1024;
 
     /**
      * One rank's part of a short allReduce among up to {@link #MAX_SOURCES} ranks of a node, in one
-     * kernel on {@code stream}, without the host between the ranks: the rank copies {@code count}
-     * elements of {@code in} into slot {@code seq & 1} of its scratch, publishes {@code seq} in its
-     * arrival flag, waits on the GPU for every rank's arrival flag to reach {@code seq}, folds that
-     * slot of every rank's scratch in rank order into {@code out} (which may be {@code in}), and
-     * writes {@code seq} as its acknowledgement into every other rank's scratch: a rank whose
-     * acknowledgements from every peer reached its last round may free its scratch. Every rank
-     * launches it with the same {@code seq}, and {@code seq} grows by one per round from 1 (the
-     * flags start at zero). {@code system}: some rank's scratch is on another GPU, so the flags'
-     * fences need system scope (slower); false when every rank's scratch is on this GPU.
+     * kernel on {@code stream}, without the host between the ranks: the rank stores its {@code count}
+     * elements of {@code in} into slot {@code seq & 1} of every peer's scratch, each 4 bytes with
+     * {@code seq}'s low 32 bits in one 8-byte store (no fence, no load from another GPU), waits in
+     * its own scratch until every peer's words carry {@code seq}, and folds every rank's input in
+     * rank order into {@code out} (which may be {@code in}). Every rank launches it with the same
+     * {@code seq}, and {@code seq} grows by one per round from 1. A rank whose last round is done
+     * may free its scratch: no peer reads it, and every peer's last words have landed.
      *
-     * <p>A scratch is device memory of {@link #SHORT_HEADER} plus two slots of {@code slotBytes},
-     * zeroed before the first round; {@code scratches[r]} is rank r's as mapped in this process.
-     * {@code status} is host memory the GPU can write (pinned): the kernel sets it to 0 when it
-     * folded, or to 1 when it waited {@code patienceNanos} for a rank without seeing it arrive (it
-     * has published its own arrival); then launch again with {@code resume} (wait and fold only).
-     * The caller synchronizes the stream before it reads the status.
+     * <p>A scratch is device memory of {@link #shortScratchBytes} (the layout is in
+     * {@code ferry_reduce.cu}), zeroed before the first round; {@code scratches[r]} is rank r's as
+     * mapped in this process. {@code status} is host memory the GPU can write (pinned): the kernel
+     * sets it to 0 when it folded (after the result), or to 1 when it waited {@code patienceNanos}
+     * for a rank without seeing its words (it has stored its own); then launch again with
+     * {@code resume} (wait and fold only).
      *
      * @throws dev.ferry.InvalidReduceOpException when MPI does not define {@code op} for {@code type}
      * @throws InvalidArgumentException           for more ranks than {@link #MAX_SOURCES}, a count that
      *                                            does not fit a slot, or a misaligned address
      */
     public static void allReduceShort(DataType type, ReduceOp op, long out, long in, long[] scratches, int me, long count, long slotBytes,
-                                      long seq, boolean resume, boolean system, long status, long patienceNanos, CudaStream stream) {
+                                      long seq, boolean resume, long status, long patienceNanos, CudaStream stream) {
         checkShort("short allReduce", type, op, out, in, scratches, me, count, slotBytes, status, "the status word");
         Cuda.ensureAvailability();
         long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_SHORT);
         int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
-        Loaded.launchShort(function, threads, stream, out, in, scratches, me, count, slotBytes, seq, resume, system,
-                status, patienceNanos, type, op);
+        Loaded.launchShort(function, threads, stream, out, in, scratches, me, count, slotBytes, seq, resume, status, patienceNanos, type, op);
     }
 
     /**
@@ -181,11 +175,19 @@ public final class DeviceReduction {
      * @throws InvalidArgumentException           as {@link #allReduceShort}
      */
     public static void allReduceStream(DataType type, ReduceOp op, long out, long in, long[] scratches, int me, long count, long slotBytes,
-                                       boolean system, long failed, long patienceNanos, CudaStream stream) {
+                                       long failed, long patienceNanos, CudaStream stream) {
         checkShort("stream allReduce", type, op, out, in, scratches, me, count, slotBytes, failed, "the failure word");
         long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_STREAM);
         int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
-        Loaded.launchStream(function, threads, stream, out, in, scratches, me, count, slotBytes, system, failed, patienceNanos, type, op);
+        Loaded.launchStream(function, threads, stream, out, in, scratches, me, count, slotBytes, failed, patienceNanos, type, op);
+    }
+
+    /**
+     * The bytes a short allReduce's scratch needs for slots of {@code slotBytes}: the
+     * header, two rounds of every rank's words (8 bytes per 4 of data), and every rank's input unpacked.
+     */
+    public static long shortScratchBytes(long slotBytes) {
+        return SHORT_HEADER + 2L * MAX_SOURCES * 2 * slotBytes + MAX_SOURCES * slotBytes;
     }
 
     /** The arguments of {@link #allReduceShort} and {@link #allReduceStream}; {@code word} is their int in host memory. */
@@ -331,12 +333,12 @@ public final class DeviceReduction {
 
         /**
          * Parameter block of a short allReduce launch, reused per thread: the values, and the arrays
-         * of pointers to them of the two kernels ({@code ferry_allreduce_short_*}: twelve;
-         * {@code ferry_allreduce_stream_*}: ten, without the round and the resume flag, the failure
+         * of pointers to them of the two kernels ({@code ferry_allreduce_short_*}: eleven;
+         * {@code ferry_allreduce_stream_*}: nine, without the round and the resume flag, the failure
          * word where the status word is).
          */
         private static final class ShortArgs {
-            final MemorySegment out, in, scratches, me, ranks, n, slotBytes, seq, resume, system, word, patience, params, streamParams;
+            final MemorySegment out, in, scratches, me, ranks, n, slotBytes, seq, resume, word, patience, params, streamParams;
 
             ShortArgs(Arena a) {
                 out = a.allocate(JAVA_LONG);
@@ -348,11 +350,10 @@ public final class DeviceReduction {
                 slotBytes = a.allocate(JAVA_LONG);
                 seq = a.allocate(JAVA_LONG);
                 resume = a.allocate(JAVA_INT);
-                system = a.allocate(JAVA_INT);
                 word = a.allocate(JAVA_LONG);
                 patience = a.allocate(JAVA_LONG);
-                params = pointers(a, out, in, scratches, me, ranks, n, slotBytes, seq, resume, system, word, patience);
-                streamParams = pointers(a, out, in, scratches, me, ranks, n, slotBytes, system, word, patience);
+                params = pointers(a, out, in, scratches, me, ranks, n, slotBytes, seq, resume, word, patience);
+                streamParams = pointers(a, out, in, scratches, me, ranks, n, slotBytes, word, patience);
             }
 
             private static MemorySegment pointers(Arena a, MemorySegment... values) {
@@ -362,7 +363,7 @@ public final class DeviceReduction {
             }
 
             /** The values both kernels take. */
-            ShortArgs set(long out, long in, long[] scratches, int me, long count, long slotBytes, boolean system, long word, long patience) {
+            ShortArgs set(long out, long in, long[] scratches, int me, long count, long slotBytes, long word, long patience) {
                 this.out.set(JAVA_LONG, 0, out);
                 this.in.set(JAVA_LONG, 0, in);
                 this.scratches.fill((byte) 0);
@@ -371,7 +372,6 @@ public final class DeviceReduction {
                 this.ranks.set(JAVA_INT, 0, scratches.length);
                 this.n.set(JAVA_LONG, 0, count);
                 this.slotBytes.set(JAVA_LONG, 0, slotBytes);
-                this.system.set(JAVA_INT, 0, system ? 1 : 0);
                 this.word.set(JAVA_LONG, 0, word);
                 this.patience.set(JAVA_LONG, 0, patience);
                 return this;
@@ -381,16 +381,16 @@ public final class DeviceReduction {
         private static final ThreadLocal<ShortArgs> SHORT_ARGS = ThreadLocal.withInitial(() -> new ShortArgs(Arena.ofAuto()));
 
         static void launchShort(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count, long slotBytes,
-                                long seq, boolean resume, boolean system, long status, long patience, DataType type, ReduceOp op) {
-            ShortArgs a = SHORT_ARGS.get().set(out, in, scratches, me, count, slotBytes, system, status, patience);
+                                long seq, boolean resume, long status, long patience, DataType type, ReduceOp op) {
+            ShortArgs a = SHORT_ARGS.get().set(out, in, scratches, me, count, slotBytes, status, patience);
             a.seq.set(JAVA_LONG, 0, seq);
             a.resume.set(JAVA_INT, 0, resume ? 1 : 0);
             stream.kernelGraph().launch(function, 1, threads, a.params, () -> entry(Kernel.ALLREDUCE_SHORT, type, op) + ", " + count + " elements");
         }
 
         static void launchStream(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count,
-                                 long slotBytes, boolean system, long failed, long patience, DataType type, ReduceOp op) {
-            ShortArgs a = SHORT_ARGS.get().set(out, in, scratches, me, count, slotBytes, system, failed, patience);
+                                 long slotBytes, long failed, long patience, DataType type, ReduceOp op) {
+            ShortArgs a = SHORT_ARGS.get().set(out, in, scratches, me, count, slotBytes, failed, patience);
             stream.kernelGraph().launchDirect(function, 1, threads, a.streamParams, () -> entry(Kernel.ALLREDUCE_STREAM, type, op) + ", " + count + " elements");
         }
 
