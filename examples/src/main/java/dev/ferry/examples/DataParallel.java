@@ -33,10 +33,13 @@ import java.util.Locale;
  * The first layer's allReduce cannot start before its gradient is done, so the ratio cannot go
  * below about {@code 1 + min(compute, communication) / (layers * max(compute, communication))}.
  *
+ * <p>With {@code --timeline}, rank 0 also prints when each layer's kernel and allReduce started and
+ * ended in the last overlapped step (CUDA events, microseconds from the step's start on the GPU).
+ *
  * <p>Run: {@code mpirun -np 2 java --enable-native-access=ALL-UNNAMED -cp ... dev.ferry.examples.DataParallel
- * [--mib 256] [--layers 4] [--steps 20] [--work 64] [--high-priority]} ({@code --mib}: the whole
- * gradient, split evenly over the layers; {@code --work}: the kernel's rounds of arithmetic per
- * element, how long a layer computes).
+ * [--mib 256] [--layers 4] [--steps 20] [--work 64] [--high-priority] [--timeline]} ({@code --mib}:
+ * the whole gradient, split evenly over the layers; {@code --work}: the kernel's rounds of
+ * arithmetic per element, how long a layer computes).
  */
 public final class DataParallel {
     /** Name in result lines. */
@@ -49,7 +52,7 @@ public final class DataParallel {
     public static void main(String[] args) {
         long mib = 256;
         int steps = 20, work = 64, layers = DEFAULT_LAYERS;
-        boolean highPriority = false;
+        boolean highPriority = false, timeline = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--mib" -> mib = Long.parseLong(args[++i]);
@@ -57,15 +60,16 @@ public final class DataParallel {
                 case "--work" -> work = Integer.parseInt(args[++i]);
                 case "--layers" -> layers = Integer.parseInt(args[++i]);
                 case "--high-priority" -> highPriority = true;
+                case "--timeline" -> timeline = true;
                 default -> {
-                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --layers N, --steps N, --work N, --high-priority)");
+                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --layers N, --steps N, --work N, --high-priority, --timeline)");
                     System.exit(2);
                 }
             }
         }
         int code;
         try (Communicator world = Ferry.open()) {
-            Outcome o = run(world, mib, layers, steps, work, highPriority);
+            Outcome o = run(world, mib, layers, steps, work, highPriority, timeline);
             if (world.rank() == 0) System.out.println(o.line());
             code = o.passed() ? 0 : 1;
         }
@@ -76,9 +80,10 @@ public final class DataParallel {
     /**
      * Runs the example on {@code comm} (collective): a gradient of {@code mib} MiB in
      * {@code layers} layers, the allReduces on a stream of the greatest priority when
-     * {@code highPriority}; the verdict is the same on every rank.
+     * {@code highPriority}; the verdict is the same on every rank. With {@code timeline}, rank 0
+     * prints the last overlapped step's timeline.
      */
-    public static Outcome run(Communicator comm, long mib, int layers, int steps, int work, boolean highPriority) {
+    public static Outcome run(Communicator comm, long mib, int layers, int steps, int work, boolean highPriority, boolean timeline) {
         if (!Cuda.isAvailable() || !comm.supportsDeviceBuffers()) {
             return Outcome.skip(NAME, "needs a GPU and a backend that carries device buffers").agree(comm);
         }
@@ -97,20 +102,31 @@ public final class DataParallel {
                 reduced[l].record(comms);
             }
             double[] overlapped = new double[steps], computeAlone = new double[steps], commAlone = new double[steps];
+            Timeline marks = timeline ? new Timeline(layers) : null;
             for (int step = 0; step < steps; step++) {
+                Timeline t = step == steps - 1 ? marks : null;
                 comm.barrier();
                 long t0 = System.nanoTime();
+                if (t != null) t.start.record(compute);
                 for (int l = 0; l < layers; l++) {
                     compute.waitFor(reduced[l]); // the layer's buffer is free once its last allReduce is done
+                    if (t != null) t.computeStart[l].record(compute);
                     Kernels.gradient(grads[l], n, seed(step, l, rank), work, compute);
                     computed[l].record(compute);
+                    if (t != null) t.computeEnd[l].record(compute);
                     comms.waitFor(computed[l]);
+                    if (t != null) t.commStart[l].record(comms);
                     onComms.allReduce(Communicator.IN_PLACE, grads[l], n, DataType.FLOAT, ReduceOp.SUM);
+                    if (t != null) t.commEnd[l].record(comms);
                     reduced[l].record(comms);
                 }
                 onComms.synchronize();
                 compute.synchronize();
                 overlapped[step] = slowest(comm, System.nanoTime() - t0);
+            }
+            if (marks != null) {
+                if (rank == 0) System.out.println(marks.describe());
+                marks.close();
             }
             boolean ok = check(grads, n, steps - 1, size);
             for (int step = 0; step < steps; step++) {
@@ -135,6 +151,45 @@ public final class DataParallel {
             return o.agree(comm);
         } finally {
             for (DeviceBuffer g : grads) if (g != null) g.close();
+        }
+    }
+
+    /** Events with timing around each layer's kernel and allReduce of one step, and the step's start. */
+    private static final class Timeline implements AutoCloseable {
+        final CudaEvent start = Cuda.newEvent(true);
+        final CudaEvent[] computeStart, computeEnd, commStart, commEnd;
+
+        Timeline(int layers) {
+            computeStart = events(layers);
+            computeEnd = events(layers);
+            commStart = events(layers);
+            commEnd = events(layers);
+        }
+
+        private static CudaEvent[] events(int n) {
+            CudaEvent[] e = new CudaEvent[n];
+            for (int i = 0; i < n; i++) e[i] = Cuda.newEvent(true);
+            return e;
+        }
+
+        /** One line per layer: its kernel's and its allReduce's start and end, microseconds from the step's start (events done). */
+        String describe() {
+            StringBuilder b = new StringBuilder("data-parallel timeline of the last overlapped step on rank 0 (us from its start):");
+            for (int l = 0; l < computeStart.length; l++) {
+                b.append(String.format(Locale.ROOT, "%n  layer %d: kernel %.1f-%.1f, allReduce %.1f-%.1f", l, us(computeStart[l]), us(computeEnd[l]),
+                        us(commStart[l]), us(commEnd[l])));
+            }
+            return b.toString();
+        }
+
+        private double us(CudaEvent e) {
+            return e.millisSince(start) * 1000.0;
+        }
+
+        @Override
+        public void close() {
+            start.close();
+            for (CudaEvent[] es : new CudaEvent[][] {computeStart, computeEnd, commStart, commEnd}) for (CudaEvent e : es) e.close();
         }
     }
 
