@@ -56,6 +56,7 @@ public final class Ferry {
     }
 
     private static synchronized Communicator open(String requested, String source) {
+        dev.ferry.spi.ProcessEnvironment.prepareForCuda(); // before any backend may start the CUDA driver
         validateSettings();
         SelectionReport report = selection().report(requested, source);
         lastReport = report;

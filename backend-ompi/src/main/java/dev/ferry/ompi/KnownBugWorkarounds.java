@@ -3,12 +3,7 @@
 
 package dev.ferry.ompi;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
+import dev.ferry.spi.ProcessEnvironment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -31,23 +26,10 @@ final class KnownBugWorkarounds {
     /** Applies the settings; returns a description of each one applied (for the probe report). */
     static List<String> apply() {
         List<String> applied = new ArrayList<>();
-        if (System.getenv("OMPI_MCA_op") == null && setenv("OMPI_MCA_op", "^avx")) {
+        if (ProcessEnvironment.setIfUnset("OMPI_MCA_op", "^avx", "saturating 8/16-bit sums of op/avx, open-mpi/ompi#8045")) {
             applied.add("OMPI_MCA_op=^avx (saturating 8/16-bit sums of op/avx, open-mpi/ompi#8045)");
         }
+        ProcessEnvironment.prepareForCuda(); // before MPI_Init, where a CUDA-aware Open MPI starts the CUDA driver
         return applied;
-    }
-
-    /** libc setenv(name, value, 0); false when it cannot be called. */
-    private static boolean setenv(String name, String value) {
-        try (Arena arena = Arena.ofConfined()) {
-            Linker linker = Linker.nativeLinker();
-            MethodHandle setenv = linker.downcallHandle(linker.defaultLookup().find("setenv").orElseThrow(),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
-            MemorySegment n = arena.allocateFrom(name);
-            MemorySegment v = arena.allocateFrom(value);
-            return (int) setenv.invokeExact(n, v, 0) == 0;
-        } catch (Throwable e) {
-            return false;
-        }
     }
 }

@@ -67,6 +67,7 @@ public final class Cuda {
         int version = 0;
         try {
             findDriver();
+            dev.ferry.spi.ProcessEnvironment.prepareForCuda(); // before cuInit: the driver reads it when it starts
             // JCuda's loader finds whole copies of its libraries in this user's private folder (JCudaNatives)
             JCudaNatives.whileLoading(() -> JCudaDriver.setExceptionsEnabled(false));
             int r = cuInit(0);

@@ -3,16 +3,8 @@
 
 package dev.ferry.mpi;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 
-import dev.ferry.FerryException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-import java.util.ArrayList;
+import dev.ferry.spi.ProcessEnvironment;
 import java.util.List;
 
 /**
@@ -37,42 +29,26 @@ import java.util.List;
  * MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE=0} makes MPICH export and map afresh for every message; again
  * a value the user set is left alone. Libraries that do not know the variable ignore it.
  */
-@SuppressWarnings("restricted") // native access is what this backend is for (run with --enable-native-access)
 public final class NativeEnvironment {
-    /** What was changed, for the probe report; empty when nothing. */
-    private static final List<String> CHANGES = new ArrayList<>();
     /** MPICH ch4's switch for its sender-side cache of exported GPU IPC handles. */
     static final String IPC_HANDLE_CACHE = "MPIR_CVAR_CH4_IPC_GPU_HANDLE_CACHE";
 
     private NativeEnvironment() {
     }
 
-    /** Sets what the JVM needs, unless the user set it; called once, before the MPI library is loaded. */
-    public static synchronized void prepareForJvm() {
-        if (System.getenv("UCX_ERROR_SIGNALS") == null && setenv("UCX_ERROR_SIGNALS", "")) {
-            CHANGES.add("UCX_ERROR_SIGNALS= (keeps the JVM's SIGSEGV/SIGBUS handlers)");
-        }
-        if (System.getenv(IPC_HANDLE_CACHE) == null && setenv(IPC_HANDLE_CACHE, "0")) {
-            CHANGES.add(IPC_HANDLE_CACHE + "=0 (MPICH's GPU IPC handle cache misses frees made through JCuda and then"
-                    + " delivers stale device data)");
-        }
+    /**
+     * Sets what the JVM needs, unless the user set it; called before the MPI library is loaded (a
+     * CUDA-aware one starts the CUDA driver in MPI_Init: {@link ProcessEnvironment#prepareForCuda}).
+     */
+    public static void prepareForJvm() {
+        ProcessEnvironment.setIfUnset("UCX_ERROR_SIGNALS", "", "keeps the JVM's SIGSEGV/SIGBUS handlers");
+        ProcessEnvironment.setIfUnset(IPC_HANDLE_CACHE, "0", "MPICH's GPU IPC handle cache misses frees made through JCuda and then"
+                + " delivers stale device data");
+        ProcessEnvironment.prepareForCuda();
     }
 
-    /** The variables set by {@link #prepareForJvm()}, for the report. */
-    public static synchronized List<String> changes() {
-        return List.copyOf(CHANGES);
-    }
-
-    /** libc {@code setenv(name, value, 0)}: never overwrites; true when it succeeded. */
-    private static boolean setenv(String name, String value) {
-        Linker linker = Linker.nativeLinker();
-        MemorySegment fn = linker.defaultLookup().find("setenv")
-                .orElseThrow(() -> new FerryException("setenv not found in the C library"));
-        MethodHandle h = linker.downcallHandle(fn, FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
-        try (Arena a = Arena.ofConfined()) {
-            return (int) h.invokeExact(a.allocateFrom(name), a.allocateFrom(value), 0) == 0;
-        } catch (Throwable t) {
-            throw new FerryException("setenv(" + name + ") failed: " + t, t);
-        }
+    /** The variables Ferry set in this process, for the report ({@link ProcessEnvironment#changes}). */
+    public static List<String> changes() {
+        return ProcessEnvironment.changes();
     }
 }
