@@ -37,39 +37,43 @@ import java.util.Locale;
  * ended in the last overlapped step (CUDA events, microseconds from the step's start on the GPU).
  *
  * <p>Run: {@code mpirun -np 2 java --enable-native-access=ALL-UNNAMED -cp ... dev.ferry.examples.DataParallel
- * [--mib 256] [--layers 4] [--steps 20] [--work 64] [--high-priority] [--timeline]} ({@code --mib}:
- * the whole gradient, split evenly over the layers; {@code --work}: the kernel's rounds of
- * arithmetic per element, how long a layer computes).
+ * [--mib 256] [--layers 4] [--warmup 200] [--steps 20] [--work 64] [--high-priority] [--timeline]}
+ * ({@code --mib}: the whole gradient, split evenly over the layers; {@code --warmup}: untimed
+ * steps first, in which the JIT compiles the calls' Java path; {@code --work}: the kernel's rounds
+ * of arithmetic per element, how long a layer computes).
  */
 public final class DataParallel {
     /** Name in result lines. */
     public static final String NAME = "data-parallel";
     static final int DEFAULT_LAYERS = 4;
+    /** Untimed steps before the timed ones. */
+    static final int DEFAULT_WARMUP = 200;
 
     private DataParallel() {
     }
 
     public static void main(String[] args) {
         long mib = 256;
-        int steps = 20, work = 64, layers = DEFAULT_LAYERS;
+        int steps = 20, work = 64, layers = DEFAULT_LAYERS, warmup = DEFAULT_WARMUP;
         boolean highPriority = false, timeline = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--mib" -> mib = Long.parseLong(args[++i]);
                 case "--steps" -> steps = Integer.parseInt(args[++i]);
+                case "--warmup" -> warmup = Integer.parseInt(args[++i]);
                 case "--work" -> work = Integer.parseInt(args[++i]);
                 case "--layers" -> layers = Integer.parseInt(args[++i]);
                 case "--high-priority" -> highPriority = true;
                 case "--timeline" -> timeline = true;
                 default -> {
-                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --layers N, --steps N, --work N, --high-priority, --timeline)");
+                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --layers N, --steps N, --warmup N, --work N, --high-priority, --timeline)");
                     System.exit(2);
                 }
             }
         }
         int code;
         try (Communicator world = Ferry.open()) {
-            Outcome o = run(world, mib, layers, steps, work, highPriority, timeline);
+            Outcome o = run(world, mib, layers, warmup, steps, work, highPriority, timeline);
             if (world.rank() == 0) System.out.println(o.line());
             code = o.passed() ? 0 : 1;
         }
@@ -79,11 +83,11 @@ public final class DataParallel {
 
     /**
      * Runs the example on {@code comm} (collective): a gradient of {@code mib} MiB in
-     * {@code layers} layers, the allReduces on a stream of the greatest priority when
-     * {@code highPriority}; the verdict is the same on every rank. With {@code timeline}, rank 0
-     * prints the last overlapped step's timeline.
+     * {@code layers} layers, {@code warmup} untimed steps and then {@code steps} timed ones, the
+     * allReduces on a stream of the greatest priority when {@code highPriority}; the verdict is the
+     * same on every rank. With {@code timeline}, rank 0 prints the last overlapped step's timeline.
      */
-    public static Outcome run(Communicator comm, long mib, int layers, int steps, int work, boolean highPriority, boolean timeline) {
+    public static Outcome run(Communicator comm, long mib, int layers, int warmup, int steps, int work, boolean highPriority, boolean timeline) {
         if (!Cuda.isAvailable() || !comm.supportsDeviceBuffers()) {
             return Outcome.skip(NAME, "needs a GPU and a backend that carries device buffers").agree(comm);
         }
@@ -103,25 +107,14 @@ public final class DataParallel {
             }
             double[] overlapped = new double[steps], computeAlone = new double[steps], commAlone = new double[steps];
             Timeline marks = timeline ? new Timeline(layers) : null;
+            // untimed steps first: the JIT compiles the calls' Java path, as it has in any training run after its first steps
+            for (int step = 0; step < warmup; step++) {
+                overlappedStep(onComms, compute, comms, grads, computed, reduced, n, step, work, null);
+            }
             for (int step = 0; step < steps; step++) {
-                Timeline t = step == steps - 1 ? marks : null;
                 comm.barrier();
                 long t0 = System.nanoTime();
-                if (t != null) t.start.record(compute);
-                for (int l = 0; l < layers; l++) {
-                    compute.waitFor(reduced[l]); // the layer's buffer is free once its last allReduce is done
-                    if (t != null) t.computeStart[l].record(compute);
-                    Kernels.gradient(grads[l], n, seed(step, l, rank), work, compute);
-                    computed[l].record(compute);
-                    if (t != null) t.computeEnd[l].record(compute);
-                    comms.waitFor(computed[l]);
-                    if (t != null) t.commStart[l].record(comms);
-                    onComms.allReduce(Communicator.IN_PLACE, grads[l], n, DataType.FLOAT, ReduceOp.SUM);
-                    if (t != null) t.commEnd[l].record(comms);
-                    reduced[l].record(comms);
-                }
-                onComms.synchronize();
-                compute.synchronize();
+                overlappedStep(onComms, compute, comms, grads, computed, reduced, n, step, work, step == steps - 1 ? marks : null);
                 overlapped[step] = slowest(comm, System.nanoTime() - t0);
             }
             if (marks != null) {
@@ -158,8 +151,11 @@ public final class DataParallel {
     private static final class Timeline implements AutoCloseable {
         final CudaEvent start = Cuda.newEvent(true);
         final CudaEvent[] computeStart, computeEnd, commStart, commEnd;
+        /** Microseconds on the host from the step's start to each allReduce call's return. */
+        final double[] returned;
 
         Timeline(int layers) {
+            returned = new double[layers];
             computeStart = events(layers);
             computeEnd = events(layers);
             commStart = events(layers);
@@ -172,12 +168,15 @@ public final class DataParallel {
             return e;
         }
 
-        /** One line per layer: its kernel's and its allReduce's start and end, microseconds from the step's start (events done). */
+        /**
+         * One line per layer: its kernel's and its allReduce's start and end on the GPU, microseconds
+         * from the step's start (events done), and when the allReduce call returned on the host.
+         */
         String describe() {
             StringBuilder b = new StringBuilder("data-parallel timeline of the last overlapped step on rank 0 (us from its start):");
             for (int l = 0; l < computeStart.length; l++) {
-                b.append(String.format(Locale.ROOT, "%n  layer %d: kernel %.1f-%.1f, allReduce %.1f-%.1f", l, us(computeStart[l]), us(computeEnd[l]),
-                        us(commStart[l]), us(commEnd[l])));
+                b.append(String.format(Locale.ROOT, "%n  layer %d: kernel %.1f-%.1f, allReduce %.1f-%.1f (its call returned on the host at %.1f)", l,
+                        us(computeStart[l]), us(computeEnd[l]), us(commStart[l]), us(commEnd[l]), returned[l]));
             }
             return b.toString();
         }
@@ -191,6 +190,34 @@ public final class DataParallel {
             start.close();
             for (CudaEvent[] es : new CudaEvent[][] {computeStart, computeEnd, commStart, commEnd}) for (CudaEvent e : es) e.close();
         }
+    }
+
+    /**
+     * One step with overlap: each layer's kernel on {@code compute}, then its allReduce on the view's
+     * stream once the kernel is done; waits for both streams. With {@code t}, events around each.
+     */
+    private static void overlappedStep(StreamCommunicator onComms, CudaStream compute, CudaStream comms, DeviceBuffer[] grads, CudaEvent[] computed,
+                                       CudaEvent[] reduced, long n, int step, int work, Timeline t) {
+        int rank = onComms.rank();
+        long t0 = System.nanoTime();
+        if (t != null) t.start.record(compute);
+        for (int l = 0; l < grads.length; l++) {
+            compute.waitFor(reduced[l]); // the layer's buffer is free once its last allReduce is done
+            if (t != null) t.computeStart[l].record(compute);
+            Kernels.gradient(grads[l], n, seed(step, l, rank), work, compute);
+            computed[l].record(compute);
+            if (t != null) t.computeEnd[l].record(compute);
+            comms.waitFor(computed[l]);
+            if (t != null) t.commStart[l].record(comms);
+            onComms.allReduce(Communicator.IN_PLACE, grads[l], n, DataType.FLOAT, ReduceOp.SUM);
+            if (t != null) {
+                t.commEnd[l].record(comms);
+                t.returned[l] = (System.nanoTime() - t0) / 1e3;
+            }
+            reduced[l].record(comms);
+        }
+        onComms.synchronize();
+        compute.synchronize();
     }
 
     private static int seed(int step, int layer, int rank) {
