@@ -14,6 +14,8 @@
 #                                        profile-small (async-profiler's samples of the 8-byte device allReduce)
 #                                        stream-profile (async-profiler's samples of 8-byte allReduces enqueued
 #                                        on a stream, 2 ranks; PROFILE_CALLS per batch)
+#                                        dp-profile (async-profiler's samples of the DataParallel example's
+#                                        steps, 2 ranks; DP_PROFILE_ARGS its options)
 #                                        algorithms (the collectives planner: every algorithm forced on every
 #                                        backend; ALGO_NP="2 4")
 #                                        tune (bench/run.sh --tune: the planner's cost tables; TUNE_BACKENDS,
@@ -791,6 +793,22 @@ step_stream-profile() {
         run_main stream-profile-np2 cuda 2 dev.ferry.bench.StreamOrderedAllReduce 8 "${PROFILE_CALLS:-50000}"
     md '```'; grep -a -E "^backend|^each|^ +bytes|^ +[0-9]+ |Exception" "$W/logs/stream-profile-np2.log" | head -8 >> "$SUMMARY"; md '```'; md ""
     tar czf "$OUT/stream-profile.tgz" -C "$dir" .
+}
+
+# where the host's time goes in the data-parallel example's steps, $WHERE: DataParallel (DP_PROFILE_ARGS,
+# default 64 MiB in 4 layers, 2000 untimed and 500 timed steps) under async-profiler (CPU time, Java and
+# native frames), the collapsed stacks of each rank in $OUT/dp-profile.tgz
+step_dp-profile() {
+    local lib prof=$D/prof/libasyncProfiler.so dir=$W/dp-profile
+    lib=$(find_nccl)
+    md "## Profile of the data-parallel example's steps, $WHERE (MPS: ${MPS:-0})"; md ""
+    [ -f "$prof" ] || { md "- dp-profile: skipped: no $prof (scripts/device-prepare.sh copies async-profiler there)"; return; }
+    rm -rf "$dir"; mkdir -p "$dir"
+    # shellcheck disable=SC2086 # a list of options
+    JOPTS="-agentpath:$prof=start,event=itimer,interval=${PROFILE_INTERVAL:-100us},threads,collapsed,file=$dir/rank-%p.collapsed -Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" \
+        run_main dp-profile-np2 cuda 2 dev.ferry.examples.DataParallel ${DP_PROFILE_ARGS:---mib 64 --warmup 2000 --steps 500 --timeline}
+    md '```'; grep -a -E "data-parallel|layer|Exception" "$W/logs/dp-profile-np2.log" | head -12 >> "$SUMMARY"; md '```'; md ""
+    tar czf "$OUT/dp-profile.tgz" -C "$dir" .
 }
 
 # allReduce and broadcast on device buffers, 8 B .. 256 MiB, beside one device-to-device copy of the same size (bench DeviceCollectivesVsCopy)

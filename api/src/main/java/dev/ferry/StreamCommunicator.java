@@ -33,6 +33,10 @@ package dev.ferry;
  * other IPC collectives, point-to-point) is run by a thread of the view's when the stream reaches
  * it: an event marks the point, and the stream waits on a value that the thread writes when the
  * operation is done. Such an operation cannot be captured: {@link CaptureUnsupportedException}.
+ * While the stream waits, the thread's own GPU work runs on other streams, which must not share a
+ * hardware queue with it: Ferry sets {@code CUDA_DEVICE_MAX_CONNECTIONS} (32, or 8 under MPS)
+ * before the CUDA driver starts, unless the process set it (README, Settings); with 1, such an
+ * operation can wait forever.
  * A kernel that waits on the GPU for a peer gives up after {@code ferry.timeout} (when set); the
  * view's next call or {@link #synchronize()} throws {@link StreamOperationException}.
  *

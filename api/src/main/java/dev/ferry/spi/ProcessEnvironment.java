@@ -21,14 +21,18 @@ import java.util.Set;
  * driver, the MPI library), set by Ferry before they start where the user has not set them: a
  * value the user set is never changed. Each one set is listed for the probe report.
  *
- * <p>{@code CUDA_DEVICE_MAX_CONNECTIONS=32} ({@link #prepareForCuda}): the driver feeds a context's
- * streams to the GPU through a few hardware queues (8 by default, fewer per process under MPS,
- * where the processes share one pool) and runs the work of streams that share a queue in the
- * order it was queued. A stream-ordered view ({@link dev.ferry.StreamCommunicator}) holds the
- * caller's stream while its thread runs the call with work on other streams; with that work queued
- * behind the held stream, neither moves again (seen with ranks sharing a GPU under MPS: the
- * data-parallel example stopped in its first step, and finished with 32). 32 is the most the
- * driver offers: one queue per stream for up to 32 streams.
+ * <p>{@code CUDA_DEVICE_MAX_CONNECTIONS} ({@link #prepareForCuda}): the driver feeds a context's
+ * streams to the GPU through a few hardware queues (8 by default, fewer per process under MPS) and
+ * runs the work of streams that share a queue in the order it was queued. A stream-ordered view
+ * ({@link dev.ferry.StreamCommunicator}) holds the caller's stream while its thread runs the call
+ * with work on other streams; with that work queued behind the held stream, neither moves again
+ * (seen with 2 ranks sharing a GPU under MPS: the data-parallel example stopped in its first step).
+ * Ferry asks for 32, the most the driver offers. Under MPS the clients of a GPU share one pool of
+ * queues, and 4 clients of 32 each did not fit (the fourth could not make its context: out of
+ * memory), so there Ferry asks for 8, with which 8 ranks sharing a GPU ran the stream contract and
+ * 4 the data-parallel example. MPS is recognized before the driver starts by the control pipe the
+ * driver itself looks for ({@code $CUDA_MPS_PIPE_DIRECTORY/control}, by default under
+ * {@code /tmp/nvidia-mps}).
  */
 @SuppressWarnings("restricted") // setenv through the C library
 public final class ProcessEnvironment {
@@ -42,7 +46,18 @@ public final class ProcessEnvironment {
 
     /** Sets what the CUDA driver needs for stream-ordered views; called before anything in the process may start the driver. */
     public static void prepareForCuda() {
-        setIfUnset(CUDA_CONNECTIONS, "32", "a hardware queue per stream: a stream-ordered view's held stream cannot block the work of its call");
+        if (mpsControlPipe()) {
+            setIfUnset(CUDA_CONNECTIONS, "8", "more hardware queues than MPS gives a client, fewer than the GPU's clients share: a stream-ordered "
+                    + "view's held stream cannot block the work of its call");
+        } else {
+            setIfUnset(CUDA_CONNECTIONS, "32", "a hardware queue per stream: a stream-ordered view's held stream cannot block the work of its call");
+        }
+    }
+
+    /** Whether an MPS control daemon's pipe is where the CUDA driver will look for it when it starts. */
+    static boolean mpsControlPipe() {
+        String dir = System.getenv("CUDA_MPS_PIPE_DIRECTORY");
+        return java.nio.file.Files.exists(java.nio.file.Path.of(dir == null || dir.isEmpty() ? "/tmp/nvidia-mps" : dir, "control"));
     }
 
     /**
