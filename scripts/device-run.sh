@@ -796,8 +796,8 @@ step_stream-profile() {
 }
 
 # where the host's time goes in the data-parallel example's steps, $WHERE: DataParallel (DP_PROFILE_ARGS,
-# default 64 MiB in 4 layers, 2000 untimed and 500 timed steps) under async-profiler (CPU time, Java and
-# native frames), the collapsed stacks of each rank in $OUT/dp-profile.tgz
+# default 64 MiB in 4 layers, 2000 untimed and 500 timed steps) under async-profiler (PROFILE_EVENT: itimer, CPU
+# time, or wall; Java and native frames), the collapsed stacks of each rank in $OUT/dp-profile.tgz
 step_dp-profile() {
     local lib prof=$D/prof/libasyncProfiler.so dir=$W/dp-profile
     lib=$(find_nccl)
@@ -805,7 +805,7 @@ step_dp-profile() {
     [ -f "$prof" ] || { md "- dp-profile: skipped: no $prof (scripts/device-prepare.sh copies async-profiler there)"; return; }
     rm -rf "$dir"; mkdir -p "$dir"
     # shellcheck disable=SC2086 # a list of options
-    JOPTS="-agentpath:$prof=start,event=itimer,interval=${PROFILE_INTERVAL:-100us},threads,collapsed,file=$dir/rank-%p.collapsed -Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" \
+    JOPTS="-agentpath:$prof=start,event=${PROFILE_EVENT:-itimer},interval=${PROFILE_INTERVAL:-100us},threads,collapsed,file=$dir/rank-%p.collapsed -Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" \
         run_main dp-profile-np2 cuda 2 dev.ferry.examples.DataParallel ${DP_PROFILE_ARGS:---mib 64 --warmup 2000 --steps 500 --timeline}
     md '```'; grep -a -E "data-parallel|layer|Exception" "$W/logs/dp-profile-np2.log" | head -12 >> "$SUMMARY"; md '```'; md ""
     tar czf "$OUT/dp-profile.tgz" -C "$dir" .
