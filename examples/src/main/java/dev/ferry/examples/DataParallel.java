@@ -35,9 +35,13 @@ import java.util.Locale;
  *
  * <p>With {@code --timeline}, rank 0 also prints when each layer's kernel and allReduce started and
  * ended in the last overlapped step (CUDA events, microseconds from the step's start on the GPU).
+ * With {@code --graph}, each timed step (with overlap, compute alone, communication alone) is one
+ * launch of a CUDA graph captured after the warm-up, as training frameworks replay their steps: the
+ * host's cost per call leaves the step (the allReduces must then run on the GPU alone: NCCL, one
+ * GPU per rank).
  *
  * <p>Run: {@code mpirun -np 2 java --enable-native-access=ALL-UNNAMED -cp ... dev.ferry.examples.DataParallel
- * [--mib 256] [--layers 4] [--warmup 200] [--steps 20] [--work 64] [--high-priority] [--timeline]}
+ * [--mib 256] [--layers 4] [--warmup 200] [--steps 20] [--work 64] [--high-priority] [--timeline] [--graph]}
  * ({@code --mib}: the whole gradient, split evenly over the layers; {@code --warmup}: untimed
  * steps first, in which the JIT compiles the calls' Java path; {@code --work}: the kernel's rounds
  * of arithmetic per element, how long a layer computes).
@@ -55,7 +59,7 @@ public final class DataParallel {
     public static void main(String[] args) {
         long mib = 256;
         int steps = 20, work = 64, layers = DEFAULT_LAYERS, warmup = DEFAULT_WARMUP;
-        boolean highPriority = false, timeline = false;
+        boolean highPriority = false, timeline = false, graph = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--mib" -> mib = Long.parseLong(args[++i]);
@@ -65,15 +69,16 @@ public final class DataParallel {
                 case "--layers" -> layers = Integer.parseInt(args[++i]);
                 case "--high-priority" -> highPriority = true;
                 case "--timeline" -> timeline = true;
+                case "--graph" -> graph = true;
                 default -> {
-                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --layers N, --steps N, --warmup N, --work N, --high-priority, --timeline)");
+                    System.err.println("DataParallel: unknown option " + args[i] + " (--mib N, --layers N, --steps N, --warmup N, --work N, --high-priority, --timeline, --graph)");
                     System.exit(2);
                 }
             }
         }
         int code;
         try (Communicator world = Ferry.open()) {
-            Outcome o = run(world, mib, layers, warmup, steps, work, highPriority, timeline);
+            Outcome o = run(world, new Options(mib, layers, warmup, steps, work, highPriority, timeline, graph));
             if (world.rank() == 0) System.out.println(o.line());
             code = o.passed() ? 0 : 1;
         }
@@ -82,14 +87,26 @@ public final class DataParallel {
     }
 
     /**
-     * Runs the example on {@code comm} (collective): a gradient of {@code mib} MiB in
-     * {@code layers} layers, {@code warmup} untimed steps and then {@code steps} timed ones, the
-     * allReduces on a stream of the greatest priority when {@code highPriority}; the verdict is the
-     * same on every rank. With {@code timeline}, rank 0 prints the last overlapped step's timeline.
+     * The example's options: a gradient of {@code mib} MiB in {@code layers} layers; {@code warmup}
+     * untimed steps, then {@code steps} timed ones; {@code work} rounds of arithmetic per element;
+     * the allReduces on a stream of the greatest priority ({@code highPriority}); rank 0 prints the
+     * last overlapped step's timeline ({@code timeline}); each timed step is one CUDA graph launch
+     * ({@code graph}).
      */
-    public static Outcome run(Communicator comm, long mib, int layers, int warmup, int steps, int work, boolean highPriority, boolean timeline) {
+    public record Options(long mib, int layers, int warmup, int steps, int work, boolean highPriority, boolean timeline, boolean graph) {
+    }
+
+    /** Runs the example on {@code comm} (collective); the verdict is the same on every rank. */
+    public static Outcome run(Communicator comm, Options o) {
+        long mib = o.mib();
+        int layers = o.layers(), warmup = o.warmup(), steps = o.steps(), work = o.work();
+        boolean highPriority = o.highPriority();
         if (!Cuda.isAvailable() || !comm.supportsDeviceBuffers()) {
             return Outcome.skip(NAME, "needs a GPU and a backend that carries device buffers").agree(comm);
+        }
+        if (o.graph() && warmup < 1) {
+            throw new dev.ferry.InvalidArgumentException("DataParallel: --graph needs a warm-up step (--warmup 1 or more): a view sets its paths up at a "
+                    + "first call outside the capture");
         }
         if (layers < 1 || mib * 1024 * 1024 / Float.BYTES < layers) {
             throw new dev.ferry.InvalidArgumentException("DataParallel: " + layers + " layers of a " + mib + " MiB gradient: give at least one layer and one float per layer");
@@ -106,10 +123,17 @@ public final class DataParallel {
                 reduced[l].record(comms);
             }
             double[] overlapped = new double[steps], computeAlone = new double[steps], commAlone = new double[steps];
-            Timeline marks = timeline ? new Timeline(layers) : null;
-            // untimed steps first: the JIT compiles the calls' Java path, as it has in any training run after its first steps
+            Timeline marks = o.timeline() && !o.graph() ? new Timeline(layers) : null;
+            // untimed steps first: the JIT compiles the calls' Java path, as it has in any training run after its first
+            // steps, and the collectives' paths are set up (outside any capture)
             for (int step = 0; step < warmup; step++) {
                 overlappedStep(onComms, compute, comms, grads, computed, reduced, n, step, work, null);
+            }
+            if (o.graph()) {
+                Outcome g = runGraphs(comm, onComms, compute, comms, grads, computed, n, o);
+                for (CudaEvent e : computed) e.close();
+                for (CudaEvent e : reduced) e.close();
+                return g;
             }
             for (int step = 0; step < steps; step++) {
                 comm.barrier();
@@ -136,14 +160,116 @@ public final class DataParallel {
             }
             for (CudaEvent e : computed) e.close();
             for (CudaEvent e : reduced) e.close();
-            double step = median(overlapped), c = median(computeAlone), m = median(commAlone);
-            String summary = String.format(Locale.ROOT, "%d ranks, %d MiB gradient in %d layers, %s-priority communication stream, %d steps: "
-                    + "step %.2f ms overlapped; compute alone %.2f ms, communication alone %.2f ms; step / max = %.3f", size, mib, layers,
-                    highPriority ? "high" : "default", steps, step, c, m, step / Math.max(c, m));
-            Outcome o = ok ? Outcome.ok(NAME, summary) : Outcome.fail(NAME, "a reduced gradient is wrong; " + summary);
-            return o.agree(comm);
+            return verdict(comm, o, ok, overlapped, computeAlone, commAlone);
         } finally {
             for (DeviceBuffer g : grads) if (g != null) g.close();
+        }
+    }
+
+    /** The line rank 0 prints, and whether every rank checked its gradients right. */
+    private static Outcome verdict(Communicator comm, Options o, boolean ok, double[] overlapped, double[] computeAlone, double[] commAlone) {
+        double step = median(overlapped), c = median(computeAlone), m = median(commAlone);
+        String summary = String.format(Locale.ROOT, "%d ranks, %d MiB gradient in %d layers, %s-priority communication stream, %d steps%s: "
+                + "step %.2f ms overlapped; compute alone %.2f ms, communication alone %.2f ms; step / max = %.3f", comm.size(), o.mib(), o.layers(),
+                o.highPriority() ? "high" : "default", o.steps(), o.graph() ? " as CUDA graphs" : "", step, c, m, step / Math.max(c, m));
+        Outcome out = ok ? Outcome.ok(NAME, summary) : Outcome.fail(NAME, "a reduced gradient is wrong; " + summary);
+        return out.agree(comm);
+    }
+
+    /**
+     * The timed steps as CUDA graphs, as training frameworks replay theirs: a step with overlap, the
+     * kernels alone and the allReduces alone are each captured once (the kernels with step 0's seeds)
+     * and launched once per step, so that the host's cost per call leaves the step. The allReduces
+     * must run on the GPU alone (NCCL, or ipc-short up to 16 KiB): other paths refuse capture with
+     * {@link dev.ferry.CaptureUnsupportedException}.
+     */
+    private static Outcome runGraphs(Communicator comm, StreamCommunicator onComms, CudaStream compute, CudaStream comms, DeviceBuffer[] grads,
+                                     CudaEvent[] computed, long n, Options o) {
+        int rank = comm.rank(), layers = grads.length, steps = o.steps();
+        double[] overlapped = new double[steps], computeAlone = new double[steps], commAlone = new double[steps];
+        try (StepGraph both = StepGraph.capture(compute, comms, () -> {
+                for (int l = 0; l < layers; l++) {
+                    Kernels.gradient(grads[l], n, seed(0, l, rank), o.work(), compute);
+                    computed[l].record(compute);
+                    comms.waitFor(computed[l]);
+                    onComms.allReduce(Communicator.IN_PLACE, grads[l], n, DataType.FLOAT, ReduceOp.SUM);
+                }
+            });
+             StepGraph kernels = StepGraph.capture(compute, null, () -> {
+                 for (int l = 0; l < layers; l++) Kernels.gradient(grads[l], n, seed(0, l, rank), o.work(), compute);
+             });
+             StepGraph reductions = StepGraph.capture(compute, comms, () -> {
+                 for (int l = 0; l < layers; l++) onComms.allReduce(Communicator.IN_PLACE, grads[l], n, DataType.FLOAT, ReduceOp.SUM);
+             })) {
+            for (int step = 0; step < steps; step++) {
+                overlapped[step] = timed(comm, both, compute);
+            }
+            boolean ok = check(grads, n, 0, comm.size());
+            for (int step = 0; step < steps; step++) {
+                computeAlone[step] = timed(comm, kernels, compute);
+                commAlone[step] = timed(comm, reductions, compute);
+            }
+            onComms.synchronize(); // releases what the captures held
+            return verdict(comm, o, ok, overlapped, computeAlone, commAlone);
+        }
+    }
+
+    /** The slowest rank's milliseconds for one launch of {@code g} on {@code stream}, after a barrier. */
+    private static double timed(Communicator comm, StepGraph g, CudaStream stream) {
+        comm.barrier();
+        long t0 = System.nanoTime();
+        g.launch(stream);
+        stream.synchronize();
+        return slowest(comm, System.nanoTime() - t0);
+    }
+
+    /** A CUDA graph of work captured from {@code origin} (and {@code joined}, forked from it and joined back), instantiated for launches. */
+    private static final class StepGraph implements AutoCloseable {
+        private final jcuda.driver.CUgraph graph;
+        private final jcuda.driver.CUgraphExec exec = new jcuda.driver.CUgraphExec();
+
+        private StepGraph(jcuda.driver.CUgraph graph) {
+            this.graph = graph;
+            check(jcuda.driver.JCudaDriver.cuGraphInstantiate(exec, graph, 0), "cuGraphInstantiate");
+        }
+
+        static StepGraph capture(CudaStream origin, CudaStream joined, Runnable body) {
+            jcuda.driver.CUgraph graph = new jcuda.driver.CUgraph();
+            check(jcuda.driver.JCudaDriver.cuStreamBeginCapture(origin.handle(), jcuda.driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
+                    "cuStreamBeginCapture");
+            boolean done = false;
+            try (CudaEvent fork = Cuda.newEvent(false); CudaEvent join = Cuda.newEvent(false)) {
+                if (joined != null) {
+                    fork.record(origin);
+                    joined.waitFor(fork);
+                }
+                body.run();
+                if (joined != null) {
+                    join.record(joined);
+                    origin.waitFor(join);
+                }
+                done = true;
+            } finally {
+                int rc = jcuda.driver.JCudaDriver.cuStreamEndCapture(origin.handle(), graph);
+                if (done) check(rc, "cuStreamEndCapture");
+            }
+            return new StepGraph(graph);
+        }
+
+        void launch(CudaStream stream) {
+            check(jcuda.driver.JCudaDriver.cuGraphLaunch(exec, stream.handle()), "cuGraphLaunch");
+        }
+
+        @Override
+        public void close() {
+            jcuda.driver.JCudaDriver.cuGraphExecDestroy(exec);
+            jcuda.driver.JCudaDriver.cuGraphDestroy(graph);
+        }
+
+        private static void check(int rc, String what) {
+            if (rc != jcuda.driver.CUresult.CUDA_SUCCESS) {
+                throw new dev.ferry.CudaException(what + " failed: " + jcuda.driver.CUresult.stringFor(rc), rc);
+            }
         }
     }
 
