@@ -780,35 +780,35 @@ step_stream() {
     done
 }
 
-# where the host's time goes in 8-byte allReduces enqueued back to back on a stream, $WHERE:
-# StreamOrderedAllReduce at 8 B with batches of PROFILE_CALLS calls under async-profiler (CPU time,
-# Java and native frames), the collapsed stacks of each rank in $OUT/stream-profile.tgz
-step_stream-profile() {
-    local lib prof=$D/prof/libasyncProfiler.so dir=$W/stream-profile
+# a main class of 2 ranks under async-profiler (PROFILE_EVENT: itimer, CPU time, or wall; PROFILE_INTERVAL;
+# Java and native frames), $WHERE: NAME TITLE LINES (the log lines to quote) CLASS ARGS...; the collapsed
+# stacks of each rank in $OUT/NAME.tgz
+profiled_main() {
+    local name=$1 title=$2 lines=$3 lib prof=$D/prof/libasyncProfiler.so dir=$W/$1
+    shift 3
     lib=$(find_nccl)
-    md "## Profile of 8-byte allReduces enqueued on a stream, $WHERE (MPS: ${MPS:-0})"; md ""
-    [ -f "$prof" ] || { md "- stream-profile: skipped: no $prof (scripts/device-prepare.sh copies async-profiler there)"; return; }
+    md "## $title, $WHERE (MPS: ${MPS:-0})"; md ""
+    [ -f "$prof" ] || { md "- $name: skipped: no $prof (scripts/device-prepare.sh copies async-profiler there)"; return; }
     rm -rf "$dir"; mkdir -p "$dir"
-    JOPTS="-agentpath:$prof=start,event=itimer,interval=${PROFILE_INTERVAL:-100us},threads,collapsed,file=$dir/rank-%p.collapsed -Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" \
-        run_main stream-profile-np2 cuda 2 dev.ferry.bench.StreamOrderedAllReduce 8 "${PROFILE_CALLS:-50000}"
-    md '```'; grep -a -E "^backend|^each|^ +bytes|^ +[0-9]+ |Exception" "$W/logs/stream-profile-np2.log" | head -8 >> "$SUMMARY"; md '```'; md ""
-    tar czf "$OUT/stream-profile.tgz" -C "$dir" .
+    JOPTS="-agentpath:$prof=start,event=${PROFILE_EVENT:-itimer},interval=${PROFILE_INTERVAL:-100us},threads,collapsed,file=$dir/rank-%p.collapsed -Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" \
+        run_main "$name-np2" cuda 2 "$@"
+    md '```'; grep -a -E "$lines|Exception" "$W/logs/$name-np2.log" | head -12 >> "$SUMMARY"; md '```'; md ""
+    tar czf "$OUT/$name.tgz" -C "$dir" .
 }
 
-# where the host's time goes in the data-parallel example's steps, $WHERE: DataParallel (DP_PROFILE_ARGS,
-# default 64 MiB in 4 layers, 2000 untimed and 500 timed steps) under async-profiler (PROFILE_EVENT: itimer, CPU
-# time, or wall; Java and native frames), the collapsed stacks of each rank in $OUT/dp-profile.tgz
+# where the host's time goes in 8-byte allReduces enqueued back to back on a stream: StreamOrderedAllReduce
+# at 8 B with batches of PROFILE_CALLS calls
+step_stream-profile() {
+    profiled_main stream-profile "Profile of 8-byte allReduces enqueued on a stream" "^backend|^each|^ +bytes|^ +[0-9]+ " \
+        dev.ferry.bench.StreamOrderedAllReduce 8 "${PROFILE_CALLS:-50000}"
+}
+
+# where the host's time goes in the data-parallel example's steps: DataParallel with DP_PROFILE_ARGS
+# (default 64 MiB in 4 layers, 2000 untimed and 500 timed steps)
 step_dp-profile() {
-    local lib prof=$D/prof/libasyncProfiler.so dir=$W/dp-profile
-    lib=$(find_nccl)
-    md "## Profile of the data-parallel example's steps, $WHERE (MPS: ${MPS:-0})"; md ""
-    [ -f "$prof" ] || { md "- dp-profile: skipped: no $prof (scripts/device-prepare.sh copies async-profiler there)"; return; }
-    rm -rf "$dir"; mkdir -p "$dir"
     # shellcheck disable=SC2086 # a list of options
-    JOPTS="-agentpath:$prof=start,event=${PROFILE_EVENT:-itimer},interval=${PROFILE_INTERVAL:-100us},threads,collapsed,file=$dir/rank-%p.collapsed -Dferry.backend=ompi $DEVICE_OPT ${lib:+-Dferry.nccl.lib=$lib}" \
-        run_main dp-profile-np2 cuda 2 dev.ferry.examples.DataParallel ${DP_PROFILE_ARGS:---mib 64 --warmup 2000 --steps 500 --timeline}
-    md '```'; grep -a -E "data-parallel|layer|Exception" "$W/logs/dp-profile-np2.log" | head -12 >> "$SUMMARY"; md '```'; md ""
-    tar czf "$OUT/dp-profile.tgz" -C "$dir" .
+    profiled_main dp-profile "Profile of the data-parallel example's steps" "data-parallel|layer" \
+        dev.ferry.examples.DataParallel ${DP_PROFILE_ARGS:---mib 64 --warmup 2000 --steps 500 --timeline}
 }
 
 # allReduce and broadcast on device buffers, 8 B .. 256 MiB, beside one device-to-device copy of the same size (bench DeviceCollectivesVsCopy)
