@@ -727,7 +727,7 @@ hangs() { listed "${HANG_BACKENDS:-ompi staged nccl mvapich}" "$1"; }
 step_hang() { conformance_table "The flight recorder with device buffers, $WHERE (MPS: ${MPS:-0})" hang_rows; }
 
 # the stream-ordered view (Communicator.onStream) on GPUs, $WHERE: StreamOrderContract under ompi,
-# staged and (one rank per GPU) nccl at STREAM_NP ranks (default: the GPU count under SPREAD=1, else
+# staged and (one rank per GPU) nccl and mvapich at STREAM_NP ranks (default: the GPU count under SPREAD=1, else
 # "2 4"); then allReduce enqueued back to back (bench StreamOrderedAllReduce) beside NCCL from C
 # back to back (nccl_ref, one rank per GPU), and the data-parallel example's overlap (DataParallel)
 stream_rows() {
@@ -740,10 +740,14 @@ stream_rows() {
         if streams nccl && [ -n "$lib" ] && [ "${SPREAD:-0}" = 1 ] && [ "$np" -le "$NGPU" ]; then
             suite stream-nccl-np$np sys $np dev.ferry.testing.StreamOrderContract -Dferry.backend=nccl -Dferry.nccl.lib="$lib" "$t"
         fi
+        # the CUDA-aware MPICH kit takes device buffers from ranks of one GPU each (ferry.mvapich.sharedGpu)
+        if streams mvapich && [ -d /opt/mpich-cuda ] && [ "${SPREAD:-0}" = 1 ] && [ "$np" -le "$NGPU" ]; then
+            suite stream-mvapich-np$np mpich $np dev.ferry.testing.StreamOrderContract -Dferry.backend=mvapich "$t"
+        fi
     done
 }
 # whether STREAM_BACKENDS (default: every backend) names $1
-streams() { listed "${STREAM_BACKENDS:-ompi staged nccl}" "$1"; }
+streams() { listed "${STREAM_BACKENDS:-ompi staged nccl mvapich}" "$1"; }
 step_stream() {
     [ "${STREAM_CONTRACT:-1}" = 1 ] && conformance_table "The stream-ordered view, $WHERE (MPS: ${MPS:-0})" stream_rows
     [ "${STREAM_BENCH:-1}" = 1 ] || return 0 # STREAM_BENCH=0: the contract alone
