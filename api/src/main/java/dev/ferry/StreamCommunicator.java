@@ -36,7 +36,9 @@ package dev.ferry;
  * While the stream waits, the thread's own GPU work runs on other streams, which must not share a
  * hardware queue with it: Ferry sets {@code CUDA_DEVICE_MAX_CONNECTIONS} (32, or 8 under MPS)
  * before the CUDA driver starts, unless the process set it (README, Settings); with 1, such an
- * operation can wait forever.
+ * operation can wait forever. An MPI library that waits for the context's streams inside its calls
+ * on device memory (a CUDA-aware MPICH, backend {@code mvapich}) gets host copies of the
+ * operation's device buffers on that thread instead.
  * A kernel that waits on the GPU for a peer gives up after {@code ferry.timeout} (when set); the
  * view's next call or {@link #synchronize()} throws {@link StreamOperationException}.
  *

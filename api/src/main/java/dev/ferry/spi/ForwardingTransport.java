@@ -70,6 +70,11 @@ public abstract class ForwardingTransport implements Transport {
     }
 
     @Override
+    public boolean waitsForStreamsInDeviceCalls() {
+        return inner.waitsForStreamsInDeviceCalls();
+    }
+
+    @Override
     public void throwStreamFailure() {
         inner.throwStreamFailure();
     }

@@ -146,14 +146,14 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
     public void send(Buffer buffer, long count, DataType type, int dest, int tag) {
         begin("send");
         own.checkStreamSend(buffer, count, type, dest, tag);
-        onThread("send", c -> c.send(buffer, count, type, dest, tag), buffer);
+        onThread("send", (c, b) -> c.send(b[0], count, type, dest, tag), buffer);
     }
 
     @Override
     public void recv(Buffer buffer, long count, DataType type, int source, int tag) {
         begin("recv");
         own.checkStreamRecv(buffer, count, type, source, tag);
-        onThread("recv", c -> c.recv(buffer, count, type, source, tag), buffer);
+        onThread("recv", (c, b) -> c.recv(b[0], count, type, source, tag), buffer);
     }
 
     @Override
@@ -239,15 +239,55 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
                 throw e;
             }
         }
-        schedule(c.kind().label, c::runOn, pins);
+        Buffer[] arguments = {c.send(), c.recv()}; // the in-place marker included
+        schedule(c.kind().label, (comm, b) -> new StreamCollective(c.kind(), b[0], b[1], c.count(), c.type(), c.op(), c.root()).runOn(comm), arguments,
+                pins);
+    }
+
+    /** A call the view's thread runs, given the communicator and the buffers to use (the call's own, or host copies of them). */
+    private interface ThreadCall {
+        void run(Communicator comm, Buffer[] buffers);
     }
 
     /** Runs {@code call} on the view's thread when the stream reaches this point. */
-    private void onThread(String op, java.util.function.Consumer<Communicator> call, Buffer... buffers) {
-        schedule(op, call, pin(op, buffers));
+    private void onThread(String op, ThreadCall call, Buffer... buffers) {
+        schedule(op, call, buffers, pin(op, buffers));
     }
 
-    private void schedule(String op, java.util.function.Consumer<Communicator> call, BufferUse.Pins pins) {
+    /**
+     * Runs {@code call} with {@code buffers} on {@code own}; where the transport's library waits for
+     * the context's streams inside its calls on device memory ({@link Transport#waitsForStreamsInDeviceCalls}),
+     * which includes the stream that waits for this call, with host copies of the device buffers,
+     * copied back after the call (the in-place marker and null stay as they are).
+     */
+    private void runOnThread(ThreadCall call, Buffer[] buffers) {
+        boolean stage = false;
+        for (Buffer b : buffers) stage |= b != null && b != Communicator.IN_PLACE && b.kind().needsCuda();
+        if (!stage || !own.transport().waitsForStreamsInDeviceCalls()) {
+            call.run(own, buffers);
+            return;
+        }
+        DeviceSupport device = DeviceSupport.get();
+        dev.ferry.HostBuffer[] copies = new dev.ferry.HostBuffer[buffers.length];
+        Buffer[] staged = buffers.clone();
+        try {
+            for (int i = 0; i < buffers.length; i++) {
+                Buffer b = buffers[i];
+                if (b == null || b == Communicator.IN_PLACE || !b.kind().needsCuda()) continue;
+                copies[i] = dev.ferry.HostBuffer.allocate(b.byteSize());
+                device.copyToHost(copies[i], b, b.byteSize());
+                staged[i] = copies[i];
+            }
+            call.run(own, staged);
+            for (int i = 0; i < buffers.length; i++) {
+                if (copies[i] != null) device.copyFromHost(buffers[i], copies[i], buffers[i].byteSize());
+            }
+        } finally {
+            for (dev.ferry.HostBuffer h : copies) if (h != null) h.close();
+        }
+    }
+
+    private void schedule(String op, ThreadCall call, Buffer[] buffers, BufferUse.Pins pins) {
         if (order.capturing()) {
             pins.release();
             throw new CaptureUnsupportedException(op + " on " + this + ": the stream is being captured into a CUDA graph, and this call runs on "
@@ -267,7 +307,7 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
             try {
                 if (failure == null) {
                     order.awaitReached(p.mark);
-                    call.accept(own);
+                    runOnThread(call, buffers);
                 }
             } catch (Throwable t) {
                 if (failure == null) failure = t;

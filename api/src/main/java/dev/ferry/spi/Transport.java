@@ -76,6 +76,17 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * True when the library under this transport may wait for every stream of a device's context
+     * inside its own calls on device memory (a CUDA-aware MPICH closes each message's IPC mapping
+     * with {@code cuIpcCloseMemHandle}, which waits for them). A stream-ordered view's thread,
+     * whose caller's stream waits for the call it runs, then hands such a library host copies of
+     * the call's device buffers instead ({@link HeldStream}).
+     */
+    default boolean waitsForStreamsInDeviceCalls() {
+        return false;
+    }
+
+    /**
      * Throws {@link dev.ferry.StreamOperationException} when work that {@link #enqueueOnStream}
      * put on a stream failed after its call returned (a kernel that gave up waiting for a peer); the
      * stream-ordered view asks at each call and at {@code synchronize()}. Cheap: no device call.

@@ -135,6 +135,17 @@ final class MvapichTransport extends FfmTransport {
         return super.matchesEveryReceive() || runtime.cuda.cudaAware();
     }
 
+    /**
+     * A CUDA-aware MPICH closes the IPC mapping of each device message it received (Ferry turns its
+     * handle cache off: {@code NativeEnvironment}), and {@code cuIpcCloseMemHandle} waits for every
+     * stream of the context: on a stream-ordered view's thread that includes the stream waiting for
+     * the call (a send and receive of 1 MiB between two GPUs hung there).
+     */
+    @Override
+    public boolean waitsForStreamsInDeviceCalls() {
+        return runtime.cuda.cudaAware();
+    }
+
     @Override
     protected Status mpiSendRecv(Region sendBuffer, int sendCount, DataType sendType, int dest, int sendTag,
                                  Region recvBuffer, int recvCount, DataType recvType, int source, int recvTag) {

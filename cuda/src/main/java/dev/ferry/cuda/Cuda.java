@@ -279,24 +279,42 @@ public final class Cuda {
      */
     public static void copy(Buffer dst, Buffer src, long bytes) {
         checkCopy(dst, src, bytes);
-        deviceOf(dst, src).makeCurrent();
-        copyAndWait(dst.address(), src.address(), bytes);
+        CudaDevice d = deviceOf(dst, src);
+        d.makeCurrent();
+        copyAndWait(d, dst.address(), src.address(), bytes);
     }
 
     /** Raw-address form of {@link #copy}: unified addressing finds the direction; returns when done. */
     public static void copy(long dst, long src, long bytes) {
-        defaultDevice();
-        copyAndWait(dst, src, bytes);
+        copyAndWait(defaultDevice(), dst, src, bytes);
     }
 
     /**
      * cuMemcpy, then a synchronize of the legacy default stream it ran on: a device-to-device cuMemcpy
      * returns before the copy is done, and non-blocking streams (Ferry's) do not wait for that stream,
      * so a copy into scratch could otherwise still be running when a transport reads the scratch.
+     * On a stream-ordered view's thread the copy runs on a non-blocking stream of Ferry's
+     * instead: the legacy stream waits for every blocking stream, and the caller's stream, which may
+     * be one, waits for the call that copies.
      */
-    private static void copyAndWait(long dst, long src, long bytes) {
+    private static void copyAndWait(CudaDevice device, long dst, long src, long bytes) {
+        if (dev.ferry.spi.HeldStream.holding()) {
+            CudaStream s = viewCopies(device);
+            check(cuMemcpyAsync(JCudaPointers.device(dst), JCudaPointers.device(src), bytes, s.handle()), "cuMemcpyAsync(" + bytes + " bytes)");
+            s.synchronize();
+            return;
+        }
         check(cuMemcpy(JCudaPointers.device(dst), JCudaPointers.device(src), bytes), "cuMemcpy(" + bytes + " bytes)");
         check(jcuda.driver.JCudaDriver.cuStreamSynchronize(new jcuda.driver.CUstream()), "cuStreamSynchronize(legacy default stream) after cuMemcpy");
+    }
+
+    /** The views' threads' streams for {@link #copyAndWait}, one per device, made at its first such copy (never destroyed: they live as long as the contexts). */
+    private static final CudaStream[] VIEW_COPIES = new CudaStream[DEVICES.length];
+
+    private static synchronized CudaStream viewCopies(CudaDevice device) {
+        CudaStream s = VIEW_COPIES[device.ordinal()];
+        if (s == null) s = VIEW_COPIES[device.ordinal()] = new CudaStream(device);
+        return s;
     }
 
     /** Enqueues a copy on {@code stream}; asynchronous only when host memory involved is pinned. */
