@@ -46,7 +46,7 @@ public final class ProcessEnvironment {
 
     /** Sets what the CUDA driver needs for stream-ordered views; called before anything in the process may start the driver. */
     public static void prepareForCuda() {
-        if (mpsControlPipe()) {
+        if (mpsControlPipe(System.getenv("CUDA_MPS_PIPE_DIRECTORY"))) {
             setIfUnset(CUDA_CONNECTIONS, "8", "more hardware queues than MPS gives a client, fewer than the GPU's clients share: a stream-ordered "
                     + "view's held stream cannot block the work of its call");
         } else {
@@ -54,10 +54,14 @@ public final class ProcessEnvironment {
         }
     }
 
-    /** Whether an MPS control daemon's pipe is where the CUDA driver will look for it when it starts. */
-    static boolean mpsControlPipe() {
-        String dir = System.getenv("CUDA_MPS_PIPE_DIRECTORY");
-        return java.nio.file.Files.exists(java.nio.file.Path.of(dir == null || dir.isEmpty() ? "/tmp/nvidia-mps" : dir, "control"));
+    /**
+     * Whether an MPS control daemon's pipe is where the CUDA driver will look for it when it starts:
+     * {@code control} in {@code pipeDirectory} ({@code CUDA_MPS_PIPE_DIRECTORY}), or in
+     * {@code /tmp/nvidia-mps} when that is null or empty.
+     */
+    static boolean mpsControlPipe(String pipeDirectory) {
+        String dir = pipeDirectory == null || pipeDirectory.isEmpty() ? "/tmp/nvidia-mps" : pipeDirectory;
+        return java.nio.file.Files.exists(java.nio.file.Path.of(dir, "control"));
     }
 
     /**
