@@ -54,7 +54,7 @@ final class ShortAllReduce {
 
     static {
         if (DeviceReduction.shortScratchBytes(SLOT_BYTES) > SCRATCH_BYTES) {
-            throw new AssertionError("the stream-ordered rounds' scratch (" + DeviceReduction.shortScratchBytes(SLOT_BYTES) + " bytes) exceeds " + SCRATCH_BYTES);
+            throw new AssertionError("the short rounds' scratch (" + DeviceReduction.shortScratchBytes(SLOT_BYTES) + " bytes) exceeds " + SCRATCH_BYTES);
         }
     }
     /** How long one launch waits on the GPU for the other ranks before it returns to the host. */
