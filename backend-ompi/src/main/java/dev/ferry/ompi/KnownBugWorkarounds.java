@@ -26,8 +26,9 @@ final class KnownBugWorkarounds {
     /** Applies the settings; returns a description of each one applied (for the probe report). */
     static List<String> apply() {
         List<String> applied = new ArrayList<>();
-        if (ProcessEnvironment.setIfUnset("OMPI_MCA_op", "^avx", "saturating 8/16-bit sums of op/avx, open-mpi/ompi#8045")) {
-            applied.add("OMPI_MCA_op=^avx (saturating 8/16-bit sums of op/avx, open-mpi/ompi#8045)");
+        String why = "saturating 8/16-bit sums of op/avx, open-mpi/ompi#8045";
+        if (ProcessEnvironment.setIfUnset("OMPI_MCA_op", "^avx", why)) {
+            applied.add("OMPI_MCA_op=^avx (" + why + ")");
         }
         ProcessEnvironment.prepareForCuda(); // before MPI_Init, where a CUDA-aware Open MPI starts the CUDA driver
         return applied;

@@ -114,8 +114,8 @@ public final class DataParallel {
         long n = mib * 1024 * 1024 / Float.BYTES / layers;
         int rank = comm.rank(), size = comm.size();
         DeviceBuffer[] grads = new DeviceBuffer[layers];
+        CudaEvent[] computed = new CudaEvent[layers], reduced = new CudaEvent[layers];
         try (CudaStream compute = Cuda.newStream(); CudaStream comms = highPriority ? Cuda.newHighPriorityStream() : Cuda.newStream(); StreamCommunicator onComms = comm.onStream(comms)) {
-            CudaEvent[] computed = new CudaEvent[layers], reduced = new CudaEvent[layers];
             for (int l = 0; l < layers; l++) {
                 grads[l] = Cuda.allocate(n * Float.BYTES);
                 computed[l] = Cuda.newEvent(false);
@@ -130,10 +130,7 @@ public final class DataParallel {
                 overlappedStep(onComms, compute, comms, grads, computed, reduced, n, step, work, null);
             }
             if (o.graph()) {
-                Outcome g = runGraphs(comm, onComms, compute, comms, grads, computed, n, o);
-                for (CudaEvent e : computed) e.close();
-                for (CudaEvent e : reduced) e.close();
-                return g;
+                return runGraphs(comm, onComms, compute, comms, grads, computed, n, o);
             }
             for (int step = 0; step < steps; step++) {
                 comm.barrier();
@@ -158,11 +155,13 @@ public final class DataParallel {
                 onComms.synchronize();
                 commAlone[step] = slowest(comm, System.nanoTime() - t0);
             }
-            for (CudaEvent e : computed) e.close();
-            for (CudaEvent e : reduced) e.close();
             return verdict(comm, o, ok, overlapped, computeAlone, commAlone);
         } finally {
-            for (DeviceBuffer g : grads) if (g != null) g.close();
+            for (int l = 0; l < layers; l++) {
+                if (computed[l] != null) computed[l].close();
+                if (reduced[l] != null) reduced[l].close();
+                if (grads[l] != null) grads[l].close();
+            }
         }
     }
 
@@ -230,12 +229,12 @@ public final class DataParallel {
 
         private StepGraph(jcuda.driver.CUgraph graph) {
             this.graph = graph;
-            check(jcuda.driver.JCudaDriver.cuGraphInstantiate(exec, graph, 0), "cuGraphInstantiate");
+            Kernels.check(jcuda.driver.JCudaDriver.cuGraphInstantiate(exec, graph, 0), "cuGraphInstantiate");
         }
 
         static StepGraph capture(CudaStream origin, CudaStream joined, Runnable body) {
             jcuda.driver.CUgraph graph = new jcuda.driver.CUgraph();
-            check(jcuda.driver.JCudaDriver.cuStreamBeginCapture(origin.handle(), jcuda.driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
+            Kernels.check(jcuda.driver.JCudaDriver.cuStreamBeginCapture(origin.handle(), jcuda.driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
                     "cuStreamBeginCapture");
             boolean done = false;
             try (CudaEvent fork = Cuda.newEvent(false); CudaEvent join = Cuda.newEvent(false)) {
@@ -251,25 +250,19 @@ public final class DataParallel {
                 done = true;
             } finally {
                 int rc = jcuda.driver.JCudaDriver.cuStreamEndCapture(origin.handle(), graph);
-                if (done) check(rc, "cuStreamEndCapture");
+                if (done) Kernels.check(rc, "cuStreamEndCapture");
             }
             return new StepGraph(graph);
         }
 
         void launch(CudaStream stream) {
-            check(jcuda.driver.JCudaDriver.cuGraphLaunch(exec, stream.handle()), "cuGraphLaunch");
+            Kernels.check(jcuda.driver.JCudaDriver.cuGraphLaunch(exec, stream.handle()), "cuGraphLaunch");
         }
 
         @Override
         public void close() {
             jcuda.driver.JCudaDriver.cuGraphExecDestroy(exec);
             jcuda.driver.JCudaDriver.cuGraphDestroy(graph);
-        }
-
-        private static void check(int rc, String what) {
-            if (rc != jcuda.driver.CUresult.CUDA_SUCCESS) {
-                throw new dev.ferry.CudaException(what + " failed: " + jcuda.driver.CUresult.stringFor(rc), rc);
-            }
         }
     }
 

@@ -192,7 +192,8 @@ public final class Kernels {
         return fs.get(entry);
     }
 
-    private static void check(int result, String what) {
+    /** Throws {@link CudaException} naming {@code what} unless {@code result} is CUDA_SUCCESS. */
+    static void check(int result, String what) {
         if (result != CUresult.CUDA_SUCCESS) {
             throw new CudaException(what + " failed: " + CUresult.stringFor(result) + " (" + result + ")", result);
         }
