@@ -24,7 +24,10 @@ import java.util.List;
  * median of the batches; a copy's is the median of single copies (cuMemcpyAsync then stream
  * synchronize: {@link DeviceCopy#time}, the yardstick the JMH suite's report uses too). Where rank 1
  * runs on another GPU that rank 0's can map, a second yardstick: one peer copy of the same size from
- * rank 0's GPU into rank 1's ({@code cuMemcpyPeerAsync} over NVLink or PCIe), timed the same way.
+ * rank 0's GPU into rank 1's ({@code cuMemcpyPeerAsync} over NVLink or PCIe), timed the same way;
+ * and where every rank's next rank runs on another GPU that it can map, the third: every rank
+ * copying the size into its next rank's GPU at once (both ways of each link busy, as in an
+ * allReduce), timed as a collective.
  *
  * <p>Run on a GPU machine under the launcher: {@code mpirun -np N java -cp ...
  * dev.ferry.bench.DeviceCollectivesVsCopy [MAX_BYTES]} (the backend as usual:
@@ -45,10 +48,12 @@ public final class DeviceCollectivesVsCopy {
         Cuda.ensureAvailability();
         try (Communicator comm = Ferry.open()) {
             int rank = comm.rank(), size = comm.size();
-            int peerDevice = peerDevice(comm);
+            int nextDevice = nextDevice(comm);
+            boolean everyRankHasNext = everyRank(comm, nextDevice >= 0);
+            int peerDevice = rank == 0 ? nextDevice : -1;
             try (DeviceBuffer send = Cuda.allocate(max); DeviceBuffer recv = Cuda.allocate(max); CudaStream stream = Cuda.newStream();
                  HostBuffer t = HostBuffer.allocate(8); HostBuffer tMax = HostBuffer.allocate(8);
-                 DeviceBuffer peer = peerDevice < 0 ? null : Cuda.allocate(peerDevice, max)) {
+                 DeviceBuffer peer = nextDevice < 0 ? null : Cuda.allocate(nextDevice, max)) {
                 Cuda.fill(send, (byte) 0);
                 Cuda.fill(recv, (byte) 0);
                 // bytes: what each rank contributes in total (allReduce, broadcast, reduceScatterBlock's send,
@@ -70,16 +75,26 @@ public final class DeviceCollectivesVsCopy {
                     }
                     StringBuilder head = new StringBuilder(String.format("%12s %22s", "bytes", "d2d copy us"));
                     if (peer != null) head.append(String.format(" %22s", "peer copy us"));
+                    if (everyRankHasNext) head.append(String.format(" %26s", "peer copies, all at once"));
                     for (Column c : columns) head.append(String.format(" %28s %7s", c.name() + " us", "x copy"));
                     System.out.println(head);
                 }
                 for (long bytes = 8; bytes <= max; bytes = bytes == max ? max + 1 : Math.min(bytes * 4, max)) {
                     int reps = (int) Math.max(3, Math.min(1000, (64L << 20) / bytes));
                     Stats copy = rank == 0 ? DeviceCopy.time(recv, send, bytes, stream) : null;
-                    Stats peerCopy = peer == null ? null : peerCopyMicros(peer, send, peerDevice, bytes, stream);
+                    Stats peerCopy = rank == 0 && peer != null ? peerCopyMicros(peer, send, peerDevice, bytes, stream) : null;
                     comm.barrier();
                     StringBuilder row = new StringBuilder(rank == 0 ? String.format("%12d %22s", bytes, cell(copy)) : "");
                     if (peerCopy != null) row.append(String.format(" %22s", cell(peerCopy)));
+                    if (everyRankHasNext) {
+                        int src = Cuda.defaultDevice().ordinal();
+                        long n = bytes;
+                        Stats all = collectiveMicros(comm, BATCHES, reps, t, tMax, () -> {
+                            Cuda.copyPeerAsync(peer.address(), nextDevice, send.address(), src, n, stream);
+                            stream.synchronize();
+                        });
+                        if (rank == 0) row.append(String.format(" %26s", cell(all)));
+                    }
                     for (Column c : columns) {
                         Runnable call = c.call().apply(bytes);
                         Stats st = call == null ? null : collectiveMicros(comm, BATCHES, reps, t, tMax, call);
@@ -94,10 +109,11 @@ public final class DeviceCollectivesVsCopy {
     }
 
     /**
-     * On rank 0: rank 1's GPU when it differs from rank 0's and rank 0's can map it (peer access then
-     * enabled), else -1; -1 on the other ranks. Collective.
+     * The next rank's GPU (rank 0's for the last rank) when it differs from this rank's and this one
+     * can map it (peer access then enabled), else -1. Collective. Ordinals are compared as this
+     * process sees them: ranks that see every GPU (one rank per GPU chosen by Ferry).
      */
-    private static int peerDevice(Communicator comm) {
+    private static int nextDevice(Communicator comm) {
         if (comm.size() < 2) {
             return -1;
         }
@@ -105,8 +121,17 @@ public final class DeviceCollectivesVsCopy {
             int own = Cuda.defaultDevice().ordinal();
             mine.segment().set(ValueLayout.JAVA_INT, 0, own);
             comm.allGather(mine, all, 1, DataType.INT);
-            int other = all.segment().get(ValueLayout.JAVA_INT, 4);
-            return comm.rank() == 0 && other != own && Cuda.enablePeerAccess(own, other) ? other : -1;
+            int other = all.segment().get(ValueLayout.JAVA_INT, 4L * ((comm.rank() + 1) % comm.size()));
+            return other != own && Cuda.enablePeerAccess(own, other) ? other : -1;
+        }
+    }
+
+    /** True on every rank when {@code mine} is true on every rank. Collective. */
+    private static boolean everyRank(Communicator comm, boolean mine) {
+        try (HostBuffer in = HostBuffer.allocate(4); HostBuffer out = HostBuffer.allocate(4)) {
+            in.segment().set(ValueLayout.JAVA_INT, 0, mine ? 1 : 0);
+            comm.allReduce(in, out, 1, DataType.INT, ReduceOp.MIN);
+            return out.segment().get(ValueLayout.JAVA_INT, 0) == 1;
         }
     }
 

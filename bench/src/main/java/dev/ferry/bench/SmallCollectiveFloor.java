@@ -28,13 +28,18 @@ import dev.ferry.cuda.DeviceReduction;
  * <li>the collectives: allReduce (one double, SUM) and broadcast (8 bytes) on device buffers, as the
  *     planner picks them; where the collectives over CUDA IPC apply, also allReduce of 16 KiB, both
  *     sizes with the short allReduce met on the GPU ({@code ipc-short}) and host-driven
- *     ({@code ipc-fold}), and 1 MiB ({@code ipc}) with either ending.</li>
+ *     ({@code ipc-fold}), and 1 MiB ({@code ipc}) with either ending;</li>
+ * <li>where NCCL serves this communicator, allReduce, broadcast and allGather of 8 bytes through it
+ *     ({@code nccl} forced), beside the planner's choice for the same calls, and the planner's agreement
+ *     alone ({@code host allReduce 2 ints}: the round that an algorithm which needs every rank's buffers
+ *     on its GPU adds to a call).</li>
  * </ul>
  *
  * <p>Run under the launcher: {@code mpirun -np N java -cp ... dev.ferry.bench.SmallCollectiveFloor}.
  * With {@code --profile SECONDS} it runs only the 8-byte device allReduce, back to back for that
  * long after a warm-up, for a sampling profiler attached to the ranks
- * ({@code scripts/device-run.sh profile-small}).
+ * ({@code scripts/device-run.sh profile-small}): the short allReduce met on the GPU where it applies,
+ * or the algorithm {@code ferry.collectives} names.
  */
 public final class SmallCollectiveFloor {
     private static final int BATCHES = 9;
@@ -106,7 +111,22 @@ public final class SmallCollectiveFloor {
                 CollectivesDiagnostics.force(comm, null);
             }
             row(comm, t, tMax, "allReduce 8 B (host)", () -> comm.allReduce(record, t, 1, DataType.DOUBLE, ReduceOp.SUM));
+            row(comm, t, tMax, "host allReduce 2 ints (an agreement)", () -> comm.allReduce(record, records, 2, DataType.INT, ReduceOp.MIN));
+            row(comm, t, tMax, "allGather 8 B (device)", () -> comm.allGather(a, big, 8, DataType.BYTE));
+            if (CollectivesDiagnostics.algorithms(comm).contains("nccl")) {
+                try {
+                    CollectivesDiagnostics.force(comm, "nccl");
+                    row(comm, t, tMax, "allReduce 8 B (device), nccl", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                    row(comm, t, tMax, "broadcast 8 B (device), nccl", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
+                    row(comm, t, tMax, "allGather 8 B (device), nccl", () -> comm.allGather(a, big, 8, DataType.BYTE));
+                } catch (dev.ferry.InvalidSettingException e) {
+                    if (zero) System.out.println("nccl rows: not run: " + e.getMessage());
+                } finally {
+                    CollectivesDiagnostics.force(comm, null);
+                }
+            }
             if (zero) System.out.println("collective counters on rank 0: " + CollectivesDiagnostics.counters());
+            control.close();
         }
     }
 
@@ -118,7 +138,8 @@ public final class SmallCollectiveFloor {
     private static void profile(double seconds) {
         try (Communicator comm = Ferry.open(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64)) {
             Cuda.fill(a, (byte) 0);
-            if (CollectivesDiagnostics.algorithms(comm).contains("ipc-short")) CollectivesDiagnostics.force(comm, "ipc-short");
+            boolean chosen = dev.ferry.Settings.process().text(dev.ferry.collectives.CollectivesSettings.COLLECTIVES) != null;
+            if (!chosen && CollectivesDiagnostics.algorithms(comm).contains("ipc-short")) CollectivesDiagnostics.force(comm, "ipc-short");
             Runnable call = () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM);
             for (int i = 0; i < 20_000; i++) call.run();
             comm.barrier();
@@ -126,8 +147,8 @@ public final class SmallCollectiveFloor {
             long calls = profiledLoop(comm, call, (long) (seconds * 1e9));
             double us = (System.nanoTime() - t0) / 1e3 / calls;
             if (comm.rank() == 0) {
-                System.out.printf(java.util.Locale.ROOT, "profile: backend %s, %d ranks, %d calls of allReduce 8 B (device), %.2f us per call%n",
-                        comm.backend(), comm.size(), calls, us);
+                System.out.printf(java.util.Locale.ROOT, "profile: backend %s, %d ranks, %d calls of allReduce 8 B (device) on %s, %.2f us per call%n",
+                        comm.backend(), comm.size(), calls, CollectivesDiagnostics.lastAlgorithm(), us);
             }
         }
     }
@@ -189,8 +210,12 @@ public final class SmallCollectiveFloor {
         }
     }
 
+    /** The measurement's own messages (barrier, the slowest rank's time) go over this duplicate: apart from an algorithm forced on the measured communicator. */
+    private static Communicator control;
+
     private static void row(Communicator comm, HostBuffer t, HostBuffer tMax, String what, Runnable call) {
-        Stats s = DeviceCollectivesVsCopy.collectiveMicros(comm, BATCHES, REPS, t, tMax, call);
+        if (control == null) control = comm.duplicate();
+        Stats s = DeviceCollectivesVsCopy.collectiveMicros(control, BATCHES, REPS, t, tMax, call);
         if (comm.rank() == 0) {
             System.out.printf(java.util.Locale.ROOT, "%-50s %8.2f (%.2f-%.2f)%n", what, s.median(), s.min(), s.max());
         }
