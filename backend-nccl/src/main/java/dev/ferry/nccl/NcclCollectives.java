@@ -173,7 +173,7 @@ public final class NcclCollectives implements Algorithm {
         if (c.collective() == Collective.BROADCAST || c.collective() == Collective.REDUCE || c.collective() == Collective.GATHER
                 || c.collective() == Collective.SCATTER) {
             // NCCL completes a rooted collective whose ranks name different roots, with wrong data: compare first
-            if (sameCall == null) sameCall = new dev.ferry.collectives.SameCall(group.mover());
+            if (sameCall == null) sameCall = new dev.ferry.collectives.SameCall(group);
             sameCall.check(c.collective(), c.root(), c.type().bytes(c.count()), c + " on " + this);
         }
         switch (c.collective()) {
@@ -666,7 +666,7 @@ public final class NcclCollectives implements Algorithm {
             } catch (RuntimeException e) {
                 errors.add(e);
             }
-            for (AutoCloseable c : new AutoCloseable[] {done, stream, sameCall}) {
+            for (AutoCloseable c : new AutoCloseable[] {done, stream}) {
                 try {
                     if (c != null) c.close();
                 } catch (Exception e) {

@@ -76,6 +76,11 @@ public final class PlannedTransport extends ForwardingTransport {
         return planner;
     }
 
+    /** The ranks as the algorithms see them, with their agreement ({@link Group#agree}; tests). */
+    public Group group() {
+        return group;
+    }
+
     /** The backend's transport under the planner. */
     public Transport mover() {
         return inner;

@@ -21,40 +21,38 @@ import java.util.stream.Collectors;
 /**
  * Compares one collective call across the ranks before its data moves, for an algorithm whose
  * library completes calls that the ranks disagree on (NCCL's rooted collectives given different
- * roots move wrong data and return): one allReduce of three words and their negations (MAX) on the
- * host through the group's mover, and on a disagreement an allGather of every rank's call, so
+ * roots move wrong data and return): one agreement of three words and their negations (MAX,
+ * {@link Group#agree}), and on a disagreement an allGather of every rank's call, so
  * that every rank throws the same {@link CollectiveMismatchException}, naming the ranks and their
  * calls. The node's IPC collectives compare the records they exchange anyway and need none.
  */
-public final class SameCall implements AutoCloseable {
+public final class SameCall {
     private static final int WORDS = 3; // collective, root, bytes
-    private final Transport mover;
-    private final HostBuffer in = HostBuffer.allocate(2L * WORDS * Long.BYTES);
-    private final HostBuffer out = HostBuffer.allocate(2L * WORDS * Long.BYTES);
+    private final Group group;
 
-    public SameCall(Transport mover) {
-        this.mover = mover;
+    public SameCall(Group group) {
+        this.group = group;
     }
 
     /** Returns when every rank of the mover makes the call {@code c} with {@code root} and {@code bytes}; else throws on every rank. */
     public void check(Collective c, int root, long bytes, String where) {
         long[] mine = {c.ordinal(), root, bytes};
-        MemorySegment s = in.segment();
+        long[] both = new long[2 * WORDS];
         for (int i = 0; i < WORDS; i++) {
-            s.setAtIndex(ValueLayout.JAVA_LONG, i, mine[i]);
-            s.setAtIndex(ValueLayout.JAVA_LONG, WORDS + i, -mine[i]);
+            both[i] = mine[i];
+            both[WORDS + i] = -mine[i];
         }
-        mover.allReduce(in, out, 2 * WORDS, DataType.LONG, ReduceOp.MAX);
-        MemorySegment o = out.segment();
+        long[] max = group.agree(both, ReduceOp.MAX);
         boolean same = true;
         for (int i = 0; i < WORDS; i++) {
-            same &= o.getAtIndex(ValueLayout.JAVA_LONG, i) == -o.getAtIndex(ValueLayout.JAVA_LONG, WORDS + i);
+            same &= max[i] == -max[WORDS + i];
         }
         if (!same) throw mismatch(mine, where);
     }
 
     /** Every rank's call, gathered (every rank comes here alike: they all saw the same maxima). */
     private CollectiveMismatchException mismatch(long[] mine, String where) {
+        Transport mover = group.mover();
         int n = mover.size();
         try (HostBuffer one = HostBuffer.allocate(WORDS * Long.BYTES); HostBuffer all = HostBuffer.allocate((long) n * WORDS * Long.BYTES)) {
             for (int i = 0; i < WORDS; i++) one.segment().setAtIndex(ValueLayout.JAVA_LONG, i, mine[i]);
@@ -81,14 +79,5 @@ public final class SameCall implements AutoCloseable {
                 + e.getValue().stream().map(String::valueOf).collect(Collectors.joining(",")) + " called " + e.getKey()).collect(Collectors.joining("; "));
         return new CollectiveMismatchException(where + ": the ranks' calls disagree: " + who
                 + " (each rank must call the same collective with the same root and amount of data)");
-    }
-
-    @Override
-    public void close() {
-        try {
-            in.close();
-        } finally {
-            out.close();
-        }
     }
 }

@@ -16,6 +16,7 @@ import dev.ferry.HostBuffer;
 import dev.ferry.InvalidSettingException;
 import dev.ferry.ReduceOp;
 import dev.ferry.collectives.CollectivesDiagnostics;
+import dev.ferry.collectives.Group;
 import dev.ferry.collectives.NodeBoard;
 import dev.ferry.collectives.PlannedTransport;
 import dev.ferry.cuda.Cuda;
@@ -404,6 +405,35 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
                         "round " + round + ": rank " + rank + " left the barrier before rank " + (round % size) + " arrived");
             }
         }
+    }
+
+    /**
+     * The planner's agreement on real ranks (over the node's board where every rank is on this node,
+     * else the mover's allReduce): every rank gets the word-wise MIN or MAX of every rank's words, call
+     * after call, and a rank that arrives late holds the others.
+     */
+    @Test
+    void g_agreementsFoldEveryRanksWords() throws Exception {
+        Group g = ((PlannedTransport) ((CheckedCommunicator) comm).transport()).group();
+        for (int call = 1; call <= 3000; call++) {
+            int words = 1 + call % Group.AGREEMENT_WORDS;
+            long[] mine = new long[words];
+            for (int i = 0; i < words; i++) mine[i] = (call * 31L + i) * (rank % 2 == 0 ? 1 : -1) + rank * 7L;
+            if (call == 1500 && rank == size - 1) Thread.sleep(200);
+            ReduceOp op = call % 3 == 0 ? ReduceOp.MAX : ReduceOp.MIN;
+            long[] got = g.agree(mine, op);
+            for (int i = 0; i < words; i++) {
+                long want = op == ReduceOp.MAX ? Long.MIN_VALUE : Long.MAX_VALUE;
+                for (int r = 0; r < size; r++) {
+                    long v = (call * 31L + i) * (r % 2 == 0 ? 1 : -1) + r * 7L;
+                    want = op == ReduceOp.MAX ? Math.max(want, v) : Math.min(want, v);
+                }
+                if (got[i] != want) fail("call " + call + " (" + op + "): word " + i + " is " + got[i] + ", not " + want);
+            }
+        }
+        assertTrue(g.everyRank(true), "every rank said yes");
+        assertEquals(0, g.everyRank(rank != 0, true) & 1, "rank 0 said no to the first question");
+        assertEquals(2, g.everyRank(rank != 0, true) & 2, "every rank said yes to the second");
     }
 
     /** Device memory, or host memory where the backend stages it as device memory (its test mode). */
