@@ -211,8 +211,8 @@ __device__ __forceinline__ void reduce(void* out, const Sources& src, int count,
 // ---- the short allReduce of the ranks of a node (DeviceReduction.allReduceShort, allReduceStream)
 //
 //   ferry_allreduce_short_<type>_<op>(void* out, const void* in, Scratches s, int me, int ranks,
-//                                     long long n, long long slotBytes, unsigned long long seq,
-//                                     int resume, unsigned int* status, long long patience)
+//                                     long long n, long long slotBytes, int resume,
+//                                     unsigned int* status, long long patience)
 //   ferry_allreduce_stream_<type>_<op>(void* out, const void* in, Scratches s, int me, int ranks,
 //                                      long long n, long long slotBytes, unsigned int* failed,
 //                                      long long patience)
@@ -226,8 +226,8 @@ __device__ __forceinline__ void reduce(void* out, const Sources& src, int count,
 // costs one store's flight and no load from another GPU; pulling with flags and fences (the
 // kernel's earlier form) cost several microseconds more per round between GPUs.
 //
-// Scratch (zeroed before the first round): a header of FERRY_SHORT_HEADER bytes (at 8 the stream
-// kernel's round count); slot k (seq & 1) at FERRY_SHORT_HEADER + k * FERRY_MAX_SOURCES * 2 * slotBytes,
+// Scratch (zeroed before the first round): a header of FERRY_SHORT_HEADER bytes (at 8 the round
+// count: the last round the rank's kernels ran); slot k (seq & 1) at FERRY_SHORT_HEADER + k * FERRY_MAX_SOURCES * 2 * slotBytes,
 // rank q's words at q * 2 * slotBytes in it; then, at FERRY_SHORT_HEADER + 2 * FERRY_MAX_SOURCES * 2 *
 // slotBytes, the block's unpacked copy of every rank's input (q * slotBytes) that it folds.
 // A rank writes slot k again two rounds later, which it starts only after it saw every peer's words
@@ -235,13 +235,15 @@ __device__ __forceinline__ void reduce(void* out, const Sources& src, int count,
 // slot k) ended: so no word is overwritten before it was read, and a rank whose last round is done
 // has every peer's last words: nothing more lands in its scratch, which it may then free.
 //
-// The short kernel: `seq` from the host (1, 2, ... alike on every rank). A rank that waits longer
-// than `patience` ns for a peer returns with *status = 1 (having stored its own words); the host
-// launches again with `resume` set, which only waits and folds. Otherwise *status = 0, written after
-// the result with a GPU-scope fence (every reader of the result is a kernel or copy of this GPU).
-// The stream kernel: the round is counted on the GPU, in the rank's own scratch header at 8 (u64,
-// the last round its kernels ran), so that a CUDA graph replayed N times runs N rounds; one launch,
-// no resume. A rank that waits longer than `patience` ns sets *failed (host memory, never cleared
+// Both kernels count the rounds on the GPU, in the rank's own scratch header at 8 (u64, the last
+// round its kernels ran; 1, 2, ... alike on every rank), so that their arguments stay the same from
+// call to call (the host then launches a graph without setting its parameters again) and a CUDA
+// graph replayed N times runs N rounds.
+// The short kernel: a rank that waits longer than `patience` ns for a peer returns with *status = 1
+// (having stored its own words); the host launches again with `resume` set, which runs the same
+// round again, only waiting and folding. Otherwise *status = 0, written after the result with a
+// GPU-scope fence (every reader of the result is a kernel or copy of this GPU).
+// The stream kernel: one launch per round, no resume. A rank that waits longer than `patience` ns sets *failed (host memory, never cleared
 // here) and ends its round without folding: its result is wrong and the host reports it.
 // Not in the host build: it needs the GPU's block barrier, memory model and clock.
 #if !defined(FERRY_HOST_EMULATION)
@@ -335,11 +337,25 @@ __device__ __forceinline__ bool allreduce_round(void* out, const void* in, const
     return true;
 }
 
+// The round this launch runs: the next one (counted now), or on a resumed launch the one counted last.
+__device__ __forceinline__ unsigned long long next_round(const Scratches& s, int me, bool count)
+{
+    __shared__ unsigned long long round;
+    unsigned long long* counter = (unsigned long long*) (s.p[me] + 8);
+    if (threadIdx.x == 0) {
+        const unsigned long long last = *(volatile unsigned long long*) counter;
+        round = count ? last + 1 : last;
+        if (count) *(volatile unsigned long long*) counter = round; // the rank's next kernel reads it
+    }
+    __syncthreads();
+    return round;
+}
+
 template <typename T, T (*OP)(T, T)>
 __device__ __forceinline__ void allreduce_short(void* out, const void* in, const Scratches& s, int me, int ranks, long long n,
-                                                long long slotBytes, unsigned long long seq, int resume, unsigned int* status,
-                                                long long patience)
+                                                long long slotBytes, int resume, unsigned int* status, long long patience)
 {
+    const unsigned long long seq = next_round(s, me, !resume);
     const bool folded = allreduce_round<T, OP>(out, in, s, me, ranks, n, slotBytes, seq, !resume, patience);
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -353,23 +369,17 @@ template <typename T, T (*OP)(T, T)>
 __device__ __forceinline__ void allreduce_stream(void* out, const void* in, const Scratches& s, int me, int ranks, long long n,
                                                  long long slotBytes, unsigned int* failed, long long patience)
 {
-    __shared__ unsigned long long round;
-    unsigned long long* counter = (unsigned long long*) (s.p[me] + 8);
-    if (threadIdx.x == 0) round = *(volatile unsigned long long*) counter + 1;
-    __syncthreads();
-    const unsigned long long seq = round;
+    const unsigned long long seq = next_round(s, me, true);
     if (!allreduce_round<T, OP>(out, in, s, me, ranks, n, slotBytes, seq, true, patience) && threadIdx.x == 0) {
         asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(failed), "r"(1u) : "memory");
     }
-    if (threadIdx.x == 0) *(volatile unsigned long long*) counter = seq; // the next kernel on this stream reads it
 }
 
 #define FERRY_SHORT_KERNEL(NAME, T, FN) \
     extern "C" __global__ void ferry_allreduce_short_##NAME(void* out, const void* in, Scratches s, int me, int ranks, long long n, \
-                                                             long long slotBytes, unsigned long long seq, int resume, \
-                                                             unsigned int* status, long long patience) \
+                                                             long long slotBytes, int resume, unsigned int* status, long long patience) \
     { \
-        allreduce_short<T, FN>(out, in, s, me, ranks, n, slotBytes, seq, resume, status, patience); \
+        allreduce_short<T, FN>(out, in, s, me, ranks, n, slotBytes, resume, status, patience); \
     } \
     extern "C" __global__ void ferry_allreduce_stream_##NAME(void* out, const void* in, Scratches s, int me, int ranks, long long n, \
                                                               long long slotBytes, unsigned int* failed, long long patience) \

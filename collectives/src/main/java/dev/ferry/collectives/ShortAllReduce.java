@@ -29,8 +29,8 @@ import java.lang.foreign.ValueLayout;
  * reads the caller's buffer, or this rank's memory at all; the next round uses the other slot, and
  * the one after that starts only after every rank has arrived in between, so a slot is never
  * written while a peer may read it.
- * The rounds are numbered alike on every rank: the calls that take this path are decided from
- * records that every rank reads the same ({@link IpcCollectives}).
+ * The GPU numbers the rounds (in the scratch's header), alike on every rank: the calls that take
+ * this path are decided from records that every rank reads the same ({@link IpcCollectives}).
  *
  * <p>The ranks' kernels must run at once: ranks on different GPUs, or sharing one under CUDA MPS.
  * Ranks that share a GPU without MPS take turns on it, so there the path is off from the start.
@@ -72,8 +72,7 @@ final class ShortAllReduce {
     private final long[] mapped;
     /** Pinned: the kernel's status word at 0, and the stream-ordered rounds' failure word at {@link #FAILED}. */
     private final HostBuffer status;
-    private long round;
-    /** Rounds were enqueued in stream order ({@link #enqueue}): the GPU counts them, in the scratch's header at 8. */
+    /** Rounds were enqueued in stream order ({@link #enqueue}). */
     private boolean streamed;
     private boolean closed;
     /** In {@link #status}: the int a stream-ordered round sets when it waited too long for a peer. */
@@ -203,11 +202,10 @@ final class ShortAllReduce {
      * stream orders what follows on it, and the front orders the next call after the context).
      */
     void allReduce(long send, long recv, long count, DataType type, ReduceOp op, CudaStream stream) {
-        long seq = ++round;
         MemorySegment st = status.segment();
         boolean resume = false;
         while (true) {
-            DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, seq, resume,
+            DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, resume,
                     status.address(), PATIENCE_NANOS, stream);
             int s = awaitStatus(st, stream);
             // armed for the next launch now, while the word's line is in this core's cache (the

@@ -136,12 +136,14 @@ public final class DeviceReduction {
     /**
      * One rank's part of a short allReduce among up to {@link #MAX_SOURCES} ranks of a node, in one
      * kernel on {@code stream}, without the host between the ranks: the rank stores its {@code count}
-     * elements of {@code in} into slot {@code seq & 1} of every peer's scratch, each 4 bytes with
-     * {@code seq}'s low 32 bits in one 8-byte store (no fence, no load from another GPU), waits in
-     * its own scratch until every peer's words carry {@code seq}, and folds every rank's input in
-     * rank order into {@code out} (which may be {@code in}). Every rank launches it with the same
-     * {@code seq}, and {@code seq} grows by one per round from 1. A rank whose last round is done
-     * may free its scratch: no peer reads it, and every peer's last words have landed.
+     * elements of {@code in} into slot {@code round & 1} of every peer's scratch, each 4 bytes with
+     * the round's low 32 bits in one 8-byte store (no fence, no load from another GPU), waits in
+     * its own scratch until every peer's words carry the round, and folds every rank's input in
+     * rank order into {@code out} (which may be {@code in}). The GPU counts the rounds, from 1, in
+     * the rank's own scratch header at 8 (the last round its kernels ran), so every rank must launch
+     * as many rounds as the others, and a launch's arguments stay the same from round to round. A
+     * rank whose last round is done may free its scratch: no peer reads it, and every peer's last
+     * words have landed.
      *
      * <p>A scratch is device memory of {@link #shortScratchBytes} (the layout is in
      * {@code ferry_reduce.cu}), zeroed before the first round; {@code scratches[r]} is rank r's as
@@ -155,18 +157,17 @@ public final class DeviceReduction {
      *                                            does not fit a slot, or a misaligned address
      */
     public static void allReduceShort(DataType type, ReduceOp op, long out, long in, long[] scratches, int me, long count, long slotBytes,
-                                      long seq, boolean resume, long status, long patienceNanos, CudaStream stream) {
+                                      boolean resume, long status, long patienceNanos, CudaStream stream) {
         checkShort("short allReduce", type, op, out, in, scratches, me, count, slotBytes, status, "the status word");
         Cuda.ensureAvailability();
         long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_SHORT);
         int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
-        Loaded.launchShort(function, threads, stream, out, in, scratches, me, count, slotBytes, seq, resume, status, patienceNanos, type, op);
+        Loaded.launchShort(function, threads, stream, out, in, scratches, me, count, slotBytes, resume, status, patienceNanos, type, op);
     }
 
     /**
-     * {@link #allReduceShort} in stream order: the round is counted on the GPU (in the rank's own
-     * scratch header at 8, the last round its kernels ran; zero before the first), so that every
-     * launch, and every replay of a CUDA graph that captured one, runs the next round; launched
+     * {@link #allReduceShort} in stream order: every launch, and every replay of a CUDA graph that
+     * captured one, runs the next round (counted on the GPU as there); launched
      * with cuLaunchKernel itself (capturable). A rank that waits {@code patienceNanos} for a peer
      * without seeing it arrive sets the int at {@code failed} (host memory the GPU can write) to 1,
      * which the kernels never clear, and ends its round with a wrong result.
@@ -332,28 +333,38 @@ public final class DeviceReduction {
         }
 
         /**
-         * Parameter block of a short allReduce launch, reused per thread: the values, and the arrays
-         * of pointers to them of the two kernels ({@code ferry_allreduce_short_*}: eleven;
-         * {@code ferry_allreduce_stream_*}: nine, without the round and the resume flag, the failure
-         * word where the status word is).
+         * Parameter block of a short allReduce launch, reused per thread: the values, side by side in
+         * one segment (so that a launch can tell they did not change), and the arrays of pointers to
+         * them of the two kernels ({@code ferry_allreduce_short_*}: ten; {@code ferry_allreduce_stream_*}:
+         * nine, without the resume flag, the failure word where the status word is).
          */
         private static final class ShortArgs {
-            final MemorySegment out, in, scratches, me, ranks, n, slotBytes, seq, resume, word, patience, params, streamParams;
+            final MemorySegment values, out, in, scratches, me, ranks, n, slotBytes, resume, word, patience, params, streamParams;
+            private long next;
 
             ShortArgs(Arena a) {
-                out = a.allocate(JAVA_LONG);
-                in = a.allocate(JAVA_LONG);
-                scratches = a.allocate(8L * MAX_SOURCES, 8);
-                me = a.allocate(JAVA_INT);
-                ranks = a.allocate(JAVA_INT);
-                n = a.allocate(JAVA_LONG);
-                slotBytes = a.allocate(JAVA_LONG);
-                seq = a.allocate(JAVA_LONG);
-                resume = a.allocate(JAVA_INT);
-                word = a.allocate(JAVA_LONG);
-                patience = a.allocate(JAVA_LONG);
-                params = pointers(a, out, in, scratches, me, ranks, n, slotBytes, seq, resume, word, patience);
+                values = a.allocate(8L * (MAX_SOURCES + 10), 8);
+                out = field(8);
+                in = field(8);
+                scratches = field(8L * MAX_SOURCES);
+                me = field(4);
+                ranks = field(4);
+                n = field(8);
+                slotBytes = field(8);
+                resume = field(4);
+                word = field(8);
+                patience = field(8);
+                params = pointers(a, out, in, scratches, me, ranks, n, slotBytes, resume, word, patience);
                 streamParams = pointers(a, out, in, scratches, me, ranks, n, slotBytes, word, patience);
+            }
+
+            /** The next value's slice of {@link #values}, aligned to its size. */
+            private MemorySegment field(long bytes) {
+                long align = Math.min(8, bytes);
+                next = (next + align - 1) / align * align;
+                MemorySegment f = values.asSlice(next, bytes);
+                next += bytes;
+                return f;
             }
 
             private static MemorySegment pointers(Arena a, MemorySegment... values) {
@@ -381,11 +392,11 @@ public final class DeviceReduction {
         private static final ThreadLocal<ShortArgs> SHORT_ARGS = ThreadLocal.withInitial(() -> new ShortArgs(Arena.ofAuto()));
 
         static void launchShort(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count, long slotBytes,
-                                long seq, boolean resume, long status, long patience, DataType type, ReduceOp op) {
+                                boolean resume, long status, long patience, DataType type, ReduceOp op) {
             ShortArgs a = SHORT_ARGS.get().set(out, in, scratches, me, count, slotBytes, status, patience);
-            a.seq.set(JAVA_LONG, 0, seq);
             a.resume.set(JAVA_INT, 0, resume ? 1 : 0);
-            stream.kernelGraph().launch(function, 1, threads, a.params, () -> entry(Kernel.ALLREDUCE_SHORT, type, op) + ", " + count + " elements");
+            // the same buffers as the graph's last launch: nothing to set on it (the GPU counts the rounds)
+            stream.kernelGraph().launch(function, 1, threads, a.params, a.values, () -> entry(Kernel.ALLREDUCE_SHORT, type, op) + ", " + count + " elements");
         }
 
         static void launchStream(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count,

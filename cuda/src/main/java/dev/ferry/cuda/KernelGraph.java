@@ -35,6 +35,9 @@ final class KernelGraph implements AutoCloseable {
     private final MemorySegment nodeParams;
     private long graph, exec, node;
     private boolean closed;
+    /** The graph's parameter values as last set, where the launch named them (else empty), for {@link #launch}'s comparison. */
+    private MemorySegment lastValues = MemorySegment.NULL;
+    private final MemorySegment lastValuesCopy = Arena.ofAuto().allocate(512, 8);
 
     KernelGraph(CudaStream stream) {
         this.stream = stream;
@@ -53,6 +56,16 @@ final class KernelGraph implements AutoCloseable {
      * the values are copied at the call), checked; {@code what} names the kernel in an error (built only then).
      */
     synchronized void launch(long function, int blocks, int threads, MemorySegment params, Supplier<String> what) {
+        launch(function, blocks, threads, params, null, what);
+    }
+
+    /**
+     * {@link #launch(long, int, int, MemorySegment, Supplier)}, where {@code values} (null: unknown)
+     * holds every value {@code params} points to: when the kernel, its grid and those values are the
+     * ones the graph was last set to, it is launched as it is (setting them costs about 1 µs a launch:
+     * {@code launch_floor.c}, "graph, set params").
+     */
+    synchronized void launch(long function, int blocks, int threads, MemorySegment params, MemorySegment values, Supplier<String> what) {
         if (closed) {
             throw new IllegalStateException("launch of " + what.get() + " on a closed stream");
         }
@@ -62,14 +75,19 @@ final class KernelGraph implements AutoCloseable {
                 check((int) Driver.LAUNCH.invokeExact(function, blocks, 1, 1, threads, 1, 1, 0, s, params, MemorySegment.NULL), "cuLaunchKernel", what);
                 return;
             }
-            nodeParams.set(JAVA_LONG, 0, function);
-            nodeParams.set(JAVA_INT, GRID_X, blocks);
-            nodeParams.set(JAVA_INT, BLOCK_X, threads);
-            nodeParams.set(ADDRESS, KERNEL_PARAMS, params);
-            if (exec == 0) {
-                instantiate(what);
-            } else {
-                check((int) Driver.SET_PARAMS.invokeExact(exec, node, nodeParams), "cuGraphExecKernelNodeSetParams", what);
+            boolean same = exec != 0 && values != null && lastValues.byteSize() == values.byteSize() && nodeParams.get(JAVA_LONG, 0) == function
+                    && nodeParams.get(JAVA_INT, GRID_X) == blocks && nodeParams.get(JAVA_INT, BLOCK_X) == threads && lastValues.mismatch(values) < 0;
+            if (!same) {
+                nodeParams.set(JAVA_LONG, 0, function);
+                nodeParams.set(JAVA_INT, GRID_X, blocks);
+                nodeParams.set(JAVA_INT, BLOCK_X, threads);
+                nodeParams.set(ADDRESS, KERNEL_PARAMS, params);
+                if (exec == 0) {
+                    instantiate(what);
+                } else {
+                    check((int) Driver.SET_PARAMS.invokeExact(exec, node, nodeParams), "cuGraphExecKernelNodeSetParams", what);
+                }
+                remember(values);
             }
             check((int) Driver.GRAPH_LAUNCH.invokeExact(exec, s), "cuGraphLaunch", what);
         } catch (CudaException e) {
@@ -92,6 +110,16 @@ final class KernelGraph implements AutoCloseable {
         } catch (Throwable t) {
             throw new CudaException("launch of " + what.get() + " failed: " + t, t);
         }
+    }
+
+    /** Keeps a copy of the values just set (none when the launch did not name them, or they do not fit the copy). */
+    private void remember(MemorySegment values) {
+        if (values == null || values.byteSize() > lastValuesCopy.byteSize()) {
+            lastValues = MemorySegment.NULL;
+            return;
+        }
+        lastValues = lastValuesCopy.asSlice(0, values.byteSize());
+        lastValues.copyFrom(values);
     }
 
     private void instantiate(Supplier<String> what) throws Throwable {

@@ -252,7 +252,7 @@ class DeviceReductionTest {
                 open.add(streams[r]);
                 scratches[r] = scratch[r].address();
             }
-            long seq = 0;
+            long seq = 0; // the rounds the kernels count, for the messages
             SplittableRandom rnd = new SplittableRandom(17);
             for (DataType t : DataType.values()) {
                 for (ReduceOp op : ReduceOp.values()) {
@@ -272,7 +272,7 @@ class DeviceReductionTest {
                             }
                             seq++;
                             for (int r = ranks - 1; r >= 0; r--) { // the last rank first: it waits for the others on the GPU
-                                DeviceReduction.allReduceShort(t, op, outs[r].address(), ins[r].address(), scratches, r, count, slot, seq, false,
+                                DeviceReduction.allReduceShort(t, op, outs[r].address(), ins[r].address(), scratches, r, count, slot, false,
                                         status.address() + 4L * r, 10_000_000_000L, streams[r]);
                             }
                             for (int r = 0; r < ranks; r++) {
@@ -292,20 +292,44 @@ class DeviceReductionTest {
                     }
                 }
             }
+            // the same buffers round after round: the launches repeat the graph's arguments as they are, and the GPU counts the rounds
+            DeviceBuffer[] same = new DeviceBuffer[ranks];
+            for (int r = 0; r < ranks; r++) {
+                same[r] = Cuda.allocate(8);
+                open.add(same[r]);
+            }
+            try (HostBuffer h = HostBuffer.allocate(8)) {
+                for (int round = 1; round <= 5; round++) {
+                    for (int r = 0; r < ranks; r++) {
+                        h.segment().set(ValueLayout.JAVA_LONG, 0, 100L * round + r);
+                        Cuda.copy(same[r], h, 8);
+                    }
+                    for (int r = ranks - 1; r >= 0; r--) {
+                        DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, same[r].address(), same[r].address(), scratches, r, 1, slot, false,
+                                status.address() + 4L * r, 10_000_000_000L, streams[r]);
+                    }
+                    for (int r = 0; r < ranks; r++) {
+                        streams[r].synchronize();
+                        assertEquals(0, status.segment().get(ValueLayout.JAVA_INT, 4L * r), "status of rank " + r + ", repeated round " + round);
+                        Cuda.copy(h, same[r], 8);
+                        assertEquals(300L * round + 3, h.segment().get(ValueLayout.JAVA_LONG, 0), "rank " + r + ", repeated round " + round + ": 3 x 100 x round + 0 + 1 + 2");
+                    }
+                }
+            }
             // a rank alone: back after its patience with status 1; once the others ran, it resumes and folds
             try (DeviceBuffer a = Cuda.allocate(8); DeviceBuffer b = Cuda.allocate(8); HostBuffer h = HostBuffer.allocate(8)) {
                 h.segment().set(ValueLayout.JAVA_LONG, 0, 5);
                 Cuda.copy(a, h, 8);
                 seq++;
-                DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, b.address(), a.address(), scratches, 0, 1, slot, seq, false,
+                DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, b.address(), a.address(), scratches, 0, 1, slot, false,
                         status.address(), 1_000_000L, streams[0]);
                 streams[0].synchronize();
                 assertEquals(1, status.segment().get(ValueLayout.JAVA_INT, 0), "rank 0 waited 1 ms alone and came back");
                 for (int r = 1; r < ranks; r++) {
-                    DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, b.address(), a.address(), scratches, r, 1, slot, seq, false,
+                    DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, b.address(), a.address(), scratches, r, 1, slot, false,
                             status.address() + 4L * r, 10_000_000_000L, streams[r]);
                 }
-                DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, b.address(), a.address(), scratches, 0, 1, slot, seq, true,
+                DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, b.address(), a.address(), scratches, 0, 1, slot, true,
                         status.address(), 10_000_000_000L, streams[0]);
                 for (int r = 0; r < ranks; r++) {
                     streams[r].synchronize();
@@ -315,9 +339,9 @@ class DeviceReductionTest {
                 assertEquals(15, h.segment().get(ValueLayout.JAVA_LONG, 0), "5 + 5 + 5");
             }
             assertThrows(InvalidArgumentException.class, () -> DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, 4096, 4096, scratches, 0,
-                    slot / 8 + 1, slot, 1, false, status.address(), 1, streams[0]), "a count over the slot");
+                    slot / 8 + 1, slot, false, status.address(), 1, streams[0]), "a count over the slot");
             assertThrows(InvalidArgumentException.class, () -> DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, 4096, 4096, new long[9], 0,
-                    1, slot, 1, false, status.address(), 1, streams[0]), "more ranks than one launch folds");
+                    1, slot, false, status.address(), 1, streams[0]), "more ranks than one launch folds");
         } finally {
             for (int i = open.size() - 1; i >= 0; i--) {
                 try {
