@@ -34,7 +34,7 @@ package dev.ferry;
  * it: an event marks the point, and the stream waits on a value that the thread writes when the
  * operation is done. Such an operation cannot be captured: {@link CaptureUnsupportedException}.
  * While the stream waits, the thread's own GPU work runs on other streams, which must not share a
- * hardware queue with it: Ferry sets {@code CUDA_DEVICE_MAX_CONNECTIONS} (32, or 8 under MPS)
+ * hardware queue with it: Ferry sets {@code CUDA_DEVICE_MAX_CONNECTIONS} (8)
  * before the CUDA driver starts, unless the process set it (README, Settings); with 1, such an
  * operation can wait forever. An MPI library that waits for the context's streams inside its calls
  * on device memory (a CUDA-aware MPICH, backend {@code mvapich}) gets host copies of the

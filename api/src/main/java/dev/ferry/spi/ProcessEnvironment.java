@@ -27,12 +27,12 @@ import java.util.Set;
  * ({@link dev.ferry.StreamCommunicator}) holds the caller's stream while its thread runs the call
  * with work on other streams; with that work queued behind the held stream, neither moves again
  * (seen with 2 ranks sharing a GPU under MPS: the data-parallel example stopped in its first step).
- * Ferry asks for 32, the most the driver offers. Under MPS the clients of a GPU share one pool of
- * queues, and 4 clients of 32 each did not fit (the fourth could not make its context: out of
- * memory), so there Ferry asks for 8, with which 8 ranks sharing a GPU ran the stream contract and
- * 4 the data-parallel example. MPS is recognized before the driver starts by the control pipe the
- * driver itself looks for ({@code $CUDA_MPS_PIPE_DIRECTORY/control}, by default under
- * {@code /tmp/nvidia-mps}).
+ * Ferry asks for 8 everywhere: the driver's own number outside MPS, more than MPS gives a client,
+ * and few enough for the clients of one GPU, which share one pool of queues (8 ranks sharing a GPU
+ * ran the stream contract with 8 each, 4 the data-parallel example; 4 clients of 32 each did not
+ * fit: the fourth could not make its context). More queues cost every call: with 32, a context
+ * synchronize and a graph launch took 0.7 to 1 µs longer per round trip on an H200
+ * ({@code launch_floor.c}, bench/results/2026-11-27-h200x2-planner-costs.md).
  */
 @SuppressWarnings("restricted") // setenv through the C library
 public final class ProcessEnvironment {
@@ -46,22 +46,8 @@ public final class ProcessEnvironment {
 
     /** Sets what the CUDA driver needs for stream-ordered views; called before anything in the process may start the driver. */
     public static void prepareForCuda() {
-        if (mpsControlPipe(System.getenv("CUDA_MPS_PIPE_DIRECTORY"))) {
-            setIfUnset(CUDA_CONNECTIONS, "8", "more hardware queues than MPS gives a client, fewer than the GPU's clients share: a stream-ordered "
-                    + "view's held stream cannot block the work of its call");
-        } else {
-            setIfUnset(CUDA_CONNECTIONS, "32", "a hardware queue per stream: a stream-ordered view's held stream cannot block the work of its call");
-        }
-    }
-
-    /**
-     * Whether an MPS control daemon's pipe is where the CUDA driver will look for it when it starts:
-     * {@code control} in {@code pipeDirectory} ({@code CUDA_MPS_PIPE_DIRECTORY}), or in
-     * {@code /tmp/nvidia-mps} when that is null or empty.
-     */
-    static boolean mpsControlPipe(String pipeDirectory) {
-        String dir = pipeDirectory == null || pipeDirectory.isEmpty() ? "/tmp/nvidia-mps" : pipeDirectory;
-        return java.nio.file.Files.exists(java.nio.file.Path.of(dir, "control"));
+        setIfUnset(CUDA_CONNECTIONS, "8", "hardware queues enough that a stream-ordered view's held stream cannot block the work of its call, "
+                + "also under MPS, where a client gets fewer by default");
     }
 
     /**

@@ -36,13 +36,6 @@ class ProcessEnvironmentTest {
         assertEquals(before, nativeGetenv(name));
     }
 
-    @Test
-    void recognizesMpsByTheControlPipeTheDriverLooksFor(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
-        assertFalse(ProcessEnvironment.mpsControlPipe(dir.toString()), "no control pipe: no MPS daemon there");
-        java.nio.file.Files.createFile(dir.resolve("control"));
-        assertTrue(ProcessEnvironment.mpsControlPipe(dir.toString()), "the daemon's control pipe");
-    }
-
     @SuppressWarnings("restricted")
     private static String nativeGetenv(String name) throws Throwable {
         Linker linker = Linker.nativeLinker();
