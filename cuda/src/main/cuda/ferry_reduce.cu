@@ -280,17 +280,18 @@ __device__ __forceinline__ unsigned int input_word(const unsigned char* in, long
     return v;
 }
 
-// One round of rank `me` (see above); `push`: store this rank's words (false on a resumed launch).
-// Returns true when it folded into `out`, false when it waited `patience` ns for a peer.
-template <typename T, T (*OP)(T, T)>
-__device__ __forceinline__ bool allreduce_round(void* out, const void* in, const Scratches& s, int me, int ranks, long long n,
-                                                long long slotBytes, unsigned long long seq, bool push, long long patience)
+// The exchange of one round of rank `me` (see above): `push` stores this rank's `bytes` of `in` into
+// every peer's scratch (false on a resumed launch); then it waits for every peer's words of round
+// `seq` and unpacks every rank's bytes into the scratch's unpacked area (rank q's at q * slotBytes).
+// Returns true when every rank's bytes are there, false when it waited `patience` ns for a peer.
+__device__ __forceinline__ bool exchange_round(const void* in, const Scratches& s, int me, int ranks, long long bytes,
+                                               long long slotBytes, unsigned long long seq, bool push, long long patience)
 {
     volatile __shared__ int late; // read while other threads may set it
     if (threadIdx.x == 0) late = 0;
     __syncthreads();
     const unsigned int flag = (unsigned int) seq;
-    const long long bytes = n * (long long) sizeof(T), words = (bytes + 3) / 4;
+    const long long words = (bytes + 3) / 4;
     const long long slot = FERRY_SHORT_HEADER + (long long) (seq & 1) * FERRY_MAX_SOURCES * 2 * slotBytes;
     char* unpacked = s.p[me] + FERRY_SHORT_HEADER + 2LL * FERRY_MAX_SOURCES * 2 * slotBytes;
     if (push) {
@@ -324,8 +325,17 @@ __device__ __forceinline__ bool allreduce_round(void* out, const void* in, const
             to[w] = v;
         }
     }
-    __syncthreads(); // the unpacked words, written by the block, before the fold reads them
-    if (late) return false;
+    __syncthreads(); // the unpacked words, written by the block, before anyone reads them
+    return !late;
+}
+
+// One allReduce round: the exchange, then every rank's input folded in rank order into `out`.
+template <typename T, T (*OP)(T, T)>
+__device__ __forceinline__ bool allreduce_round(void* out, const void* in, const Scratches& s, int me, int ranks, long long n,
+                                                long long slotBytes, unsigned long long seq, bool push, long long patience)
+{
+    if (!exchange_round(in, s, me, ranks, n * (long long) sizeof(T), slotBytes, seq, push, patience)) return false;
+    const char* unpacked = s.p[me] + FERRY_SHORT_HEADER + 2LL * FERRY_MAX_SOURCES * 2 * slotBytes;
     for (long long i = threadIdx.x; i < n; i += blockDim.x) {
         T acc = ((const T*) unpacked)[i];
 #pragma unroll
@@ -335,6 +345,17 @@ __device__ __forceinline__ bool allreduce_round(void* out, const void* in, const
         ((T*) out)[i] = acc;
     }
     return true;
+}
+
+// *status = 0 when the round is done (after its result, fenced for the GPU), 1 when it waited too long.
+__device__ __forceinline__ void write_status(unsigned int* status, bool done)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        // the host may return on this word before the kernel ends: the result first
+        if (done) asm volatile("fence.acq_rel.gpu;" : : : "memory");
+        asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(status), "r"(done ? 0u : 1u) : "memory");
+    }
 }
 
 // The round this launch runs: the next one (counted now), or on a resumed launch the one counted last.
@@ -356,13 +377,7 @@ __device__ __forceinline__ void allreduce_short(void* out, const void* in, const
                                                 long long slotBytes, int resume, unsigned int* status, long long patience)
 {
     const unsigned long long seq = next_round(s, me, !resume);
-    const bool folded = allreduce_round<T, OP>(out, in, s, me, ranks, n, slotBytes, seq, !resume, patience);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        // the host may return on this word before the kernel ends: the result first
-        if (folded) asm volatile("fence.acq_rel.gpu;" : : : "memory");
-        asm volatile("st.relaxed.sys.global.u32 [%0], %1;" : : "l"(status), "r"(folded ? 0u : 1u) : "memory");
-    }
+    write_status(status, allreduce_round<T, OP>(out, in, s, me, ranks, n, slotBytes, seq, !resume, patience));
 }
 
 template <typename T, T (*OP)(T, T)>
@@ -386,8 +401,31 @@ __device__ __forceinline__ void allreduce_stream(void* out, const void* in, cons
     { \
         allreduce_stream<T, FN>(out, in, s, me, ranks, n, slotBytes, failed, patience); \
     }
+
+// The short allGather: a round as the short allReduce's (the same scratch and round count), then
+// rank q's `bytes` copied to out + q * bytes. Type-independent: only in the byte module.
+#define FERRY_SHORT_ALLGATHER \
+    extern "C" __global__ void ferry_allgather_short(void* out, const void* in, Scratches s, int me, int ranks, long long bytes, \
+                                                     long long slotBytes, int resume, unsigned int* status, long long patience) \
+    { \
+        const unsigned long long seq = next_round(s, me, !resume); \
+        const bool done = exchange_round(in, s, me, ranks, bytes, slotBytes, seq, !resume, patience); \
+        if (done) { \
+            const char* unpacked = s.p[me] + FERRY_SHORT_HEADER + 2LL * FERRY_MAX_SOURCES * 2 * slotBytes; \
+            if ((((unsigned long long) out | (unsigned long long) bytes) & 3) == 0) { \
+                const long long words = bytes / 4; \
+                for (long long i = threadIdx.x; i < words * ranks; i += blockDim.x) \
+                    ((unsigned int*) out)[i] = ((const unsigned int*) (unpacked + (i / words) * slotBytes))[i % words]; \
+            } else { \
+                for (long long i = threadIdx.x; i < bytes * ranks; i += blockDim.x) \
+                    ((char*) out)[i] = unpacked[(i / bytes) * slotBytes + i % bytes]; \
+            } \
+        } \
+        write_status(status, done); \
+    }
 #else
 #define FERRY_SHORT_KERNEL(NAME, T, FN)
+#define FERRY_SHORT_ALLGATHER
 #endif
 
 #define FERRY_KERNEL(NAME, T, FN) \
@@ -422,6 +460,7 @@ __device__ __forceinline__ void allreduce_stream(void* out, const void* in, cons
 // that a process JIT-compiles only the types it reduces; -DFERRY_ALL compiles every entry.
 #if defined(FERRY_ALL) || defined(FERRY_ONLY_byte)
 FERRY_INTEGER(byte, uint8_t, uint32_t)
+FERRY_SHORT_ALLGATHER
 #endif
 #if defined(FERRY_ALL) || defined(FERRY_ONLY_short)
 FERRY_INTEGER(short, int16_t, uint32_t)

@@ -28,7 +28,8 @@ import dev.ferry.cuda.DeviceReduction;
  * <li>the collectives: allReduce (one double, SUM) and broadcast (8 bytes) on device buffers, as the
  *     planner picks them; where the collectives over CUDA IPC apply, also allReduce of 16 KiB, both
  *     sizes with the short allReduce met on the GPU ({@code ipc-short}) and host-driven
- *     ({@code ipc-fold}), and 1 MiB ({@code ipc}) with either ending;</li>
+ *     ({@code ipc-fold}), and 1 MiB ({@code ipc}) with either ending; allGather of 8 bytes and 1 KiB
+ *     met on the GPU ({@code ipc-short}) and as copies ({@code ipc});</li>
  * <li>where NCCL serves this communicator, allReduce, broadcast and allGather of 8 bytes through it
  *     ({@code nccl} forced), beside the planner's choice for the same calls, and the planner's agreement
  *     alone ({@code host allReduce 2 ints}: the round that an algorithm which needs every rank's buffers
@@ -98,6 +99,13 @@ public final class SmallCollectiveFloor {
                     row(comm, t, tMax, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
                     row(comm, t, tMax, "allReduce 16 KiB (device), host-driven", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
                 }
+                CollectivesDiagnostics.force(comm, "allGather:ipc-short");
+                row(comm, t, tMax, "allGather 8 B (device), met on the GPU", () -> comm.allGather(a, big, 8, DataType.BYTE));
+                row(comm, t, tMax, "allGather 1 KiB (device), met on the GPU", () -> comm.allGather(big, bigOut, 1024, DataType.BYTE));
+                CollectivesDiagnostics.force(comm, "allGather:ipc");
+                row(comm, t, tMax, "allGather 8 B (device), copies over CUDA IPC", () -> comm.allGather(a, big, 8, DataType.BYTE));
+                row(comm, t, tMax, "allGather 1 KiB (device), copies over CUDA IPC", () -> comm.allGather(big, bigOut, 1024, DataType.BYTE));
+                CollectivesDiagnostics.force(comm, null);
                 if (comm.backend().equals("staged")) {
                     breakdown(comm, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
                     CollectivesDiagnostics.force(comm, "ipc-short");

@@ -12,8 +12,8 @@ import java.util.List;
  * communicator):
  *
  * <ul>
- * <li>{@code ipc-short}: allReduce of small inputs, the ranks' kernels meeting on the GPU
- *     ({@link ShortAllReduce}); also in stream order, enqueued on the caller's stream;</li>
+ * <li>{@code ipc-short}: allReduce and allGather of small inputs, the ranks' kernels meeting on the
+ *     GPU ({@link ShortRounds}); allReduce also in stream order, enqueued on the caller's stream;</li>
  * <li>{@code ipc-fold}: allReduce and reduce, every rank (or the root) folding all inputs;</li>
  * <li>{@code ipc-sliced}: allReduce and reduce, each rank folding a slice (reduce-scatter and
  *     all-gather, fused);</li>
@@ -34,7 +34,7 @@ final class IpcAlgorithms {
         IpcCollectives engine = new IpcCollectives(group, ipc);
         double timeout = settings.get(dev.ferry.FerrySettings.TIMEOUT);
         Owner owner = new Owner(engine, ipc, timeout > 0 ? (long) (timeout * 1e9) : 0);
-        return List.of(new Variant(owner, "ipc-short", "allReduce of small inputs over CUDA IPC, the ranks' kernels meeting on the GPU", Kind.SHORT),
+        return List.of(new Variant(owner, "ipc-short", "allReduce and allGather of small inputs over CUDA IPC, the ranks' kernels meeting on the GPU", Kind.SHORT),
                 new Variant(owner, "ipc-fold", "over CUDA IPC: every rank (reduce: the root) folds every input on its GPU", Kind.FOLD),
                 new Variant(owner, "ipc-sliced", "over CUDA IPC: each rank folds one slice of every input, then copies it to the others", Kind.SLICED),
                 new Variant(owner, "ipc", "over CUDA IPC: each rank copies (reduce-scatter: folds) the blocks it gets from where they are", Kind.COPY));
@@ -99,7 +99,7 @@ final class IpcAlgorithms {
         @Override
         public boolean carries(Collective c) {
             return switch (kind) {
-                case SHORT -> c == Collective.ALL_REDUCE;
+                case SHORT -> c == Collective.ALL_REDUCE || c == Collective.ALL_GATHER;
                 case FOLD, SLICED -> c == Collective.ALL_REDUCE || c == Collective.REDUCE;
                 case COPY -> c == Collective.BROADCAST || c == Collective.SCATTER || c == Collective.GATHER || c == Collective.ALL_GATHER
                         || c == Collective.ALL_TO_ALL || c == Collective.REDUCE_SCATTER;
@@ -113,8 +113,8 @@ final class IpcAlgorithms {
             if (!t.ipcEverywhere()) return "CUDA IPC is off on some rank (no CUDA, or ferry.ipc=false)";
             if (t.placement() == Topology.Placement.ONE_PER_RANK && !t.peerAccess()) return "the GPUs of the node do not reach each other directly";
             if (!owner.engine.applicable()) return "CUDA IPC is off in this process";
-            if (kind == Kind.SHORT && !ShortAllReduce.fits(s.bytes(), t.size())) {
-                return "more than " + ShortAllReduce.SLOT_BYTES + " bytes, or more than " + dev.ferry.cuda.DeviceReduction.MAX_SOURCES + " ranks";
+            if (kind == Kind.SHORT && !ShortRounds.fits(s.bytes(), t.size())) {
+                return "more than " + ShortRounds.SLOT_BYTES + " bytes, or more than " + dev.ferry.cuda.DeviceReduction.MAX_SOURCES + " ranks";
             }
             if (kind == Kind.SLICED && s.bytes() < (long) s.type().size() * t.size()) return "fewer elements than ranks";
             return null;
@@ -155,7 +155,7 @@ final class IpcAlgorithms {
                 case BROADCAST -> e.broadcast(c.send() != null ? c.send() : c.recv(), c.count(), c.type(), c.root());
                 case SCATTER -> e.scatter(c.send(), c.recv(), c.count(), c.type(), c.root());
                 case GATHER -> e.gather(c.send(), c.recv(), c.count(), c.type(), c.root());
-                case ALL_GATHER -> e.allGather(c.send(), c.recv(), c.count(), c.type());
+                case ALL_GATHER -> kind == Kind.SHORT ? e.shortAllGather(c.send(), c.recv(), c.count(), c.type()) : e.allGather(c.send(), c.recv(), c.count(), c.type());
                 case ALL_TO_ALL -> e.allToAll(c.send(), c.recv(), c.count(), c.type());
                 case REDUCE_SCATTER -> e.reduceScatter(c.send(), c.recv(), c.recvBlocks(), c.type(), c.op());
                 default -> throw new IllegalArgumentException(name + " does not run " + c.collective());
@@ -170,7 +170,7 @@ final class IpcAlgorithms {
 
         @Override
         public boolean enqueue(CollectiveCall c, dev.ferry.DeviceStream stream) {
-            return enqueues(c.collective()) && owner.engine.enqueueShortAllReduce(c, stream, owner.timeoutNanos);
+            return enqueues(c.collective()) && owner.engine.enqueueShortRounds(c, stream, owner.timeoutNanos);
         }
 
         @Override

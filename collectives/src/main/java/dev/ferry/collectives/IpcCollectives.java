@@ -51,11 +51,12 @@ import java.util.List;
  * where CUDA cannot make or open such events a call ends the first way.
  *
  * <ul>
- * <li>allReduce, short ({@link ShortAllReduce}): up to {@link ShortAllReduce#SLOT_BYTES} bytes per
- *     rank (at most 8 ranks, whose kernels run at once: different GPUs, or one shared under CUDA
- *     MPS), after the records, one kernel per rank: each copies its input into a scratch slot that
- *     the others have mapped since the first such call, the ranks meet on the GPU, and each folds
- *     every slot into its result (no buffer of the call is mapped, and no closing barrier);</li>
+ * <li>allReduce and allGather, short ({@link ShortRounds}): up to {@link ShortRounds#SLOT_BYTES}
+ *     bytes per rank (at most 8 ranks, whose kernels run at once: different GPUs, or one shared under
+ *     CUDA MPS), after the records, one kernel per rank: each stores its input into a scratch slot of
+ *     every other rank, mapped since the first such call, the ranks meet on the GPU, and each folds
+ *     (allGather: lays out) every slot into its result (no buffer of the call is mapped, and no
+ *     closing barrier);</li>
  * <li>allReduce, folded: every rank folds all ranks' inputs into its own result (one kernel);
  *     sliced: rank r folds slice r of every input into slice r of its result, then copies that
  *     slice into the other ranks' results (reduce-scatter and all-gather, fused);</li>
@@ -113,11 +114,11 @@ final class IpcCollectives {
      */
     private volatile boolean offerEvents;
     /** The short allReduce met on the GPU: made at its first call; null before, or for good once {@link #shortOff}. */
-    private ShortAllReduce shortPath;
+    private ShortRounds shortPath;
     /** True once the ranks agreed that the short allReduce cannot run (a rank could not make or map a scratch). */
     private boolean shortOff;
     /** The short allReduce in stream order, with a scratch of its own: made at its first call; null before, or for good once {@link #streamShortOff}. */
-    private ShortAllReduce streamShort;
+    private ShortRounds streamShort;
     private boolean streamShortOff;
     /** Whether this rank offers the short allReduce (on unless a measurement turns it off; a call takes it only when every rank offers it). */
     private volatile boolean offerShort = true;
@@ -248,26 +249,34 @@ final class IpcCollectives {
     // ---- the operations: true when carried here, false: every rank stages instead ------------
 
     /**
-     * The short allReduce met on the GPU ({@link ShortAllReduce}): true when carried, false when every
+     * The short allReduce met on the GPU ({@link ShortRounds}): true when carried, false when every
      * rank takes another algorithm (a rank's buffers cannot, or the kernels cannot meet here).
      */
     boolean shortAllReduce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
-        if (!applicable || shortOff) { // once agreed off, no second exchange of records
-            return false;
-        }
-        Boolean done = shortAllReduceOnce(send, recv, count, type, op);
-        return done != null && done;
+        return shortRound("allReduce", send, recv, type, type.bytes(count), true,
+                (path, stream) -> path.allReduce(send.address(), recv.address(), count, type, op, stream));
+    }
+
+    /** The short allGather met on the GPU ({@link ShortRounds}): as {@link #shortAllReduce}. */
+    boolean shortAllGather(Buffer send, Buffer recv, long count, DataType type) {
+        long bytes = type.bytes(count);
+        return shortRound("allGather", send, recv, DataType.BYTE, bytes, false, (path, stream) -> path.allGather(send.address(), recv.address(), bytes, stream));
+    }
+
+    /** One round of a short collective on the path and stream given. */
+    private interface ShortRun {
+        void run(ShortRounds path, CudaStream stream);
     }
 
     /**
-     * The short allReduce enqueued on {@code stream} ({@link ShortAllReduce#enqueue}), the host not
+     * The short allReduce enqueued on {@code stream} ({@link ShortRounds#enqueue}), the host not
      * waiting: true when enqueued; false on every rank alike when the path cannot run here (the
      * first call sets it up, collectively, and every rank learns the same outcome). A stream-ordered
      * view passes device memory on every rank, so no records are exchanged; buffers on another GPU
      * than the stream's are a local error, as under NCCL.
      */
     @SuppressWarnings("try") // the scope is held for its close (restoring the caller's context), not used
-    boolean enqueueShortAllReduce(CollectiveCall c, dev.ferry.DeviceStream s, long patienceNanos) {
+    boolean enqueueShortRounds(CollectiveCall c, dev.ferry.DeviceStream s, long patienceNanos) {
         if (!applicable || streamShortOff || !(s instanceof CudaStream stream)) {
             return false;
         }
@@ -283,7 +292,7 @@ final class IpcCollectives {
                 if (stream.isCapturing()) {
                     return false; // the set-up allocates, fills and maps memory, which no graph may hold: a first call outside the capture does it
                 }
-                streamShort = ShortAllReduce.open(comm, rt, device);
+                streamShort = ShortRounds.open(comm, rt, device);
                 if (streamShort == null) {
                     streamShortOff = true;
                     return false;
@@ -298,9 +307,9 @@ final class IpcCollectives {
         return true;
     }
 
-    /** Throws when a stream-ordered short round of this communicator gave up waiting for a peer ({@link ShortAllReduce#throwIfFailed}). */
+    /** Throws when a stream-ordered short round of this communicator gave up waiting for a peer ({@link ShortRounds#throwIfFailed}). */
     void throwStreamFailure(long patienceNanos) {
-        ShortAllReduce s = streamShort;
+        ShortRounds s = streamShort;
         if (s != null) s.throwIfFailed(patienceNanos);
     }
 
@@ -338,33 +347,36 @@ final class IpcCollectives {
     }
 
     /**
-     * The short allReduce, the ranks meeting on the GPU ({@link ShortAllReduce}) after one exchange of
-     * records: true when carried, false when every rank stages the call, null when the regular path
-     * decides (some rank does not offer the short one, or it could not be set up).
+     * A short collective, the ranks meeting on the GPU ({@link ShortRounds}) after one exchange of
+     * records: true when carried, false when every rank takes another algorithm (a rank's buffers
+     * cannot, some rank does not offer the short path, or it could not be set up here).
      */
-    private Boolean shortAllReduceOnce(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
+    private boolean shortRound(String what, Buffer send, Buffer recv, DataType type, long bytes, boolean reduces, ShortRun run) {
+        if (!applicable || shortOff) { // once agreed off, no second exchange of records
+            return false;
+        }
         int n = comm.size();
-        Eligibility e = eligibility(send, recv, type, true);
+        Eligibility e = eligibility(send, recv, type, reduces);
         boolean offer = e.state == ELIGIBLE && offerShort && (shortPath == null || shortPath.device() == e.device);
         MemorySegment m = mine.segment();
         m.fill((byte) 0);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, SHORT, offer ? 1 : 0);
-        if (!exchangeAndAgree("allReduce", type.bytes(count), e.state, e.device, Need.NOTHING, -1, e.why)) {
+        if (!exchangeAndAgree(what, bytes, e.state, e.device, Need.NOTHING, -1, e.why)) {
             return false;
         }
         int offers = 0;
         for (int r = 0; r < n; r++) offers += all.segment().get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + SHORT);
         if (offers < n) {
-            return null;
+            return false;
         }
         if (shortPath == null) {
-            shortPath = ShortAllReduce.open(comm, rt, e.device);
+            shortPath = ShortRounds.open(comm, rt, e.device);
             if (shortPath == null) {
                 shortOff = true;
-                return null;
+                return false;
             }
         }
-        shortPath.allReduce(send.address(), recv.address(), count, type, op, rt.collectiveStream(e.device));
+        run.run(shortPath, rt.collectiveStream(e.device));
         rt.count("ipcCollectives");
         return true;
     }

@@ -25,6 +25,7 @@ import java.lang.invoke.MethodHandle;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.JCudaDriver;
 
@@ -162,7 +163,8 @@ public final class DeviceReduction {
         Cuda.ensureAvailability();
         long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_SHORT);
         int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
-        Loaded.launchShort(function, threads, stream, out, in, scratches, me, count, slotBytes, resume, status, patienceNanos, type, op);
+        Loaded.launchShort(function, threads, stream, out, in, scratches, me, count, slotBytes, resume, status, patienceNanos,
+                () -> entry(Kernel.ALLREDUCE_SHORT, type, op) + ", " + count + " elements");
     }
 
     /**
@@ -181,6 +183,25 @@ public final class DeviceReduction {
         long function = Loaded.function(stream.device(), type, op, Kernel.ALLREDUCE_STREAM);
         int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (count + 31) / 32 * 32));
         Loaded.launchStream(function, threads, stream, out, in, scratches, me, count, slotBytes, failed, patienceNanos, type, op);
+    }
+
+    /**
+     * One rank's part of a short allGather among the ranks of a node, in one kernel on
+     * {@code stream}: a round as {@link #allReduceShort}'s, on the same scratches and round count
+     * (the two may alternate), which ends with every rank's {@code bytes} (at most
+     * {@code slotBytes}) copied to {@code out} in rank order ({@code out} holds {@code scratches.length}
+     * times {@code bytes}); {@code status} and {@code resume} as there.
+     *
+     * @throws InvalidArgumentException as {@link #allReduceShort}
+     */
+    public static void allGatherShort(long out, long in, long[] scratches, int me, long bytes, long slotBytes, boolean resume, long status,
+                                      long patienceNanos, CudaStream stream) {
+        checkShort("short allGather", DataType.BYTE, ReduceOp.SUM, out, in, scratches, me, bytes, slotBytes, status, "the status word");
+        Cuda.ensureAvailability();
+        long function = Loaded.function(stream.device(), DataType.BYTE, ReduceOp.SUM, Kernel.ALLGATHER_SHORT);
+        int threads = (int) Math.min(SHORT_THREADS, Math.max(32, (bytes * scratches.length / 4 + 31) / 32 * 32));
+        Loaded.launchShort(function, threads, stream, out, in, scratches, me, bytes, slotBytes, resume, status, patienceNanos,
+                () -> "ferry_allgather_short, " + bytes + " bytes per rank");
     }
 
     /**
@@ -254,12 +275,19 @@ public final class DeviceReduction {
         /** {@link #allReduceShort}: {@code ferry_allreduce_short_<type>_<op>}. */
         ALLREDUCE_SHORT("ferry_allreduce_short_"),
         /** {@link #allReduceStream}: {@code ferry_allreduce_stream_<type>_<op>}. */
-        ALLREDUCE_STREAM("ferry_allreduce_stream_");
+        ALLREDUCE_STREAM("ferry_allreduce_stream_"),
+        /** {@link #allGatherShort}: {@code ferry_allgather_short}, of any type: in the byte module, under (BYTE, SUM). */
+        ALLGATHER_SHORT("ferry_allgather_short");
 
         final String prefix;
 
         Kernel(String prefix) {
             this.prefix = prefix;
+        }
+
+        /** False for a kernel of bytes: one entry, in the byte module. */
+        boolean typed() {
+            return this != ALLGATHER_SHORT;
         }
     }
 
@@ -270,7 +298,7 @@ public final class DeviceReduction {
 
     /** A kernel's entry name for (type, op), lower case. */
     static String entry(Kernel kernel, DataType type, ReduceOp op) {
-        return kernel.prefix + type.name().toLowerCase(Locale.ROOT) + "_" + op.name().toLowerCase(Locale.ROOT);
+        return kernel.typed() ? kernel.prefix + type.name().toLowerCase(Locale.ROOT) + "_" + op.name().toLowerCase(Locale.ROOT) : kernel.prefix;
     }
 
     /** The module resource of a type: {@code ferry_reduce_<type>.ptx} next to this class. */
@@ -392,11 +420,11 @@ public final class DeviceReduction {
         private static final ThreadLocal<ShortArgs> SHORT_ARGS = ThreadLocal.withInitial(() -> new ShortArgs(Arena.ofAuto()));
 
         static void launchShort(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count, long slotBytes,
-                                boolean resume, long status, long patience, DataType type, ReduceOp op) {
+                                boolean resume, long status, long patience, Supplier<String> what) {
             ShortArgs a = SHORT_ARGS.get().set(out, in, scratches, me, count, slotBytes, status, patience);
             a.resume.set(JAVA_INT, 0, resume ? 1 : 0);
             // the same buffers as the graph's last launch: nothing to set on it (the GPU counts the rounds)
-            stream.kernelGraph().launch(function, 1, threads, a.params, a.values, () -> entry(Kernel.ALLREDUCE_SHORT, type, op) + ", " + count + " elements");
+            stream.kernelGraph().launch(function, 1, threads, a.params, a.values, what);
         }
 
         static void launchStream(long function, int threads, CudaStream stream, long out, long in, long[] scratches, int me, long count,
@@ -479,7 +507,7 @@ public final class DeviceReduction {
                 for (Kernel k : Kernel.values()) {
                     Map<ReduceOp, Long> byOp = new java.util.EnumMap<>(ReduceOp.class);
                     for (ReduceOp op : ReduceOp.values()) {
-                        if (!op.appliesTo(type)) continue;
+                        if (!op.appliesTo(type) || (!k.typed() && (type != DataType.BYTE || op != ReduceOp.SUM))) continue;
                         MemorySegment name = a.allocateFrom(entry(k, type, op));
                         MemorySegment f = a.allocate(JAVA_LONG);
                         CudaCalls.check((int) MODULE_FUNCTION.invokeExact(f, m, name), "cuModuleGetFunction(" + entry(k, type, op) + ")");

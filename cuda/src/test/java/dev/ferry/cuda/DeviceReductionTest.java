@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.ferry.DataType;
 import dev.ferry.DeviceBuffer;
@@ -54,7 +55,9 @@ class DeviceReductionTest {
             TreeSet<String> expected = new TreeSet<>();
             for (ReduceOp op : ReduceOp.values()) {
                 if (!op.appliesTo(t)) continue;
-                for (DeviceReduction.Kernel k : DeviceReduction.Kernel.values()) expected.add(DeviceReduction.entry(k, t, op));
+                for (DeviceReduction.Kernel k : DeviceReduction.Kernel.values()) {
+                    if (k.typed() || t == DataType.BYTE) expected.add(DeviceReduction.entry(k, t, op)); // kernels of bytes: in the byte module alone
+                }
             }
             assertEquals(expected, found, "kernels in " + DeviceReduction.resource(t));
             assertTrue(ptx.contains(".target sm_80"), DeviceReduction.resource(t) + " is PTX for compute_80 (JIT-compiled for newer GPUs)");
@@ -213,7 +216,94 @@ class DeviceReductionTest {
         }
     }
 
-    /** Kernels launch through the stream's graph (the driver of CUDA 12 and later has its calls), one per stream; a closed stream takes no launch. */
+    /**
+     * The short allGather of three ranks sharing the GPU (one stream each): every rank's bytes in rank
+     * order, for sizes that fill words and that do not, aligned and not, alternating with short
+     * allReduce rounds on the same scratches (one round count for both).
+     */
+    @Test
+    void theShortAllGatherOfRanksSharingTheGpuLaysOutEveryRanksBytes() {
+        assumeCuda();
+        int ranks = 3;
+        long slot = 16 * 1024;
+        List<AutoCloseable> open = new ArrayList<>();
+        try {
+            CudaStream[] streams = new CudaStream[ranks];
+            long[] scratches = new long[ranks];
+            HostBuffer status = Cuda.allocatePinned(64);
+            open.add(status);
+            for (int r = 0; r < ranks; r++) {
+                DeviceBuffer scratch = Cuda.allocate(DeviceReduction.shortScratchBytes(slot));
+                Cuda.fill(scratch, (byte) 0);
+                open.add(scratch);
+                streams[r] = Cuda.newStream();
+                open.add(streams[r]);
+                scratches[r] = scratch.address();
+            }
+            DeviceBuffer[] ins = new DeviceBuffer[ranks], outs = new DeviceBuffer[ranks];
+            for (int r = 0; r < ranks; r++) {
+                ins[r] = Cuda.allocate(slot + 8);
+                outs[r] = Cuda.allocate(ranks * slot + 8);
+                open.add(ins[r]);
+                open.add(outs[r]);
+            }
+            try (HostBuffer h = HostBuffer.allocate(ranks * slot + 8); HostBuffer one = HostBuffer.allocate(8)) {
+                int round = 0;
+                for (long bytes : new long[] {1, 3, 8, 13, 1024, slot}) {
+                    for (int shift : new int[] {0, 1}) {
+                        round++;
+                        for (int r = 0; r < ranks; r++) {
+                            for (long i = 0; i < bytes; i++) h.segment().set(ValueLayout.JAVA_BYTE, i, (byte) (r * 37 + i * 11 + round));
+                            Cuda.copy(ins[r], h, bytes);
+                        }
+                        for (int r = ranks - 1; r >= 0; r--) {
+                            DeviceReduction.allGatherShort(outs[r].address() + shift, ins[r].address(), scratches, r, bytes, slot, false,
+                                    status.address() + 4L * r, 10_000_000_000L, streams[r]);
+                        }
+                        for (int r = 0; r < ranks; r++) {
+                            streams[r].synchronize();
+                            assertEquals(0, status.segment().get(ValueLayout.JAVA_INT, 4L * r), "status of rank " + r);
+                            Cuda.copy(h, outs[r], ranks * bytes + shift);
+                            for (int q = 0; q < ranks; q++) {
+                                for (long i = 0; i < bytes; i++) {
+                                    byte want = (byte) (q * 37 + i * 11 + round), got = h.segment().get(ValueLayout.JAVA_BYTE, shift + q * bytes + i);
+                                    if (got != want) {
+                                        fail("allGather of " + bytes + " bytes" + (shift > 0 ? " into an unaligned result" : "") + ": rank " + r
+                                                + " has " + got + " at byte " + i + " of rank " + q + "'s block, not " + want);
+                                    }
+                                }
+                            }
+                        }
+                        // an allReduce round between: the same scratches and round count
+                        for (int r = 0; r < ranks; r++) {
+                            one.segment().set(ValueLayout.JAVA_LONG, 0, r + round);
+                            Cuda.copy(ins[r], one, 8);
+                        }
+                        for (int r = ranks - 1; r >= 0; r--) {
+                            DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, outs[r].address(), ins[r].address(), scratches, r, 1, slot, false,
+                                    status.address() + 4L * r, 10_000_000_000L, streams[r]);
+                        }
+                        for (int r = 0; r < ranks; r++) {
+                            streams[r].synchronize();
+                            Cuda.copy(one, outs[r], 8);
+                            assertEquals(3L * round + 3, one.segment().get(ValueLayout.JAVA_LONG, 0), "allReduce between allGathers, rank " + r);
+                        }
+                    }
+                }
+            }
+            assertThrows(InvalidArgumentException.class, () -> DeviceReduction.allGatherShort(4096, 4096, scratches, 0, slot + 1, slot, false,
+                    status.address(), 1, streams[0]), "more bytes than a slot");
+        } finally {
+            for (int i = open.size() - 1; i >= 0; i--) {
+                try {
+                    open.get(i).close();
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            }
+        }
+    }
+
     @Test
     void shortKernelsLaunchThroughTheStreamsGraph() {
         assumeCuda();
@@ -232,6 +322,7 @@ class DeviceReductionTest {
      * fold, over many rounds on the same scratches (so that both slots are reused); then a rank alone
      * comes back after its patience, its peers arrive, and it resumes.
      */
+    /** Kernels launch through the stream's graph (the driver of CUDA 12 and later has its calls), one per stream; a closed stream takes no launch. */
     @Test
     void theShortAllReduceOfRanksSharingTheGpuMatchesTheHost() {
         assumeCuda();

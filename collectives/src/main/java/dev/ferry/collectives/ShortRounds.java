@@ -17,10 +17,11 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The short allReduce of device buffers among the ranks of a node: one kernel per rank and call,
- * the ranks meeting on the GPU ({@link DeviceReduction#allReduceShort}), so that a call costs one
- * launch and one wait for the kernel's status word in pinned memory, with no host round between the
- * ranks after the call's records and no closing barrier.
+ * The short allReduce and allGather of device buffers among the ranks of a node: one kernel per
+ * rank and call, the ranks meeting on the GPU ({@link DeviceReduction#allReduceShort},
+ * {@link DeviceReduction#allGatherShort}), so that a call costs one launch and one wait for the
+ * kernel's status word in pinned memory, with no host round between the ranks after the call's
+ * records and no closing barrier. Both collectives run rounds of one protocol on one scratch.
  *
  * <p>Each rank owns a scratch in device memory (a header and two slots, each with room for every
  * rank's {@link #SLOT_BYTES}), made and mapped by every peer once, at the first short call of the
@@ -40,9 +41,9 @@ import java.lang.foreign.ValueLayout;
  * holds the GPU. {@link #close} frees the scratch at once: a rank whose last round is done has
  * every peer's words of it, and no more come.
  */
-final class ShortAllReduce {
+final class ShortRounds {
 
-    /** The largest allReduce this path carries, in bytes per rank (one slot). */
+    /** The largest allReduce (allGather: contribution of a rank) this path carries, in bytes per rank (one slot). */
     static final long SLOT_BYTES = 16 * 1024;
     /**
      * The scratch's size: its header and two slots, rounded up to 2 MiB. CUDA places smaller
@@ -83,7 +84,7 @@ final class ShortAllReduce {
 
     private static final java.lang.invoke.VarHandle INT = ValueLayout.JAVA_INT.varHandle();
 
-    private ShortAllReduce(Group comm, NodeIpc rt, int device, DeviceBuffer scratch, long[] scratches, long[] mapped, HostBuffer status) {
+    private ShortRounds(Group comm, NodeIpc rt, int device, DeviceBuffer scratch, long[] scratches, long[] mapped, HostBuffer status) {
         this.comm = comm;
         this.rt = rt;
         this.device = device;
@@ -93,7 +94,7 @@ final class ShortAllReduce {
         this.status = status;
     }
 
-    /** Whether an allReduce of {@code bytes} per rank among {@code ranks} ranks fits this path. */
+    /** Whether an allReduce (or allGather) of {@code bytes} per rank among {@code ranks} ranks fits this path. */
     static boolean fits(long bytes, int ranks) {
         return bytes > 0 && bytes <= SLOT_BYTES && ranks >= 2 && ranks <= DeviceReduction.MAX_SOURCES;
     }
@@ -109,7 +110,7 @@ final class ShortAllReduce {
      * calls it in the same call). Returns null on every rank when some rank could not (the reason
      * printed by that rank), or when ranks share a GPU without MPS ({@link Cuda#mpsEnabled}).
      */
-    static ShortAllReduce open(Group comm, NodeIpc rt, int device) {
+    static ShortRounds open(Group comm, NodeIpc rt, int device) {
         int n = comm.size(), me = comm.rank();
         // a record: the scratch's IPC handle, its offset, and where its GPU sits on the PCI bus (ordinals
         // need not agree between processes, and a pointer mapped by IPC reports the importing GPU)
@@ -175,7 +176,7 @@ final class ShortAllReduce {
             comm.progress();
             comm.mover().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MIN);
             if (flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 1) {
-                return new ShortAllReduce(comm, rt, device, scratch, scratches, mapped, status);
+                return new ShortRounds(comm, rt, device, scratch, scratches, mapped, status);
             }
         }
         if (failure != null) {
@@ -202,27 +203,44 @@ final class ShortAllReduce {
      * stream orders what follows on it, and the front orders the next call after the context).
      */
     void allReduce(long send, long recv, long count, DataType type, ReduceOp op, CudaStream stream) {
+        round(resume -> DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, resume,
+                status.address(), PATIENCE_NANOS, stream), stream);
+        rt.count("shortAllReduces");
+        rt.count("gpuReductions");
+    }
+
+    /** One round: {@code recv} = every rank's {@code bytes} of {@code send}, in rank order; returns as {@link #allReduce}. */
+    void allGather(long send, long recv, long bytes, CudaStream stream) {
+        round(resume -> DeviceReduction.allGatherShort(recv, send, scratches, comm.rank(), bytes, SLOT_BYTES, resume, status.address(),
+                PATIENCE_NANOS, stream), stream);
+        rt.count("shortAllGathers");
+    }
+
+    /** A launch of one round's kernel; {@code resume}: the round's launch again after it came back waiting for a peer. */
+    private interface Launch {
+        void launch(boolean resume);
+    }
+
+    /** Launches the round and waits for its status word, launching it again (to resume) while it comes back waiting for a peer. */
+    private void round(Launch kernel, CudaStream stream) {
         MemorySegment st = status.segment();
         boolean resume = false;
         while (true) {
-            DeviceReduction.allReduceShort(type, op, recv, send, scratches, comm.rank(), count, SLOT_BYTES, resume,
-                    status.address(), PATIENCE_NANOS, stream);
+            kernel.launch(resume);
             int s = awaitStatus(st, stream);
             // armed for the next launch now, while the word's line is in this core's cache (the
             // kernel wrote it last and writes nothing after it)
             st.set(ValueLayout.JAVA_INT, 0, PENDING);
             if (s == 0) {
-                break;
+                return;
             }
             if (s != 1) {
-                throw new CudaException("the short allReduce kernel ended without a status (" + s + ") on rank " + comm.rank(), 0);
+                throw new CudaException("the short round's kernel ended without a status (" + s + ") on rank " + comm.rank(), 0);
             }
-            rt.count("shortAllReduceWaits");
+            rt.count("shortRoundWaits");
             comm.progress();
             resume = true;
         }
-        rt.count("shortAllReduces");
-        rt.count("gpuReductions");
     }
 
     /**
