@@ -40,7 +40,8 @@ import java.util.Map;
  * {@code mpirun -np N java -cp ... dev.ferry.bench.Tune --out DIR [--quick] [--sizes 8,1M,...]
  * [--collectives allReduce,broadcast,...]}. Buffers are device memory of each rank's GPU where
  * CUDA is available, host memory otherwise. Each time is the slowest rank's mean per call in a
- * batch, the median of the batches; an algorithm more than {@value #PRUNE}x slower than the
+ * batch, the median of the batches, in the second of two passes over every point (the first runs
+ * while the JIT compiles the paths, and is discarded); an algorithm more than {@value #PRUNE}x slower than the
  * fastest at one size, and slower than {@value #PRUNE_MICROS} us, is not measured at larger sizes. Writes {@code DIR/costs.tsv} and
  * {@code DIR/tune.md}.
  */
@@ -53,6 +54,8 @@ public final class Tune {
     /** ... and slower than this, in microseconds. */
     private static final double PRUNE_MICROS = 2000;
     private static final int BATCHES = 7;
+    /** Passes over every point; only the last is kept. */
+    private static final int PASSES = 2;
     /** Each batch lasts about this long (calls per batch from the warm-up). */
     private static final double BATCH_SECONDS = 0.004;
     /** Warm-up calls last about this long (at most 20000 calls). */
@@ -139,63 +142,10 @@ public final class Tune {
         Map<String, Map<Long, Map<String, Point>>> measured = new LinkedHashMap<>();
         List<String> algorithms = CollectivesDiagnostics.algorithms(comm);
         for (String c : collectives) {
-            Map<Long, Map<String, Point>> bySize = new LinkedHashMap<>();
-            measured.put(c, bySize);
-            List<String> alive = new ArrayList<>(algorithms);
-            java.util.Set<String> told = new java.util.HashSet<>();
-            boolean warmed = false;
-            for (long bytes : sizes) {
-                if (!fits(c, bytes)) continue;
-                if (!warmed) {
-                    // a pass of every algorithm at the first size, discarded: the first calls of a path compile it
-                    warmed = true;
-                    try (Buffers b = new Buffers(c, bytes)) {
-                        for (String a : List.copyOf(alive)) {
-                            try {
-                                CollectivesDiagnostics.force(comm, c + ":" + a);
-                                time(b, WARM_PASS_SECONDS);
-                            } catch (InvalidSettingException e) {
-                                if (e.getMessage().contains("does not run " + c)) alive.remove(a);
-                            } finally {
-                                CollectivesDiagnostics.force(comm, null);
-                            }
-                        }
-                    }
-                }
-                Map<String, Point> here = new LinkedHashMap<>();
-                try (Buffers b = new Buffers(c, bytes)) {
-                    for (String a : List.copyOf(alive)) {
-                        Point p;
-                        try {
-                            CollectivesDiagnostics.force(comm, c + ":" + a);
-                            p = time(b);
-                        } catch (InvalidSettingException e) {
-                            // the algorithm does not run this collective, or not this shape here: the same answer on every rank
-                            if (e.getMessage().contains("does not run " + c)) {
-                                alive.remove(a);
-                                continue;
-                            }
-                            String why = e.getMessage().replaceAll(".*?: ", "");
-                            if (zero && told.add(c + " " + a + " " + why)) System.out.println("[tune] " + c + " " + label(bytes) + " " + a + ": " + e.getMessage());
-                            continue;
-                        } finally {
-                            CollectivesDiagnostics.force(comm, null);
-                        }
-                        here.put(a, p);
-                        rows.add(setting + "\t" + c + "\t" + a + "\t" + bytes + "\t" + String.format(Locale.ROOT, "%.2f", p.median()));
-                    }
-                }
-                bySize.put(bytes, here);
-                double best = here.values().stream().mapToDouble(Point::median).min().orElse(Double.NaN);
-                for (Map.Entry<String, Point> e : here.entrySet()) {
-                    // only where it saves time: a slow algorithm at small sizes costs little to keep measuring
-                    if (e.getValue().median() > PRUNE * best && e.getValue().median() > PRUNE_MICROS) alive.remove(e.getKey());
-                }
-                if (zero) {
-                    System.out.printf(Locale.ROOT, "[tune] %-13s %8s:", c, label(bytes));
-                    here.forEach((a, p) -> System.out.printf(Locale.ROOT, " %s %.1f", a, p.median()));
-                    System.out.println();
-                }
+            // every point twice, the first pass discarded: a path's first calls run while the JIT compiles it
+            // (the first sizes of the first collective read several times too slow in one pass)
+            for (int pass = 1; pass <= PASSES; pass++) {
+                measured.put(c, sweep(c, sizes, algorithms, setting, pass == PASSES ? rows : new ArrayList<>(), pass == PASSES));
             }
             // after each collective, so that a run stopped early keeps what it measured
             if (zero) Files.writeString(out.resolve("costs.tsv"), header + String.join("\n", rows) + "\n", StandardCharsets.UTF_8);
@@ -237,6 +187,71 @@ public final class Tune {
             Files.writeString(out.resolve("tune.md"), md.toString(), StandardCharsets.UTF_8);
             System.out.println("[tune] wrote " + out.resolve("costs.tsv") + " and " + out.resolve("tune.md"));
         }
+    }
+
+    /**
+     * One pass over the sizes of collective {@code c}: every algorithm forced one by one (pruned as the
+     * class comment says); the points, with a row each in {@code rows}; printed when {@code report}.
+     */
+    private Map<Long, Map<String, Point>> sweep(String c, long[] sizes, List<String> algorithms, String setting, List<String> rows, boolean report) {
+        Map<Long, Map<String, Point>> bySize = new LinkedHashMap<>();
+        List<String> alive = new ArrayList<>(algorithms);
+        java.util.Set<String> told = new java.util.HashSet<>();
+        boolean warmed = false;
+        for (long bytes : sizes) {
+            if (!fits(c, bytes)) continue;
+            if (!warmed) {
+                // a pass of every algorithm at the first size, discarded: the first calls of a path compile it
+                warmed = true;
+                try (Buffers b = new Buffers(c, bytes)) {
+                    for (String a : List.copyOf(alive)) {
+                        try {
+                            CollectivesDiagnostics.force(comm, c + ":" + a);
+                            time(b, WARM_PASS_SECONDS);
+                        } catch (InvalidSettingException e) {
+                            if (e.getMessage().contains("does not run " + c)) alive.remove(a);
+                        } finally {
+                            CollectivesDiagnostics.force(comm, null);
+                        }
+                    }
+                }
+            }
+            Map<String, Point> here = new LinkedHashMap<>();
+            try (Buffers b = new Buffers(c, bytes)) {
+                for (String a : List.copyOf(alive)) {
+                    Point p;
+                    try {
+                        CollectivesDiagnostics.force(comm, c + ":" + a);
+                        p = time(b);
+                    } catch (InvalidSettingException e) {
+                        // the algorithm does not run this collective, or not this shape here: the same answer on every rank
+                        if (e.getMessage().contains("does not run " + c)) {
+                            alive.remove(a);
+                            continue;
+                        }
+                        String why = e.getMessage().replaceAll(".*?: ", "");
+                        if (zero && report && told.add(c + " " + a + " " + why)) System.out.println("[tune] " + c + " " + label(bytes) + " " + a + ": " + e.getMessage());
+                        continue;
+                    } finally {
+                        CollectivesDiagnostics.force(comm, null);
+                    }
+                    here.put(a, p);
+                    rows.add(setting + "\t" + c + "\t" + a + "\t" + bytes + "\t" + String.format(Locale.ROOT, "%.2f", p.median()));
+                }
+            }
+            bySize.put(bytes, here);
+            double best = here.values().stream().mapToDouble(Point::median).min().orElse(Double.NaN);
+            for (Map.Entry<String, Point> e : here.entrySet()) {
+                // only where it saves time: a slow algorithm at small sizes costs little to keep measuring
+                if (e.getValue().median() > PRUNE * best && e.getValue().median() > PRUNE_MICROS) alive.remove(e.getKey());
+            }
+            if (zero && report) {
+                System.out.printf(Locale.ROOT, "[tune] %-13s %8s:", c, label(bytes));
+                here.forEach((a, p) -> System.out.printf(Locale.ROOT, " %s %.1f", a, p.median()));
+                System.out.println();
+            }
+        }
+        return bySize;
     }
 
     /** Times each collective at each measured size as the planner runs it (from {@code table} first, when not null): name, time, median. */
