@@ -3,6 +3,9 @@
 
 package dev.ferry;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
  * The life of one piece of memory, shared by a buffer and every slice of it: open, closed, and
  * the operations in flight on it.
@@ -15,69 +18,84 @@ package dev.ferry;
  * its memory until the process ends.
  */
 public final class BufferLifetime {
+    /**
+     * The pins times two, plus {@link #CLOSED}: one word changed by compare-and-set, so that a call
+     * pins and unpins its buffers without a lock (a monitor for each check, pin and unpin cost an
+     * 8-byte call's checked front about a quarter of its time). Freed exactly when it reads
+     * {@code CLOSED}: closed, and no pin left (a closed buffer takes no new pin).
+     */
+    private volatile int state;
+    private static final int CLOSED = 1;
+    private static final int PIN = 2;
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(BufferLifetime.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final Runnable free; // null: the memory is borrowed and never freed here
-    private int pins;
-    private boolean closed;
-    private boolean freed;
 
     BufferLifetime(Runnable free) {
         this.free = free;
     }
 
     /** True until {@link #close()} was asked for. */
-    public synchronized boolean isOpen() {
-        return !closed;
+    public boolean isOpen() {
+        return (state & CLOSED) == 0;
     }
 
     /** True once the memory was given back (closed, and no operation was in flight or the last one ended). */
-    public synchronized boolean isFreed() {
-        return freed;
+    public boolean isFreed() {
+        return state == CLOSED;
     }
 
     /** Operations in flight on this memory. */
-    public synchronized int pins() {
-        return pins;
+    public int pins() {
+        return state / PIN;
     }
 
     /**
      * Marks an operation in flight; throws {@link BufferFreedException} when the buffer was
      * closed. Every pin must be released once.
      */
-    public synchronized void pin(Buffer b) {
-        if (closed) {
-            throw new BufferFreedException("buffer " + b + " was closed");
-        }
-        pins++;
+    public void pin(Buffer b) {
+        int s;
+        do {
+            s = state;
+            if ((s & CLOSED) != 0) {
+                throw new BufferFreedException("buffer " + b + " was closed");
+            }
+        } while (!STATE.compareAndSet(this, s, s + PIN));
     }
 
     /** Ends one operation; frees the memory when the buffer was closed meanwhile and this was the last one. */
     public void unpin() {
-        boolean freeNow;
-        synchronized (this) {
-            if (pins <= 0) {
+        int s;
+        do {
+            s = state;
+            if (s < PIN) {
                 throw new IllegalStateException("unpin without a pin");
             }
-            pins--;
-            freeNow = pins == 0 && closed && !freed;
-            if (freeNow) freed = true;
-        }
-        if (freeNow && free != null) {
+        } while (!STATE.compareAndSet(this, s, s - PIN));
+        if (s - PIN == CLOSED && free != null) {
             free.run();
         }
     }
 
     /** Closes: frees now, or when the last operation in flight ends. Idempotent. */
     void close() {
-        boolean freeNow;
-        synchronized (this) {
-            if (closed) {
+        int s;
+        do {
+            s = state;
+            if ((s & CLOSED) != 0) {
                 return;
             }
-            closed = true;
-            freeNow = pins == 0;
-            if (freeNow) freed = true;
-        }
-        if (freeNow && free != null) {
+        } while (!STATE.compareAndSet(this, s, s | CLOSED));
+        if (s == 0 && free != null) {
             free.run();
         }
     }

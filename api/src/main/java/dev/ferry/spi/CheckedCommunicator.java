@@ -850,12 +850,24 @@ public final class CheckedCommunicator implements Communicator {
     /**
      * Runs a blocking collective's checked work on this communicator's transport, as {@link #run}
      * runs a call; on a virtual thread, on a platform thread of Ferry's ({@link #offCarrier}).
+     * {@code run}'s steps written out, so that on a platform thread the work is called directly:
+     * not through the suppliers of {@code run} and {@code offCarrier}, two allocations and two call
+     * sites that every kind of call shares (megamorphic: the JIT cannot inline through them).
      */
     private void collective(Op op, int root, long count, DataType type, Work work, Buffer... buffers) {
-        run(op, root, -2, -2, -2, count, type, () -> offCarrier(() -> {
-            work.on(transport);
-            return null;
-        }, anyDevice(buffers)), buffers);
+        CallTracker.Slot s = enter(op, root, -2, -2, -2, count, type);
+        try (BufferUse use = BufferUse.of(buffers)) {
+            if (Thread.currentThread().isVirtual()) {
+                offCarrier(() -> {
+                    work.on(transport);
+                    return null;
+                }, anyDevice(buffers));
+            } else {
+                work.on(transport);
+            }
+        } finally {
+            CallTracker.exit(s);
+        }
     }
 
     /**

@@ -28,6 +28,8 @@ import java.util.concurrent.LinkedBlockingQueue;
  */
 final class StreamOrderedCommunicator implements StreamCommunicator {
     private static final ThreadLocal<StreamOrderedCommunicator> VIEW_THREAD = new ThreadLocal<>();
+    /** True once a view's thread started: until then no thread is one, and every call skips the look-up of {@link #VIEW_THREAD}. */
+    private static volatile boolean anyViewThread;
     /** Deferred work beyond which a call runs it before it is enqueued (it waits for the stream then). */
     private static final int DEFERRED_LIMIT = 64;
     /** Pending marks at which a call looks which the stream has passed ({@link #retire}). */
@@ -96,7 +98,7 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
 
     /** True on a view's thread: its calls are already ordered by their stream ({@link BufferUse}). */
     static boolean onViewThread() {
-        return VIEW_THREAD.get() != null;
+        return anyViewThread && VIEW_THREAD.get() != null;
     }
 
     /** On a view's thread, keeps {@code work} for the caller's thread ({@link HeldStream}) and answers true; elsewhere false. */
@@ -399,6 +401,7 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
     // ---- the view's thread ------------------------------------------------------------------
 
     private void work() {
+        anyViewThread = true;
         VIEW_THREAD.set(this);
         while (true) {
             Runnable r;

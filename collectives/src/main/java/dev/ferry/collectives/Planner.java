@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The one place that decides how a collective moves, for one communicator: among the algorithms
@@ -40,6 +41,12 @@ public final class Planner implements AutoCloseable {
     /** {@code ferry.collectives.uniformBuffers}: votes are each rank's own answer. */
     private final boolean uniform;
     private final Map<Shape, Algorithm[]> plans = recentPlans();
+    /**
+     * The last plan of each collective, read without the lock: a program repeats a few shapes, and
+     * the lock and the access-ordered map cost a small collective about as much as the rest of the
+     * planner. Written under the lock, with {@link #plans}; cleared with it.
+     */
+    private final AtomicReferenceArray<Plan> lastPlans = new AtomicReferenceArray<>(Collective.values().length);
     /** {@link #onStream}'s answers. */
     private final Map<Shape, Algorithm[]> streamPlans = recentPlans();
     /** The algorithm of this thread's last call (for call events and tests). */
@@ -70,7 +77,7 @@ public final class Planner implements AutoCloseable {
      */
     synchronized void force(Map<String, String> choice, String choiceText) {
         forced.clear();
-        plans.clear();
+        clearPlans();
         forcedText = choiceText;
         if (choice != null) {
             for (Map.Entry<String, String> e : choice.entrySet()) {
@@ -92,7 +99,12 @@ public final class Planner implements AutoCloseable {
     synchronized void useTable(CostTable first) {
         table = table.withFirst(first);
         setting = table.closest(group.topology(), backend);
+        clearPlans();
+    }
+
+    private void clearPlans() {
         plans.clear();
+        for (int i = 0; i < lastPlans.length(); i++) lastPlans.set(i, null);
     }
 
     /** The algorithm named {@code name}, or null. */
@@ -144,6 +156,25 @@ public final class Planner implements AutoCloseable {
             plans.put(s, p);
         }
         return p;
+    }
+
+    /**
+     * The plan of calls of {@code shape}: {@code order} as {@link #plan} gives it, and whether
+     * {@code ferry.collectives} named its one algorithm.
+     */
+    private record Plan(Shape shape, Algorithm[] order, boolean chosenBySetting) {
+    }
+
+    /** {@link #plan}, with whether the setting chose it: without the lock when the collective's last plan was for this shape. */
+    private Plan planOf(Shape s) {
+        Plan p = lastPlans.get(s.collective().ordinal());
+        if (p != null && p.shape().equals(s)) return p;
+        synchronized (this) {
+            Algorithm[] order = plan(s);
+            p = new Plan(s, order, order.length == 1 && forced(s.collective()) != null);
+            lastPlans.set(s.collective().ordinal(), p);
+            return p;
+        }
     }
 
     private Algorithm[] decide(Shape s) {
@@ -222,8 +253,9 @@ public final class Planner implements AutoCloseable {
 
     /** Runs {@code call} on the first algorithm of its plan that every rank's buffers suit. */
     public void run(CollectiveCall call) {
-        Algorithm[] order = plan(call.shape());
-        boolean chosenBySetting = order.length == 1 && forced(call.collective()) != null;
+        Plan plan = planOf(call.shape());
+        Algorithm[] order = plan.order();
+        boolean chosenBySetting = plan.chosenBySetting();
         boolean hostSeen = false; // an agreement found host memory on some rank: device-only algorithms are passed over
         for (Algorithm a : order) {
             if (hostSeen && a.needsDevice() && !chosenBySetting) continue;

@@ -261,4 +261,26 @@ class PlannerTest {
             assertEquals(0, first.runs + second.runs);
         }
     }
+
+    /** A repeated shape reuses its plan; a forced algorithm or a new table replaces it from the next call on. */
+    @Test
+    void aRepeatedShapeFollowsForceAndNewTables() {
+        Fixed first = new Fixed("first", Algorithm.Agreement.NONE, 0, null), second = new Fixed("second", Algorithm.Agreement.NONE, 1, null);
+        Planner p = planner(TWO_GPUS, CostTable.of("test", List.of()), null, first, second);
+        try (HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
+            Runnable call = () -> p.run(CollectiveCall.of(Collective.ALL_REDUCE, in, out, 1, DataType.DOUBLE, ReduceOp.SUM, -1));
+            call.run();
+            call.run();
+            assertEquals("first", Planner.lastAlgorithm(), "by preference");
+            p.force(Map.of("allReduce", "second"), "allReduce:second");
+            call.run();
+            assertEquals("second", Planner.lastAlgorithm(), "forced");
+            p.force(null, null);
+            call.run();
+            assertEquals("first", Planner.lastAlgorithm(), "no longer forced");
+            p.useTable(CostTable.of("test", List.of("H200\tone-per-rank\t2\tompi\tallReduce\tsecond\t8\t1")));
+            call.run();
+            assertEquals("second", Planner.lastAlgorithm(), "measured, the only one with a cost");
+        }
+    }
 }

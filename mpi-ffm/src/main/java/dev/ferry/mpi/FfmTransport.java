@@ -128,7 +128,7 @@ public abstract class FfmTransport extends BindingTransport {
         if (rc != 0) {
             throw Mpi.error(recvWhat(count, type, source, tag), rc);
         }
-        return status(s, "MPI_Mrecv");
+        return probed; // the whole matched message fits: MPI_Mrecv's status says what MPI_Mprobe's said
     }
 
     /** The receive named in a failure: built only then, not on every receive. */
