@@ -224,28 +224,15 @@ class DeviceReductionTest {
     @Test
     void theShortAllGatherOfRanksSharingTheGpuLaysOutEveryRanksBytes() {
         assumeCuda();
-        int ranks = 3;
-        long slot = 16 * 1024;
-        List<AutoCloseable> open = new ArrayList<>();
-        try {
-            CudaStream[] streams = new CudaStream[ranks];
-            long[] scratches = new long[ranks];
-            HostBuffer status = Cuda.allocatePinned(64);
-            open.add(status);
-            for (int r = 0; r < ranks; r++) {
-                DeviceBuffer scratch = Cuda.allocate(DeviceReduction.shortScratchBytes(slot));
-                Cuda.fill(scratch, (byte) 0);
-                open.add(scratch);
-                streams[r] = Cuda.newStream();
-                open.add(streams[r]);
-                scratches[r] = scratch.address();
-            }
+        try (SharedGpuRanks g = new SharedGpuRanks(3, 16 * 1024)) {
+            int ranks = g.ranks;
+            long slot = g.slot;
             DeviceBuffer[] ins = new DeviceBuffer[ranks], outs = new DeviceBuffer[ranks];
             for (int r = 0; r < ranks; r++) {
                 ins[r] = Cuda.allocate(slot + 8);
                 outs[r] = Cuda.allocate(ranks * slot + 8);
-                open.add(ins[r]);
-                open.add(outs[r]);
+                g.open.add(ins[r]);
+                g.open.add(outs[r]);
             }
             try (HostBuffer h = HostBuffer.allocate(ranks * slot + 8); HostBuffer one = HostBuffer.allocate(8)) {
                 int round = 0;
@@ -257,12 +244,12 @@ class DeviceReductionTest {
                             Cuda.copy(ins[r], h, bytes);
                         }
                         for (int r = ranks - 1; r >= 0; r--) {
-                            DeviceReduction.allGatherShort(outs[r].address() + shift, ins[r].address(), scratches, r, bytes, slot, false,
-                                    status.address() + 4L * r, 10_000_000_000L, streams[r]);
+                            DeviceReduction.allGatherShort(outs[r].address() + shift, ins[r].address(), g.scratches, r, bytes, slot, false,
+                                    g.status.address() + 4L * r, 10_000_000_000L, g.streams[r]);
                         }
                         for (int r = 0; r < ranks; r++) {
-                            streams[r].synchronize();
-                            assertEquals(0, status.segment().get(ValueLayout.JAVA_INT, 4L * r), "status of rank " + r);
+                            g.streams[r].synchronize();
+                            assertEquals(0, g.status.segment().get(ValueLayout.JAVA_INT, 4L * r), "g.status of rank " + r);
                             Cuda.copy(h, outs[r], ranks * bytes + shift);
                             for (int q = 0; q < ranks; q++) {
                                 for (long i = 0; i < bytes; i++) {
@@ -274,36 +261,29 @@ class DeviceReductionTest {
                                 }
                             }
                         }
-                        // an allReduce round between: the same scratches and round count
+                        // an allReduce round between: the same g.scratches and round count
                         for (int r = 0; r < ranks; r++) {
                             one.segment().set(ValueLayout.JAVA_LONG, 0, r + round);
                             Cuda.copy(ins[r], one, 8);
                         }
                         for (int r = ranks - 1; r >= 0; r--) {
-                            DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, outs[r].address(), ins[r].address(), scratches, r, 1, slot, false,
-                                    status.address() + 4L * r, 10_000_000_000L, streams[r]);
+                            DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, outs[r].address(), ins[r].address(), g.scratches, r, 1, slot, false,
+                                    g.status.address() + 4L * r, 10_000_000_000L, g.streams[r]);
                         }
                         for (int r = 0; r < ranks; r++) {
-                            streams[r].synchronize();
+                            g.streams[r].synchronize();
                             Cuda.copy(one, outs[r], 8);
                             assertEquals(3L * round + 3, one.segment().get(ValueLayout.JAVA_LONG, 0), "allReduce between allGathers, rank " + r);
                         }
                     }
                 }
             }
-            assertThrows(InvalidArgumentException.class, () -> DeviceReduction.allGatherShort(4096, 4096, scratches, 0, slot + 1, slot, false,
-                    status.address(), 1, streams[0]), "more bytes than a slot");
-        } finally {
-            for (int i = open.size() - 1; i >= 0; i--) {
-                try {
-                    open.get(i).close();
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            }
+            assertThrows(InvalidArgumentException.class, () -> DeviceReduction.allGatherShort(4096, 4096, g.scratches, 0, slot + 1, slot, false,
+                    g.status.address(), 1, g.streams[0]), "more bytes than a slot");
         }
     }
 
+    /** Kernels launch through the stream's graph (the driver of CUDA 12 and later has its calls), one per stream; a closed stream takes no launch. */
     @Test
     void shortKernelsLaunchThroughTheStreamsGraph() {
         assumeCuda();
@@ -322,27 +302,16 @@ class DeviceReductionTest {
      * fold, over many rounds on the same scratches (so that both slots are reused); then a rank alone
      * comes back after its patience, its peers arrive, and it resumes.
      */
-    /** Kernels launch through the stream's graph (the driver of CUDA 12 and later has its calls), one per stream; a closed stream takes no launch. */
     @Test
     void theShortAllReduceOfRanksSharingTheGpuMatchesTheHost() {
         assumeCuda();
-        int ranks = 3;
-        long slot = 16 * 1024;
-        List<AutoCloseable> open = new ArrayList<>();
-        try {
-            DeviceBuffer[] scratch = new DeviceBuffer[ranks];
-            CudaStream[] streams = new CudaStream[ranks];
-            long[] scratches = new long[ranks];
-            HostBuffer status = Cuda.allocatePinned(64);
-            open.add(status);
-            for (int r = 0; r < ranks; r++) {
-                scratch[r] = Cuda.allocate(DeviceReduction.shortScratchBytes(slot));
-                Cuda.fill(scratch[r], (byte) 0);
-                streams[r] = Cuda.newStream();
-                open.add(scratch[r]);
-                open.add(streams[r]);
-                scratches[r] = scratch[r].address();
-            }
+        try (SharedGpuRanks g = new SharedGpuRanks(3, 16 * 1024)) {
+            int ranks = g.ranks;
+            long slot = g.slot;
+            CudaStream[] streams = g.streams;
+            long[] scratches = g.scratches;
+            HostBuffer status = g.status;
+            List<AutoCloseable> open = g.open;
             long seq = 0; // the rounds the kernels count, for the messages
             SplittableRandom rnd = new SplittableRandom(17);
             for (DataType t : DataType.values()) {
@@ -433,14 +402,6 @@ class DeviceReductionTest {
                     slot / 8 + 1, slot, false, status.address(), 1, streams[0]), "a count over the slot");
             assertThrows(InvalidArgumentException.class, () -> DeviceReduction.allReduceShort(DataType.LONG, ReduceOp.SUM, 4096, 4096, new long[9], 0,
                     1, slot, false, status.address(), 1, streams[0]), "more ranks than one launch folds");
-        } finally {
-            for (int i = open.size() - 1; i >= 0; i--) {
-                try {
-                    open.get(i).close();
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            }
         }
     }
 
@@ -485,6 +446,48 @@ class DeviceReductionTest {
         } finally {
             for (HostBuffer h : inputs) h.close();
             for (DeviceBuffer d : device) d.close();
+        }
+    }
+
+    /**
+     * Ranks of a short collective in this process, all on this GPU, each with a stream of its own (their
+     * kernels run at once): a zeroed scratch each, a pinned status word each, and what a test opens
+     * besides ({@link #open}), all closed in reverse order.
+     */
+    private static final class SharedGpuRanks implements AutoCloseable {
+        final int ranks;
+        final long slot;
+        final CudaStream[] streams;
+        final long[] scratches;
+        final HostBuffer status;
+        final List<AutoCloseable> open = new ArrayList<>();
+
+        SharedGpuRanks(int ranks, long slot) {
+            this.ranks = ranks;
+            this.slot = slot;
+            this.streams = new CudaStream[ranks];
+            this.scratches = new long[ranks];
+            this.status = Cuda.allocatePinned(64);
+            open.add(status);
+            for (int r = 0; r < ranks; r++) {
+                DeviceBuffer scratch = Cuda.allocate(DeviceReduction.shortScratchBytes(slot));
+                open.add(scratch);
+                Cuda.fill(scratch, (byte) 0);
+                scratches[r] = scratch.address();
+                streams[r] = Cuda.newStream();
+                open.add(streams[r]);
+            }
+        }
+
+        @Override
+        public void close() {
+            for (int i = open.size() - 1; i >= 0; i--) {
+                try {
+                    open.get(i).close();
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            }
         }
     }
 
