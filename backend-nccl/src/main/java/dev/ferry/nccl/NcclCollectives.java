@@ -174,7 +174,7 @@ public final class NcclCollectives implements Algorithm {
                 || c.collective() == Collective.SCATTER) {
             // NCCL completes a rooted collective whose ranks name different roots, with wrong data: compare first
             if (sameCall == null) sameCall = new dev.ferry.collectives.SameCall(group);
-            sameCall.check(c.collective(), c.root(), c.type().bytes(c.count()), c + " on " + this);
+            sameCall.check(c.collective(), c.root(), c.type().bytes(c.count()), () -> c + " on " + this);
         }
         switch (c.collective()) {
             case BROADCAST -> broadcast(c.send() != null ? c.send() : c.recv(), c.count(), c.type(), c.root());

@@ -34,8 +34,11 @@ public final class SameCall {
         this.group = group;
     }
 
-    /** Returns when every rank of the mover makes the call {@code c} with {@code root} and {@code bytes}; else throws on every rank. */
-    public void check(Collective c, int root, long bytes, String where) {
+    /**
+     * Returns when every rank of the group makes the call {@code c} with {@code root} and {@code bytes};
+     * else throws on every rank, naming the call {@code where} gives (built only then).
+     */
+    public void check(Collective c, int root, long bytes, java.util.function.Supplier<String> where) {
         long[] mine = {c.ordinal(), root, bytes};
         long[] both = new long[2 * WORDS];
         for (int i = 0; i < WORDS; i++) {
@@ -47,7 +50,7 @@ public final class SameCall {
         for (int i = 0; i < WORDS; i++) {
             same &= max[i] == -max[WORDS + i];
         }
-        if (!same) throw mismatch(mine, where);
+        if (!same) throw mismatch(mine, where.get());
     }
 
     /** Every rank's call, gathered (every rank comes here alike: they all saw the same maxima). */
