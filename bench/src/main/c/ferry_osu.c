@@ -7,7 +7,7 @@
  * Same questions, sizes and iteration policy as the Java suite (dev.ferry.bench.Suite and
  * Question): every measurement is a batch of `reps` invocations timed as one, after a barrier;
  * `warmup` batches are thrown away (for the first size of a series, if at most 64 KiB, enough for
- * 10000 invocations, at most 50: Suite.warmup), `iterations` are kept; the time per operation is the batch
+ * 100000 invocations, at most 400: Suite.warmup), `iterations` are kept; the time per operation is the batch
  * time / (reps * ops per invocation). Ops per invocation: 2 for the ping-pong (so the result is the
  * one-way latency, half the round trip), 1 otherwise. Point-to-point results are rank 0's time (rank
  * i pairs with rank i + size/2); collectives report the slowest rank's time per batch.
@@ -340,11 +340,11 @@ static double quantile(const double *sorted, int n, double q) {
 }
 
 /* Warmup batches: the policy's, and for the first size of a series, when at most 64 KiB, enough for
- * 10000 invocations (at most 50), as Suite.warmup. */
+ * 100000 invocations (at most 400), as Suite.warmup. */
 static int warmup_of(const struct policy *p, long long size, int reps, int first) {
     if (!first || size > 64 * 1024) return p->warmup;
-    int need = (10000 + reps - 1) / reps;
-    if (need > 50) need = 50;
+    int need = (100000 + reps - 1) / reps;
+    if (need > 400) need = 400;
     return need > p->warmup ? need : p->warmup;
 }
 

@@ -93,10 +93,14 @@ public record Suite(String name, List<Long> sizes, int warmup, int iterations, l
         return (int) Math.max(minReps, Math.min(maxReps, batchBytes / perInvocation));
     }
 
-    /** Invocations the first run of a series warms up with at least (so the JIT has compiled the path). */
-    public static final int FIRST_RUN_WARMUP_INVOCATIONS = 10_000;
+    /**
+     * Invocations the first run of a series warms up with at least (so the JIT has compiled the path):
+     * with 10,000 a host call of 8 bytes over Open MPI still read 0.1 to 0.4 µs slower than with
+     * 100,000 (bench/results/2026-11-27-cpu-host-call-cost.md), while the C reference did not move.
+     */
+    public static final int FIRST_RUN_WARMUP_INVOCATIONS = 100_000;
     /** Most warmup batches of a series' first run. */
-    public static final int FIRST_RUN_MAX_WARMUP = 50;
+    public static final int FIRST_RUN_MAX_WARMUP = 400;
     /** Largest message size that gets the first run's extra warmup (the JIT matters for small messages only). */
     public static final long FIRST_RUN_MAX_SIZE = 64 * KI;
 

@@ -43,10 +43,10 @@ class SuiteTest {
     @Test
     void firstRunOfASeriesWarmsUpTheJit() {
         Suite quick = Suite.named("quick");
-        assertEquals(20, quick.warmup(8, 500, true), "10000 invocations in batches of 500");
+        assertEquals(200, quick.warmup(8, 500, true), "100000 invocations in batches of 500");
         assertEquals(3, quick.warmup(8, 500, false));
-        assertEquals(50, quick.warmup(8, 1, true), "at most 50 batches");
-        assertEquals(3, quick.warmup(8, 10000, true), "never fewer than the suite's");
+        assertEquals(400, quick.warmup(8, 1, true), "at most 400 batches");
+        assertEquals(3, quick.warmup(8, 100000, true), "never fewer than the suite's");
         assertEquals(3, quick.warmup(128 * Suite.MI, 1, true), "large messages: the JIT does not matter");
     }
 
