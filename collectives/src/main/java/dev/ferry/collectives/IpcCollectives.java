@@ -91,8 +91,6 @@ final class IpcCollectives {
     private final boolean applicable;
     private final HostBuffer mine;
     private final HostBuffer all;
-    private final HostBuffer flagIn;
-    private final HostBuffer flagOut;
     private String lastRefusal;
     private boolean warnedExport;
     /** TRUE once every rank mapped every peer (over one or more calls), FALSE once a rank could not map: null until either. */
@@ -135,8 +133,6 @@ final class IpcCollectives {
         this.applicable = comm.size() > 1 && ipc.enabled() && comm.topology().oneNode() && comm.topology().ipcEverywhere();
         this.mine = applicable ? HostBuffer.allocate(RECORD) : null;
         this.all = applicable ? HostBuffer.allocate((long) RECORD * comm.size()) : null;
-        this.flagIn = applicable ? HostBuffer.allocate(8) : null;
-        this.flagOut = applicable ? HostBuffer.allocate(8) : null;
         this.peerEvents = new CudaEvent[comm.size()];
         this.peerHandles = new byte[comm.size()][];
     }
@@ -147,7 +143,7 @@ final class IpcCollectives {
     }
 
     void close() {
-        for (HostBuffer h : new HostBuffer[] {mine, all, flagIn, flagOut}) {
+        for (HostBuffer h : new HostBuffer[] {mine, all}) {
             if (h != null) h.close();
         }
         if (shortPath != null) shortPath.close();
@@ -661,12 +657,10 @@ final class IpcCollectives {
             // until every pair of ranks has been proven (one mapped the other's memory and reaches its GPU):
             // agree that every rank could map what it needed (after that, a failure is an error, not a fallback)
             rt.count("ipcAgreements");
-            flagIn.segment().set(ValueLayout.JAVA_INT, 0, ok ? 1 : 0);
-            flagIn.segment().set(ValueLayout.JAVA_INT, 4, eventFailed ? 0 : 1);
             comm.progress();
-            comm.mover().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MIN);
-            boolean everyoneMapped = flagOut.segment().get(ValueLayout.JAVA_INT, 0) == 1;
-            if (flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 0) {
+            int agreed = comm.everyRank(ok, !eventFailed);
+            boolean everyoneMapped = (agreed & 1) != 0;
+            if ((agreed & 2) == 0) {
                 // a rank could not open a peer's event: all end this call without them, and no rank offers one again
                 // (events merely not offered, the default, change nothing: a later measurement may still offer them)
                 eventsOk = false;

@@ -25,8 +25,8 @@ import java.lang.foreign.ValueLayout;
  *
  * <p>Each rank owns a scratch in device memory (a header and two slots, each with room for every
  * rank's {@link #SLOT_BYTES}), made and mapped by every peer once, at the first short call of the
- * communicator: a collective step (one allGather of the handles and one agreement) whose answer is
- * the same on every rank. A round stores the rank's input into every peer's scratch, so no peer
+ * communicator: a collective step (one allGather of the handles and one agreement, {@link Group#everyRank})
+ * whose answer is the same on every rank. A round stores the rank's input into every peer's scratch, so no peer
  * reads the caller's buffer, or this rank's memory at all; the next round uses the other slot, and
  * the one after that starts only after every rank has arrived in between, so a slot is never
  * written while a peer may read it.
@@ -121,8 +121,7 @@ final class ShortRounds {
         long[] scratches = new long[n];
         long[] mapped = new long[n];
         String failure = null;
-        try (HostBuffer mine = HostBuffer.allocate(record); HostBuffer all = HostBuffer.allocate((long) record * n);
-             HostBuffer flagIn = HostBuffer.allocate(8); HostBuffer flagOut = HostBuffer.allocate(8)) {
+        try (HostBuffer mine = HostBuffer.allocate(record); HostBuffer all = HostBuffer.allocate((long) record * n)) {
             boolean sharesGpu = false;
             try {
                 scratch = Cuda.allocate(device, SCRATCH_BYTES);
@@ -171,11 +170,8 @@ final class ShortRounds {
             // ranks that share a GPU meet there only under MPS: without it their contexts take turns, and
             // a kernel waiting for a peer's would wait for the GPU's time slice (2.3 ms per call, measured)
             boolean meets = !sharesGpu || Cuda.mpsEnabled(device);
-            flagIn.segment().set(ValueLayout.JAVA_INT, 0, failure == null ? 1 : 0);
-            flagIn.segment().set(ValueLayout.JAVA_INT, 4, failure == null && meets ? 1 : 0);
             comm.progress();
-            comm.mover().allReduce(flagIn, flagOut, 2, DataType.INT, ReduceOp.MIN);
-            if (flagOut.segment().get(ValueLayout.JAVA_INT, 4) == 1) {
+            if ((comm.everyRank(failure == null, failure == null && meets) & 2) != 0) {
                 return new ShortRounds(comm, rt, device, scratch, scratches, mapped, status);
             }
         }
