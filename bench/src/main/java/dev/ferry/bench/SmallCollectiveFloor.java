@@ -55,7 +55,7 @@ public final class SmallCollectiveFloor {
             profile(Double.parseDouble(args[1]));
             return;
         }
-        try (Communicator comm = Ferry.open(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64); DeviceBuffer c = Cuda.allocate(64);
+        try (Communicator comm = Ferry.open(); Communicator ctl = comm.duplicate(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64); DeviceBuffer c = Cuda.allocate(64);
              DeviceBuffer big = Cuda.allocate(1 << 20); DeviceBuffer bigOut = Cuda.allocate(1 << 20);
              CudaStream stream = Cuda.newStream(); HostBuffer record = HostBuffer.allocate(208); HostBuffer records = HostBuffer.allocate(208L * comm.size());
              HostBuffer t = HostBuffer.allocate(8); HostBuffer tMax = HostBuffer.allocate(8)) {
@@ -68,43 +68,43 @@ public final class SmallCollectiveFloor {
                 System.out.println("backend " + comm.backend() + ", " + comm.size() + " ranks; " + Cuda.describe());
                 System.out.println("each row: the slowest rank's mean per call over " + REPS + " calls, median (min-max) of " + BATCHES + " batches, us");
             }
-            row(comm, t, tMax, "ctx sync (idle context)", Cuda::synchronize);
-            row(comm, t, tMax, "copy 8 B + stream sync, every rank", () -> {
+            row(ctl, t, tMax, "ctx sync (idle context)", Cuda::synchronize);
+            row(ctl, t, tMax, "copy 8 B + stream sync, every rank", () -> {
                 Cuda.copyAsync(b.address(), a.address(), 8, stream);
                 stream.synchronize();
             });
-            row(comm, t, tMax, "copy 8 B + stream sync, rank 0 alone", zero ? () -> {
+            row(ctl, t, tMax, "copy 8 B + stream sync, rank 0 alone", zero ? () -> {
                 Cuda.copyAsync(b.address(), a.address(), 8, stream);
                 stream.synchronize();
             } : () -> { });
             long[] sources = {a.address(), b.address()};
-            row(comm, t, tMax, "reduce kernel 2 x 8 B + stream sync, every rank", () -> {
+            row(ctl, t, tMax, "reduce kernel 2 x 8 B + stream sync, every rank", () -> {
                 DeviceReduction.reduce(DataType.DOUBLE, ReduceOp.SUM, c.address(), sources, 1, stream);
                 stream.synchronize();
             });
-            row(comm, t, tMax, "host allGather 208 B", () -> comm.allGather(record, records, 208, DataType.BYTE));
-            row(comm, t, tMax, "host barrier", comm::barrier);
-            row(comm, t, tMax, "allReduce 8 B (device)", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
-            row(comm, t, tMax, "broadcast 8 B (device)", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
-            row(comm, t, tMax, "reduce kernel launches alone (one sync per 2000)", () -> DeviceReduction.reduce(DataType.DOUBLE, ReduceOp.SUM,
+            row(ctl, t, tMax, "host allGather 208 B", () -> comm.allGather(record, records, 208, DataType.BYTE));
+            row(ctl, t, tMax, "host barrier", comm::barrier);
+            row(ctl, t, tMax, "allReduce 8 B (device)", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+            row(ctl, t, tMax, "broadcast 8 B (device)", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
+            row(ctl, t, tMax, "reduce kernel launches alone (one sync per 2000)", () -> DeviceReduction.reduce(DataType.DOUBLE, ReduceOp.SUM,
                     c.address(), sources, 1, stream));
             stream.synchronize();
             if (CollectivesDiagnostics.algorithms(comm).contains("ipc-short")) {
                 // the short allReduce met on the GPU against the host-driven fold over CUDA IPC, rows interleaved three times
                 for (int round = 0; round < 3; round++) {
                     CollectivesDiagnostics.force(comm, "ipc-short");
-                    row(comm, t, tMax, "allReduce 8 B (device), met on the GPU", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
-                    row(comm, t, tMax, "allReduce 16 KiB (device), met on the GPU", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
+                    row(ctl, t, tMax, "allReduce 8 B (device), met on the GPU", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                    row(ctl, t, tMax, "allReduce 16 KiB (device), met on the GPU", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
                     CollectivesDiagnostics.force(comm, "ipc-fold");
-                    row(comm, t, tMax, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
-                    row(comm, t, tMax, "allReduce 16 KiB (device), host-driven", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
+                    row(ctl, t, tMax, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                    row(ctl, t, tMax, "allReduce 16 KiB (device), host-driven", () -> comm.allReduce(big, bigOut, 2048, DataType.DOUBLE, ReduceOp.SUM));
                 }
                 CollectivesDiagnostics.force(comm, "allGather:ipc-short");
-                row(comm, t, tMax, "allGather 8 B (device), met on the GPU", () -> comm.allGather(a, big, 8, DataType.BYTE));
-                row(comm, t, tMax, "allGather 1 KiB (device), met on the GPU", () -> comm.allGather(big, bigOut, 1024, DataType.BYTE));
+                row(ctl, t, tMax, "allGather 8 B (device), met on the GPU", () -> comm.allGather(a, big, 8, DataType.BYTE));
+                row(ctl, t, tMax, "allGather 1 KiB (device), met on the GPU", () -> comm.allGather(big, bigOut, 1024, DataType.BYTE));
                 CollectivesDiagnostics.force(comm, "allGather:ipc");
-                row(comm, t, tMax, "allGather 8 B (device), copies over CUDA IPC", () -> comm.allGather(a, big, 8, DataType.BYTE));
-                row(comm, t, tMax, "allGather 1 KiB (device), copies over CUDA IPC", () -> comm.allGather(big, bigOut, 1024, DataType.BYTE));
+                row(ctl, t, tMax, "allGather 8 B (device), copies over CUDA IPC", () -> comm.allGather(a, big, 8, DataType.BYTE));
+                row(ctl, t, tMax, "allGather 1 KiB (device), copies over CUDA IPC", () -> comm.allGather(big, bigOut, 1024, DataType.BYTE));
                 CollectivesDiagnostics.force(comm, null);
                 if (comm.backend().equals("staged")) {
                     breakdown(comm, "allReduce 8 B (device), host-driven", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
@@ -112,21 +112,21 @@ public final class SmallCollectiveFloor {
                     breakdown(comm, "allReduce 8 B (device), met on the GPU", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
                 }
                 CollectivesDiagnostics.force(comm, "ipc");
-                row(comm, t, tMax, "allReduce 1 MiB (device), ending on a stream sync", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
+                row(ctl, t, tMax, "allReduce 1 MiB (device), ending on a stream sync", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
                 CollectivesDiagnostics.endOnEvents(comm, true);
-                row(comm, t, tMax, "allReduce 1 MiB (device), ending on events", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
+                row(ctl, t, tMax, "allReduce 1 MiB (device), ending on events", () -> comm.allReduce(big, bigOut, 1 << 17, DataType.DOUBLE, ReduceOp.SUM));
                 CollectivesDiagnostics.endOnEvents(comm, false);
                 CollectivesDiagnostics.force(comm, null);
             }
-            row(comm, t, tMax, "allReduce 8 B (host)", () -> comm.allReduce(record, t, 1, DataType.DOUBLE, ReduceOp.SUM));
-            row(comm, t, tMax, "host allReduce 2 ints (an agreement)", () -> comm.allReduce(record, records, 2, DataType.INT, ReduceOp.MIN));
-            row(comm, t, tMax, "allGather 8 B (device)", () -> comm.allGather(a, big, 8, DataType.BYTE));
+            row(ctl, t, tMax, "allReduce 8 B (host)", () -> comm.allReduce(record, t, 1, DataType.DOUBLE, ReduceOp.SUM));
+            row(ctl, t, tMax, "host allReduce 2 ints (an agreement)", () -> comm.allReduce(record, records, 2, DataType.INT, ReduceOp.MIN));
+            row(ctl, t, tMax, "allGather 8 B (device)", () -> comm.allGather(a, big, 8, DataType.BYTE));
             if (CollectivesDiagnostics.algorithms(comm).contains("nccl")) {
                 try {
                     CollectivesDiagnostics.force(comm, "nccl");
-                    row(comm, t, tMax, "allReduce 8 B (device), nccl", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
-                    row(comm, t, tMax, "broadcast 8 B (device), nccl", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
-                    row(comm, t, tMax, "allGather 8 B (device), nccl", () -> comm.allGather(a, big, 8, DataType.BYTE));
+                    row(ctl, t, tMax, "allReduce 8 B (device), nccl", () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM));
+                    row(ctl, t, tMax, "broadcast 8 B (device), nccl", () -> comm.broadcast(a, 8, DataType.BYTE, 0));
+                    row(ctl, t, tMax, "allGather 8 B (device), nccl", () -> comm.allGather(a, big, 8, DataType.BYTE));
                 } catch (dev.ferry.InvalidSettingException e) {
                     if (zero) System.out.println("nccl rows: not run: " + e.getMessage());
                 } finally {
@@ -134,7 +134,6 @@ public final class SmallCollectiveFloor {
                 }
             }
             if (zero) System.out.println("collective counters on rank 0: " + CollectivesDiagnostics.counters());
-            control.close();
         }
     }
 
@@ -144,7 +143,7 @@ public final class SmallCollectiveFloor {
      * mean time per call. The loop runs in {@code profiledLoop}, the frame a profile is cut at.
      */
     private static void profile(double seconds) {
-        try (Communicator comm = Ferry.open(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64)) {
+        try (Communicator comm = Ferry.open(); Communicator ctl = comm.duplicate(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64)) {
             Cuda.fill(a, (byte) 0);
             boolean chosen = dev.ferry.Settings.process().text(dev.ferry.collectives.CollectivesSettings.COLLECTIVES) != null;
             if (!chosen && CollectivesDiagnostics.algorithms(comm).contains("ipc-short")) CollectivesDiagnostics.force(comm, "ipc-short");
@@ -218,13 +217,13 @@ public final class SmallCollectiveFloor {
         }
     }
 
-    /** The measurement's own messages (barrier, the slowest rank's time) go over this duplicate: apart from an algorithm forced on the measured communicator. */
-    private static Communicator control;
-
-    private static void row(Communicator comm, HostBuffer t, HostBuffer tMax, String what, Runnable call) {
-        if (control == null) control = comm.duplicate();
-        Stats s = DeviceCollectivesVsCopy.collectiveMicros(control, BATCHES, REPS, t, tMax, call);
-        if (comm.rank() == 0) {
+    /**
+     * One row: {@code call}'s time, measured with messages of {@code ctl} (a duplicate of the measured
+     * communicator, so that an algorithm forced there does not carry the measurement's own barrier and maximum).
+     */
+    private static void row(Communicator ctl, HostBuffer t, HostBuffer tMax, String what, Runnable call) {
+        Stats s = DeviceCollectivesVsCopy.collectiveMicros(ctl, BATCHES, REPS, t, tMax, call);
+        if (ctl.rank() == 0) {
             System.out.printf(java.util.Locale.ROOT, "%-50s %8.2f (%.2f-%.2f)%n", what, s.median(), s.min(), s.max());
         }
     }
