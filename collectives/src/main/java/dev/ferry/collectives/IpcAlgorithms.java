@@ -170,7 +170,7 @@ final class IpcAlgorithms {
 
         @Override
         public boolean enqueue(CollectiveCall c, dev.ferry.DeviceStream stream) {
-            return enqueues(c.collective()) && owner.engine.enqueueShortRounds(c, stream, owner.timeoutNanos);
+            return enqueues(c.collective()) && owner.engine.enqueueShortAllReduce(c, stream, owner.timeoutNanos);
         }
 
         @Override

@@ -111,14 +111,14 @@ final class IpcCollectives {
      * under MPS, 2 and 4 ranks: bench/results/2026-11-24-h100x1-mps-transport-spi.md).
      */
     private volatile boolean offerEvents;
-    /** The short allReduce met on the GPU: made at its first call; null before, or for good once {@link #shortOff}. */
+    /** The short rounds met on the GPU (allReduce and allGather): made at the first such call; null before, or for good once {@link #shortOff}. */
     private ShortRounds shortPath;
-    /** True once the ranks agreed that the short allReduce cannot run (a rank could not make or map a scratch). */
+    /** True once the ranks agreed that the short rounds cannot run (a rank could not make or map a scratch). */
     private boolean shortOff;
     /** The short allReduce in stream order, with a scratch of its own: made at its first call; null before, or for good once {@link #streamShortOff}. */
     private ShortRounds streamShort;
     private boolean streamShortOff;
-    /** Whether this rank offers the short allReduce (on unless a measurement turns it off; a call takes it only when every rank offers it). */
+    /** Whether this rank offers the short rounds (on unless a measurement turns it off; a call takes them only when every rank offers them). */
     private volatile boolean offerShort = true;
     /** Shared host memory of the node's ranks for the records and the closing barrier (made at the first call); null: through MPI. */
     private NodeBoard board;
@@ -272,7 +272,7 @@ final class IpcCollectives {
      * than the stream's are a local error, as under NCCL.
      */
     @SuppressWarnings("try") // the scope is held for its close (restoring the caller's context), not used
-    boolean enqueueShortRounds(CollectiveCall c, dev.ferry.DeviceStream s, long patienceNanos) {
+    boolean enqueueShortAllReduce(CollectiveCall c, dev.ferry.DeviceStream s, long patienceNanos) {
         if (!applicable || streamShortOff || !(s instanceof CudaStream stream)) {
             return false;
         }

@@ -361,7 +361,7 @@ public final class DeviceReduction {
         }
 
         /**
-         * Parameter block of a short allReduce launch, reused per thread: the values, side by side in
+         * Parameter block of a short round's launch (allReduce, allGather), reused per thread: the values, side by side in
          * one segment (so that a launch can tell they did not change), and the arrays of pointers to
          * them of the two kernels ({@code ferry_allreduce_short_*}: ten; {@code ferry_allreduce_stream_*}:
          * nine, without the resume flag, the failure word where the status word is).
