@@ -11,7 +11,8 @@
 #                                        TRUST_NP rank counts, default 2; TRUST_BACKENDS, default every one)
 #                                        device-reduction device-collectives-bench bench-chain
 #                                        small-floor launch-floor bench-collectives
-#                                        profile-small (async-profiler's samples of the 8-byte device allReduce)
+#                                        profile-small (async-profiler's samples of the 8-byte device allReduce;
+#                                        PROFILE_BYTES another size, PROFILE_JOPTS e.g. -Dferry.collectives=nccl)
 #                                        stream-profile (async-profiler's samples of 8-byte allReduces enqueued
 #                                        on a stream, 2 ranks; PROFILE_CALLS per batch)
 #                                        dp-profile (async-profiler's samples of the DataParallel example's
@@ -883,7 +884,7 @@ step_profile-small() {
         agent="-agentpath:$lib=start,event=wall,interval=${PROFILE_INTERVAL:-200us},threads,collapsed,file=$dir/rank-%p.collapsed"
     fi
     JOPTS="$agent -Dferry.backend=staged $DEVICE_OPT ${PROFILE_JOPTS:-}" \
-        run_main profile-small-np$np$tag sys $np dev.ferry.bench.SmallCollectiveFloor --profile ${PROFILE_SECONDS:-10}
+        run_main profile-small-np$np$tag sys $np dev.ferry.bench.SmallCollectiveFloor --profile ${PROFILE_SECONDS:-10} ${PROFILE_BYTES:-}
     md ""; md '```'; grep -a "^profile:" "$W/logs/profile-small-np$np$tag.log" >> "$SUMMARY"; md '```'; md ""
     if [ -n "$agent" ]; then tar czf "$OUT/profile-small-np$np$tag.tgz" -C "$dir" .; fi
 }

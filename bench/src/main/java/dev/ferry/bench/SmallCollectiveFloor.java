@@ -37,8 +37,8 @@ import dev.ferry.cuda.DeviceReduction;
  * </ul>
  *
  * <p>Run under the launcher: {@code mpirun -np N java -cp ... dev.ferry.bench.SmallCollectiveFloor}.
- * With {@code --profile SECONDS} it runs only the 8-byte device allReduce, back to back for that
- * long after a warm-up, for a sampling profiler attached to the ranks
+ * With {@code --profile SECONDS [BYTES]} it runs only the device allReduce of 8 bytes (or of
+ * {@code BYTES}, in doubles), back to back for that long after a warm-up, for a sampling profiler attached to the ranks
  * ({@code scripts/device-run.sh profile-small}): the short allReduce met on the GPU where it applies,
  * or the algorithm {@code ferry.collectives} names.
  */
@@ -51,8 +51,8 @@ public final class SmallCollectiveFloor {
 
     public static void main(String[] args) {
         Cuda.ensureAvailability();
-        if (args.length == 2 && args[0].equals("--profile")) {
-            profile(Double.parseDouble(args[1]));
+        if ((args.length == 2 || args.length == 3) && args[0].equals("--profile")) {
+            profile(Double.parseDouble(args[1]), args.length == 3 ? Math.max(1, Long.parseLong(args[2]) / 8) : 1);
             return;
         }
         try (Communicator comm = Ferry.open(); Communicator ctl = comm.duplicate(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64); DeviceBuffer c = Cuda.allocate(64);
@@ -138,24 +138,24 @@ public final class SmallCollectiveFloor {
     }
 
     /**
-     * The 8-byte device allReduce (one double, SUM; where CUDA IPC applies, the short one met on the GPU),
-     * back to back for {@code seconds} after 20000 calls of warm-up; rank 0 prints the calls and the
-     * mean time per call. The loop runs in {@code profiledLoop}, the frame a profile is cut at.
+     * The device allReduce of {@code count} doubles (SUM; where CUDA IPC applies and no algorithm is
+     * named, the short one met on the GPU), back to back for {@code seconds} after 20000 calls of
+     * warm-up; rank 0 prints the calls and the mean time per call. The loop runs in {@code profiledLoop}, the frame a profile is cut at.
      */
-    private static void profile(double seconds) {
-        try (Communicator comm = Ferry.open(); Communicator ctl = comm.duplicate(); DeviceBuffer a = Cuda.allocate(64); DeviceBuffer b = Cuda.allocate(64)) {
+    private static void profile(double seconds, long count) {
+        try (Communicator comm = Ferry.open(); Communicator ctl = comm.duplicate(); DeviceBuffer a = Cuda.allocate(8 * count); DeviceBuffer b = Cuda.allocate(8 * count)) {
             Cuda.fill(a, (byte) 0);
             boolean chosen = dev.ferry.Settings.process().text(dev.ferry.collectives.CollectivesSettings.COLLECTIVES) != null;
             if (!chosen && CollectivesDiagnostics.algorithms(comm).contains("ipc-short")) CollectivesDiagnostics.force(comm, "ipc-short");
-            Runnable call = () -> comm.allReduce(a, b, 1, DataType.DOUBLE, ReduceOp.SUM);
+            Runnable call = () -> comm.allReduce(a, b, count, DataType.DOUBLE, ReduceOp.SUM);
             for (int i = 0; i < 20_000; i++) call.run();
             comm.barrier();
             long t0 = System.nanoTime();
             long calls = profiledLoop(comm, call, (long) (seconds * 1e9));
             double us = (System.nanoTime() - t0) / 1e3 / calls;
             if (comm.rank() == 0) {
-                System.out.printf(java.util.Locale.ROOT, "profile: backend %s, %d ranks, %d calls of allReduce 8 B (device) on %s, %.2f us per call%n",
-                        comm.backend(), comm.size(), calls, CollectivesDiagnostics.lastAlgorithm(), us);
+                System.out.printf(java.util.Locale.ROOT, "profile: backend %s, %d ranks, %d calls of allReduce %d B (device) on %s, %.2f us per call%n",
+                        comm.backend(), comm.size(), calls, 8 * count, CollectivesDiagnostics.lastAlgorithm(), us);
             }
         }
     }
