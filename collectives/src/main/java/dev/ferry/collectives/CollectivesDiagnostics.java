@@ -101,9 +101,4 @@ public final class CollectivesDiagnostics {
     public static Boolean ipcVerified(Communicator c) {
         return ipc(c).verified();
     }
-
-    /** The piece of its slice that the sliced allReduce over CUDA IPC folds before it copies it to the peers. */
-    public static long slicedPieceBytes() {
-        return IpcCollectives.PIECE_BYTES;
-    }
 }

@@ -18,7 +18,6 @@ import dev.ferry.MemoryKind;
 import dev.ferry.collectives.ipc.CudaIpcCache;
 import dev.ferry.collectives.ipc.IpcOffer;
 import dev.ferry.collectives.ipc.NodeIpc;
-import dev.ferry.collectives.ipc.PipelineLane;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -73,11 +72,6 @@ import java.util.List;
  */
 final class IpcCollectives {
     private static final int OFFER = 64 + 4 * 8;
-    /**
-     * The piece of a sliced allReduce's slice that is folded, then copied to the peers while the
-     * next piece folds: the link carries the fold's reads and the copies' writes at once.
-     */
-    static final long PIECE_BYTES = 4L << 20;
     /**
      * A record: state, device, need and root, whether the rank can take the short allReduce, where
      * its GPU sits on the PCI bus, the offers of buffers A and B, the handle of the rank's
@@ -330,24 +324,15 @@ final class IpcCollectives {
             } else {
                 long[] slice = slice(count, type, me, n);
                 if (slice[1] > 0) {
-                    // piece by piece: the copies of a folded piece into the peers' results (a push over
-                    // the link) run on a second lane while the next piece folds (a pull over the link)
-                    long perPiece = Math.max(1, PIECE_BYTES / size);
-                    PipelineLane lane = slice[1] > perPiece ? rt.pipelineLane(c.stream.deviceOrdinal()) : null;
+                    long off = slice[0] * size, len = slice[1] * size;
                     long[] sources = new long[n];
-                    for (long first = 0; first < slice[1]; first += perPiece) {
-                        long elems = Math.min(perPiece, slice[1] - first);
-                        long off = (slice[0] + first) * size, len = elems * size;
-                        for (int r = 0; r < n; r++) sources[r] = c.a[r] + off;
-                        DeviceReduction.reduce(type, op, recv.address() + off, sources, elems, c.stream);
-                        CudaStream copies = lane == null ? c.stream : lane.after(c.stream);
-                        for (int k = 1; k < n; k++) {
-                            int r = (me + k) % n; // every rank starts with a different peer
-                            Cuda.copyAsync(c.b[r] + off, recv.address() + off, len, copies);
-                        }
-                    }
-                    if (lane != null) lane.joinInto(c.stream);
+                    for (int r = 0; r < n; r++) sources[r] = c.a[r] + off;
+                    DeviceReduction.reduce(type, op, recv.address() + off, sources, slice[1], c.stream);
                     rt.count("gpuReductions");
+                    for (int k = 1; k < n; k++) {
+                        int r = (me + k) % n; // every rank starts with a different peer
+                        Cuda.copyAsync(c.b[r] + off, recv.address() + off, len, c.stream);
+                    }
                 }
             }
             c.finish();

@@ -255,13 +255,6 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
             allReduceRankSums(d, alloc(Mem.DEVICE, 8L * 3000), alloc(Mem.DEVICE, 8L * 3000), 3000);
             assertEquals(1, CollectivesDiagnostics.counter("ipcEventWaits") - events0, "ended on the ranks' interprocess events");
             CollectivesDiagnostics.endOnEvents(d, false);
-            // sliced, each rank's slice two and a half pieces: folds and copies on two lanes, out of place and in place
-            CollectivesDiagnostics.force(d, "allReduce:ipc-sliced");
-            int pieces = (int) (size * (5 * CollectivesDiagnostics.slicedPieceBytes() / 2 / 8) + 7);
-            allReduceRankSums(d, alloc(Mem.DEVICE, 8L * pieces), alloc(Mem.DEVICE, 8L * pieces), pieces);
-            Buffer inPlace = alloc(Mem.DEVICE, 8L * pieces);
-            allReduceRankSums(d, inPlace, inPlace, pieces);
-            assertEquals("ipc-sliced", CollectivesDiagnostics.lastAlgorithm());
         }
         assertTrue(TestWorld.allAgree(comm, true));
     }

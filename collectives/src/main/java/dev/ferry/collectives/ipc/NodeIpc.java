@@ -14,9 +14,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * CUDA IPC between the ranks of one node, as a process has it: the handles of its allocations that
- * it offers ({@link IpcExports}), the peers' allocations it has mapped ({@link CudaIpcCache}), and
- * per device a stream for the collectives that read and write peers' memory, with a second lane
- * ({@link PipelineLane}) where a collective's copies run beside its folds. Made by the first
+ * it offers ({@link IpcExports}), the peers' allocations it has mapped ({@link CudaIpcCache}), and a
+ * stream per device for the collectives that read and write peers' memory. Made by the first
  * communicator that uses it, released with the last (or at {@code Ferry.shutdown()}); under
  * {@code ferry.ipc=false} or without CUDA it is off ({@link #enabled()} false).
  */
@@ -27,7 +26,6 @@ public final class NodeIpc {
     private final IpcExports exports;
     private final CudaIpcCache mappings;
     private final Map<Integer, CudaStream> streams = new HashMap<>();
-    private final Map<Integer, PipelineLane> lanes = new HashMap<>();
     /** What the collectives over CUDA IPC did (for tests and reports): name -> count. */
     private final Map<String, LongAdder> counters = new java.util.concurrent.ConcurrentHashMap<>();
     private int refs;
@@ -103,14 +101,6 @@ public final class NodeIpc {
         return streams.computeIfAbsent(device, Cuda::newStream);
     }
 
-    /** The second lane of the node's collectives on {@code device}, made on first use. */
-    public synchronized PipelineLane pipelineLane(int device) {
-        if (closed) {
-            throw new IllegalStateException("CUDA IPC of this process was closed (Ferry.shutdown?)");
-        }
-        return lanes.computeIfAbsent(device, PipelineLane::new);
-    }
-
     /** Adds one to counter {@code name}. */
     public void count(String name) {
         counters.computeIfAbsent(name, k -> new LongAdder()).increment();
@@ -153,14 +143,6 @@ public final class NodeIpc {
                 }
             }
             streams.clear();
-            for (PipelineLane lane : lanes.values()) {
-                try {
-                    lane.close();
-                } catch (RuntimeException e) {
-                    if (first == null) first = e; else first.addSuppressed(e);
-                }
-            }
-            lanes.clear();
         }
         if (mappings != null) {
             try {
