@@ -131,7 +131,14 @@ suite() {
     timeout 240 "${LAUNCH[@]}" ${EXTRA_LAUNCH[@]+"${EXTRA_LAUNCH[@]}"} "${np_opt[@]}" "${JL[@]}" -Dferry.test.reportDir="$dir" -Dferry.test.perTestTimeout=180 "$@" \
         dev.ferry.testing.RankRunner "$cls" > "$W/logs/suite-$name.log" 2>&1
     local rc=$?
-    local pass fail skip
+    local pass fail skip h
+    # a JVM that crashed left its report in the working directory: keep it with the suite's reports
+    for h in "$REPO"/hs_err_pid*.log; do
+        [ -f "$h" ] || continue
+        mv "$h" "$dir/"
+        { echo "### $name: JVM crash ($(basename "$h"))"; grep -a -E "^# (SIGSEGV|SIGBUS|C  |J |Problematic)" "$dir/$(basename "$h")" | head -5
+          grep -a -A30 -E "^(Java|Native) frames" "$dir/$(basename "$h")" | head -60; } >> "$OUT/failures.md"
+    done
     pass=$(cat "$dir"/rank-*.tsv 2>/dev/null | awk -F'\t' '$2=="PASS"' | wc -l)
     fail=$(cat "$dir"/rank-*.tsv 2>/dev/null | awk -F'\t' '$2=="FAIL"' | wc -l)
     skip=$(cat "$dir"/rank-*.tsv 2>/dev/null | awk -F'\t' '$2=="SKIP"' | wc -l)
