@@ -14,7 +14,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Reductions on device buffers done on host copies, for libraries whose own GPU reductions fail.
+ * Reductions on device buffers done on host copies, for libraries whose own GPU reductions fail;
+ * and gathers and scatters, for libraries whose trees cannot forward device memory
+ * ({@link #decideTrees}).
  *
  * <p>MPICH up to 4.0.x creates its yaksa CUDA streams at MPI_Init; with device buffers, MPI_Reduce
  * and MPI_Allreduce then fail inside yaksa's pack kernels ("CUDA Error ... invalid resource
@@ -48,6 +50,22 @@ final class DeviceReductionStaging {
         return null;
     }
 
+    /**
+     * Whether this library's gathers and scatters of device buffers go through host copies, and why:
+     * MPICH 4.0.2 built with CUDA ends the process with SIGSEGV in libc inside {@code MPI_Gather} of
+     * device buffers at 4 ranks (one per GPU; 2 and 3 ranks pass): its binomial tree copies a rank's
+     * data through a host buffer with memcpy at ranks that forward their children's blocks, which
+     * only exist from 4 ranks on. Scatter's tree forwards the same way. Versions before 4.1, as
+     * for reductions; null where they go to MPI.
+     */
+    static String decideTrees(LibraryVersion version, boolean cudaAware) {
+        if (cudaAware && version.flavor() == LibraryVersion.Flavor.MPICH && isBefore41(version.name())) {
+            return "device gathers and scatters through host copies: " + version.name()
+                    + "'s binomial trees copy device memory with memcpy at the ranks that forward (SIGSEGV in MPI_Gather at 4 ranks)";
+        }
+        return null;
+    }
+
     static boolean isBefore41(String name) {
         Matcher m = MPICH_VERSION.matcher(name.replaceAll("^[^0-9]*", ""));
         if (!m.find()) {
@@ -68,12 +86,13 @@ final class DeviceReductionStaging {
     }
 
     /**
-     * Runs {@code reduction} on host copies: {@code send} copied in, the result copied back into
-     * {@code recv} ({@code recv} may be null: a non-root rank of a reduce).
+     * Runs {@code reduction} (or a gather or scatter) on host copies: {@code send} copied in, the
+     * result copied back into {@code recv} (either may be null: a non-root rank of a reduce or
+     * gather has no result, one of a scatter no input).
      */
     static void onHost(Region send, Region recv, BiConsumer<Region, Region> reduction) {
-        try (HostBuffer in = toHost(send, true); HostBuffer out = recv == null ? null : toHost(recv, false)) {
-            reduction.accept(region(in), out == null ? null : region(out));
+        try (HostBuffer in = send == null ? null : toHost(send, true); HostBuffer out = recv == null ? null : toHost(recv, false)) {
+            reduction.accept(in == null ? null : region(in), out == null ? null : region(out));
             if (out != null) {
                 fromHost(out, recv);
             }

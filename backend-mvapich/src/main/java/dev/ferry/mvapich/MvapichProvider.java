@@ -85,7 +85,7 @@ public final class MvapichProvider implements TransportProvider {
         details.put("found by", rt.foundBy);
         details.put("cuda-aware", (rt.cuda.cudaAware() ? "yes" : "no") + " (" + rt.cuda.explanation() + ")");
         details.put("threads", rt.threadLevelName());
-        String workarounds = java.util.stream.Stream.of(rt.deviceReductionStaging, rt.splitSendRecv).filter(java.util.Objects::nonNull)
+        String workarounds = java.util.stream.Stream.of(rt.deviceReductionStaging, rt.deviceTreeStaging, rt.splitSendRecv).filter(java.util.Objects::nonNull)
                 .collect(java.util.stream.Collectors.joining("; "));
         if (!workarounds.isEmpty()) {
             details.put("workarounds", workarounds);

@@ -45,6 +45,8 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
     final GpuSupport.Answer cuda;
     /** Why device reductions go through host copies, or null when they go to MPI. */
     final String deviceReductionStaging;
+    /** Why device gathers and scatters go through host copies, or null when they go to MPI. */
+    final String deviceTreeStaging;
     /** How the library's symbols are visible to other libraries, and why, for the report. */
     final String symbolScope;
     /** Why device buffers are refused although the library is CUDA-aware ({@link SharedGpuCheck}), or null. */
@@ -87,6 +89,7 @@ final class MvapichRuntime implements MpiLifecycle.Binding {
         this.tagUpperBound = tagUpperBound();
         this.cuda = GpuSupport.ask(version, System.getenv());
         this.deviceReductionStaging = DeviceReductionStaging.decide(Settings.process(), version, cuda.cudaAware());
+        this.deviceTreeStaging = DeviceReductionStaging.decideTrees(version, cuda.cudaAware());
         this.symbolScope = symbolScope(lib);
         this.sharedGpu = SharedGpuCheck.applies(Settings.process(), version, cuda.cudaAware()) ? SharedGpuCheck.run(version, worldSize) : null;
         this.splitSendRecv = SplitSendRecv.decide(Settings.process(), version);

@@ -14,8 +14,8 @@ import dev.ferry.mpi.FfmTransport;
  * A communicator over an MPICH-ABI {@code MPI_Comm} handle, every operation one FFM downcall
  * through the shared binding ({@link dev.ferry.mpi.Mpi}, see {@link FfmTransport}). Host and
  * device buffers reach MPI as raw addresses; device buffers only when the library declared CUDA
- * support ({@link GpuSupport}); device reductions go through host copies where the library needs
- * it ({@link DeviceReductionStaging}).
+ * support ({@link GpuSupport}); device reductions, gathers and scatters go through host copies
+ * where the library needs it ({@link DeviceReductionStaging}).
  */
 final class MvapichTransport extends FfmTransport {
     private final MvapichRuntime runtime;
@@ -117,6 +117,24 @@ final class MvapichTransport extends FfmTransport {
             return;
         }
         super.mpiExscan(sendBuffer, recvBuffer, count, type, op);
+    }
+
+    @Override
+    protected void mpiGather(Region sendBuffer, Region recvBuffer, int count, DataType type, int root) {
+        if (runtime.deviceTreeStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
+            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiGather(in, out, count, type, root));
+            return;
+        }
+        super.mpiGather(sendBuffer, recvBuffer, count, type, root);
+    }
+
+    @Override
+    protected void mpiScatter(Region sendBuffer, Region recvBuffer, int count, DataType type, int root) {
+        if (runtime.deviceTreeStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
+            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiScatter(in, out, count, type, root));
+            return;
+        }
+        super.mpiScatter(sendBuffer, recvBuffer, count, type, root);
     }
 
     /** Whether this reduction goes through host copies ({@link DeviceReductionStaging}). */
