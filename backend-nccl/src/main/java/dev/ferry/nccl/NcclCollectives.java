@@ -594,14 +594,22 @@ public final class NcclCollectives implements Algorithm {
         }
     }
 
+    /**
+     * How long a blocking call spins on its event before it parks between queries: as long as
+     * {@code cudaStreamSynchronize} spins in C for calls of up to this long. Parking sooner cost
+     * each call a sleep past its end (at least the kernel's timer slack, some 50 µs): a broadcast
+     * of 16 MiB between four GPUs took 167 µs through Ferry against 83 µs from C.
+     */
+    static final long SPIN_NANOS = 20_000_000L;
+
     private void await(String what) {
         long start = System.nanoTime();
-        int spins = 0;
+        long pause = 0;
         try {
             done.record(stream);
-            while (!done.isDone()) {
-                // NCCL's error is asked every 64th turn: the event query alone is the cheap part of a short wait
-                if ((++spins & 63) != 0 && spins <= 2000) {
+            for (int spins = 1; !done.isDone(); spins++) {
+                // NCCL's error, the clock and the deadline every 64th turn: the event query alone is the cheap part of a short wait
+                if ((spins & 63) != 0) {
                     Thread.onSpinWait();
                     continue;
                 }
@@ -614,8 +622,9 @@ public final class NcclCollectives implements Algorithm {
                     throw abort(what + " on " + this + " did not complete within " + (timeoutNanos / 1e9) + " s (ferry.nccl.timeout / ferry.timeout):"
                             + " a rank may not have called it, or called another collective; the NCCL communicator was aborted", null);
                 }
-                if (spins > 2000) {
-                    LockSupport.parkNanos(++spins > 20000 ? 200_000 : 20_000);
+                if (waited > SPIN_NANOS) {
+                    pause = Math.min(Math.max(2 * pause, 20_000), 200_000);
+                    LockSupport.parkNanos(pause);
                 } else {
                     Thread.onSpinWait();
                 }
