@@ -20,7 +20,7 @@ import java.nio.file.StandardCopyOption;
  * {@code rank-R.txt}; every rank watches that file (a daemon thread, five looks a second) and
  * answers a new round with its own dump; rank 0 then waits for every rank's dump of the round (4 s
  * at most), builds the {@link HangReport}, writes it to {@code report.txt} and prints it. A rank about to abort the job
- * waits for that report first (6 s at most), since the abort ends every rank. {@code ferry doctor
+ * waits for that report first (12 s at most), since the abort ends every rank. {@code ferry doctor
  * --hang} asks every job under the folder at once through {@code ferry.flight.dir/dump-request}.
  * Where the folder is not shared between nodes, ranks of other nodes dump only for their own
  * reasons, and the report says which dumps are missing.
@@ -35,9 +35,16 @@ final class DumpCoordinator {
     private static final long COLLECT_MILLIS = 4000;
     /** A launcher that ends the job after a lost rank sends SIGKILL soon after SIGTERM (Open MPI: about half a second). */
     private static final long COLLECT_EXITING_MILLIS = 300;
-    private static final long REPORT_WAIT_MILLIS = 6000;
+    /**
+     * How long a rank about to abort waits for rank 0's report: rank 0 first writes its own
+     * recordings and dump, then waits up to {@link #COLLECT_MILLIS} for the others', each of which
+     * also writes its recordings first (with a wait of 6 s, 3 ranks on 2 busy cores once ended in
+     * another rank's abort before rank 0 had printed its report).
+     */
+    private static final long REPORT_WAIT_MILLIS = 12_000;
     private static final long JOIN_MILLIS = 10_000;
-    private static final long FORWARD_MILLIS = 500;
+    /** How long the launcher gets to forward rank 0's print of the report before an abort ends the job. */
+    private static final long FORWARD_MILLIS = 1000;
 
     private final Path root;
     private final Path dir;
