@@ -67,79 +67,55 @@ final class MvapichTransport extends FfmTransport {
 
     @Override
     protected void mpiReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op, int root) {
-        if (runtime.deviceReductionStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
-            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiReduce(in, out, count, type, op, root));
-            return;
-        }
-        super.mpiReduce(sendBuffer, recvBuffer, count, type, op, root);
+        onHostWhere(runtime.deviceReductionStaging, sendBuffer, recvBuffer, (in, out) -> super.mpiReduce(in, out, count, type, op, root));
     }
 
     @Override
     protected void mpiAllReduce(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
-        if (runtime.deviceReductionStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
-            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiAllReduce(in, out, count, type, op));
-            return;
-        }
-        super.mpiAllReduce(sendBuffer, recvBuffer, count, type, op);
+        onHostWhere(runtime.deviceReductionStaging, sendBuffer, recvBuffer, (in, out) -> super.mpiAllReduce(in, out, count, type, op));
     }
 
     @Override
     protected void mpiReduceScatterBlock(Region sendBuffer, Region recvBuffer, int recvCount, DataType type, ReduceOp op) {
-        if (stagesReduction(sendBuffer, recvBuffer)) {
-            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiReduceScatterBlock(in, out, recvCount, type, op));
-            return;
-        }
-        super.mpiReduceScatterBlock(sendBuffer, recvBuffer, recvCount, type, op);
+        onHostWhere(runtime.deviceReductionStaging, sendBuffer, recvBuffer, (in, out) -> super.mpiReduceScatterBlock(in, out, recvCount, type, op));
     }
 
     @Override
     protected void mpiReduceScatter(Region sendBuffer, Region recvBuffer, int[] recvCounts, DataType type, ReduceOp op) {
-        if (stagesReduction(sendBuffer, recvBuffer)) {
-            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiReduceScatter(in, out, recvCounts, type, op));
-            return;
-        }
-        super.mpiReduceScatter(sendBuffer, recvBuffer, recvCounts, type, op);
+        onHostWhere(runtime.deviceReductionStaging, sendBuffer, recvBuffer, (in, out) -> super.mpiReduceScatter(in, out, recvCounts, type, op));
     }
 
     @Override
     protected void mpiScan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
-        if (stagesReduction(sendBuffer, recvBuffer)) {
-            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiScan(in, out, count, type, op));
-            return;
-        }
-        super.mpiScan(sendBuffer, recvBuffer, count, type, op);
+        onHostWhere(runtime.deviceReductionStaging, sendBuffer, recvBuffer, (in, out) -> super.mpiScan(in, out, count, type, op));
     }
 
     @Override
     protected void mpiExscan(Region sendBuffer, Region recvBuffer, int count, DataType type, ReduceOp op) {
-        if (stagesReduction(sendBuffer, recvBuffer)) {
-            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiExscan(in, out, count, type, op));
-            return;
-        }
-        super.mpiExscan(sendBuffer, recvBuffer, count, type, op);
+        onHostWhere(runtime.deviceReductionStaging, sendBuffer, recvBuffer, (in, out) -> super.mpiExscan(in, out, count, type, op));
     }
 
     @Override
     protected void mpiGather(Region sendBuffer, Region recvBuffer, int count, DataType type, int root) {
-        if (runtime.deviceTreeStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
-            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiGather(in, out, count, type, root));
-            return;
-        }
-        super.mpiGather(sendBuffer, recvBuffer, count, type, root);
+        onHostWhere(runtime.deviceTreeStaging, sendBuffer, recvBuffer, (in, out) -> super.mpiGather(in, out, count, type, root));
     }
 
     @Override
     protected void mpiScatter(Region sendBuffer, Region recvBuffer, int count, DataType type, int root) {
-        if (runtime.deviceTreeStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
-            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, (in, out) -> super.mpiScatter(in, out, count, type, root));
-            return;
-        }
-        super.mpiScatter(sendBuffer, recvBuffer, count, type, root);
+        onHostWhere(runtime.deviceTreeStaging, sendBuffer, recvBuffer, (in, out) -> super.mpiScatter(in, out, count, type, root));
     }
 
-    /** Whether this reduction goes through host copies ({@link DeviceReductionStaging}). */
-    private boolean stagesReduction(Region sendBuffer, Region recvBuffer) {
-        return runtime.deviceReductionStaging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer);
+    /**
+     * Runs {@code call} on host copies of the buffers where {@code staging} (why this library needs
+     * it, or null) applies and a buffer is device memory ({@link DeviceReductionStaging}), else on the
+     * buffers themselves.
+     */
+    private static void onHostWhere(String staging, Region sendBuffer, Region recvBuffer, java.util.function.BiConsumer<Region, Region> call) {
+        if (staging != null && DeviceReductionStaging.involvesDevice(sendBuffer, recvBuffer)) {
+            DeviceReductionStaging.onHost(sendBuffer, recvBuffer, call);
+        } else {
+            call.accept(sendBuffer, recvBuffer);
+        }
     }
 
     /**

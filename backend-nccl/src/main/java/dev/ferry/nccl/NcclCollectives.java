@@ -596,9 +596,11 @@ public final class NcclCollectives implements Algorithm {
 
     /**
      * How long a blocking call spins on its event before it parks between queries: as long as
-     * {@code cudaStreamSynchronize} spins in C for calls of up to this long. Parking sooner cost
-     * each call a sleep past its end (at least the kernel's timer slack, some 50 µs): a broadcast
-     * of 16 MiB between four GPUs took 167 µs through Ferry against 83 µs from C.
+     * {@code cudaStreamSynchronize} spins in C for calls of up to this long. Parking after 2000
+     * queries cost a call that outlasted them a sleep past its end (at least the kernel's timer
+     * slack, some 50 µs): with it, reduceScatter of 16 MiB between four H200s took 85.7 µs and
+     * allReduce of 256 MiB 1293 µs, against 72.9 and 1223 µs with this wait (NCCL from C: 80.0 and
+     * 1208 µs; bench/results/2026-11-27-h200x4-planner-tables.md).
      */
     static final long SPIN_NANOS = 20_000_000L;
 
