@@ -135,9 +135,9 @@ suite() {
     # a JVM that crashed left its report in the working directory: keep it with the suite's reports
     for h in "$REPO"/hs_err_pid*.log; do
         [ -f "$h" ] || continue
-        mv "$h" "$dir/"
-        { echo "### $name: JVM crash ($(basename "$h"))"; grep -a -E "^# (SIGSEGV|SIGBUS|C  |J |Problematic)" "$dir/$(basename "$h")" | head -5
-          grep -a -A30 -E "^(Java|Native) frames" "$dir/$(basename "$h")" | head -60; } >> "$OUT/failures.md"
+        mv "$h" "$dir/"; h=$dir/$(basename "$h")
+        { echo "### $name: JVM crash ($(basename "$h"))"; grep -a -E "^# (SIGSEGV|SIGBUS|C  |J |Problematic)" "$h" | head -5
+          grep -a -A30 -E "^(Java|Native) frames" "$h" | head -60; } >> "$OUT/failures.md"
     done
     pass=$(cat "$dir"/rank-*.tsv 2>/dev/null | awk -F'\t' '$2=="PASS"' | wc -l)
     fail=$(cat "$dir"/rank-*.tsv 2>/dev/null | awk -F'\t' '$2=="FAIL"' | wc -l)

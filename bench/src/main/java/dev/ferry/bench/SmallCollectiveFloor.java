@@ -143,7 +143,7 @@ public final class SmallCollectiveFloor {
      * warm-up; rank 0 prints the calls and the mean time per call. The loop runs in {@code profiledLoop}, the frame a profile is cut at.
      */
     private static void profile(double seconds, long count) {
-        try (Communicator comm = Ferry.open(); Communicator ctl = comm.duplicate(); DeviceBuffer a = Cuda.allocate(8 * count); DeviceBuffer b = Cuda.allocate(8 * count)) {
+        try (Communicator comm = Ferry.open(); DeviceBuffer a = Cuda.allocate(8 * count); DeviceBuffer b = Cuda.allocate(8 * count)) {
             Cuda.fill(a, (byte) 0);
             boolean chosen = dev.ferry.Settings.process().text(dev.ferry.collectives.CollectivesSettings.COLLECTIVES) != null;
             if (!chosen && CollectivesDiagnostics.algorithms(comm).contains("ipc-short")) CollectivesDiagnostics.force(comm, "ipc-short");
