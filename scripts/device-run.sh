@@ -532,7 +532,9 @@ step_nccl() {
     [ -f "$W/failures.md" ] && { md "Failures:"; cat "$W/failures.md" >> "$SUMMARY"; md ""; rm -f "$W/failures.md"; }
 }
 
-# the native NCCL reference (bench/src/main/c/nccl_ref.c): one rank per GPU; BENCH_LIMIT caps the largest size
+# the native NCCL reference (bench/src/main/c/nccl_ref.c): one rank per GPU; BENCH_LIMIT caps the largest size;
+# NCCL_REF_ARGS more options for nccl_ref and NcclTiming (e.g. "-ops broadcast -min 1048576"); NCCL_REF_INPLACE=1
+# adds nccl_ref -blocking -inplace (Ferry calls broadcast in place). NCCL_DEBUG and the like reach every rank.
 step_nccl-bench() {
     local lib; lib=$(find_nccl)
     [ -n "$lib" ] && [ -x "$D/c/nccl_ref" ] || { md "## nccl_ref: skipped (no libnccl.so.2 here, or .device/c/nccl_ref not built)"; md ""; return; }
@@ -540,16 +542,21 @@ step_nccl-bench() {
     mpi_env sys
     say "nccl_ref: $np ranks"
     LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 300 "${LAUNCH[@]}" -x LD_LIBRARY_PATH -np "$np" \
-        "$D/c/nccl_ref" -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl_ref.log" 2>&1
-    md "## nccl_ref (NCCL called from C), $np rank(s), exit $?"; md ""; md '```'; head -80 "$W/logs/nccl_ref.log" >> "$SUMMARY"; md '```'; md ""
+        "$D/c/nccl_ref" -max "${BENCH_LIMIT:-268435456}" ${NCCL_REF_ARGS:-} > "$W/logs/nccl_ref.log" 2>&1
+    md "## nccl_ref (NCCL called from C) ${NCCL_REF_ARGS:-}, $np rank(s), exit $?"; md ""; md '```'; grep -v "NCCL INFO" "$W/logs/nccl_ref.log" | head -80 >> "$SUMMARY"; md '```'; md ""
     # the same calls blocking, in C and through Ferry (uniformBuffers: no agreement round), for the overhead of the Java path
     LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 300 "${LAUNCH[@]}" -x LD_LIBRARY_PATH -np "$np" \
-        "$D/c/nccl_ref" -blocking -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl_ref-blocking.log" 2>&1
-    md "### nccl_ref -blocking, exit $?"; md ""; md '```'; head -80 "$W/logs/nccl_ref-blocking.log" >> "$SUMMARY"; md '```'; md ""
+        "$D/c/nccl_ref" -blocking -max "${BENCH_LIMIT:-268435456}" ${NCCL_REF_ARGS:-} > "$W/logs/nccl_ref-blocking.log" 2>&1
+    md "### nccl_ref -blocking ${NCCL_REF_ARGS:-}, exit $?"; md ""; md '```'; grep -v "NCCL INFO" "$W/logs/nccl_ref-blocking.log" | head -80 >> "$SUMMARY"; md '```'; md ""
+    if [ "${NCCL_REF_INPLACE:-0}" = 1 ]; then
+        LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 300 "${LAUNCH[@]}" -x LD_LIBRARY_PATH -np "$np" \
+            "$D/c/nccl_ref" -blocking -inplace -max "${BENCH_LIMIT:-268435456}" ${NCCL_REF_ARGS:-} > "$W/logs/nccl_ref-blocking-inplace.log" 2>&1
+        md "### nccl_ref -blocking -inplace ${NCCL_REF_ARGS:-}, exit $?"; md ""; md '```'; grep -v "NCCL INFO" "$W/logs/nccl_ref-blocking-inplace.log" | head -80 >> "$SUMMARY"; md '```'; md ""
+    fi
     java_line
     timeout 300 "${LAUNCH[@]}" -np "$np" "${JL[@]}" -Dferry.backend=nccl -Dferry.collectives.uniformBuffers=true -Dferry.nccl.lib="$lib" \
-        dev.ferry.nccl.NcclTiming -max "${BENCH_LIMIT:-268435456}" > "$W/logs/nccl-timing.log" 2>&1
-    md "### Ferry nccl backend (dev.ferry.nccl.NcclTiming), exit $?"; md ""; md '```'; head -80 "$W/logs/nccl-timing.log" >> "$SUMMARY"; md '```'; md ""
+        dev.ferry.nccl.NcclTiming -max "${BENCH_LIMIT:-268435456}" ${NCCL_REF_ARGS:-} > "$W/logs/nccl-timing.log" 2>&1
+    md "### Ferry nccl backend (dev.ferry.nccl.NcclTiming ${NCCL_REF_ARGS:-}), exit $?"; md ""; md '```'; grep -v "NCCL INFO" "$W/logs/nccl-timing.log" | head -80 >> "$SUMMARY"; md '```'; md ""
 }
 
 step_demo() {

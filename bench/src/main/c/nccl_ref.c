@@ -15,6 +15,9 @@
  * broadcast 1), and checks each result once (allreduce of ones gives n, etc.).
  * -blocking waits for the stream after every call and times with MPI_Wtime instead: what a
  * blocking Ferry call costs (compare with dev.ferry.nccl.NcclTiming, which prints the same table).
+ * -inplace times the calls in place, as Ferry's broadcast calls NCCL (allreduce and broadcast: one
+ * buffer; allgather: this rank's block of the receive buffer; reducescatter: its block of the send
+ * buffer); the one checked call stays out of place.
  *
  * Build (bench/src/main/c/build-nccl.sh does this): any MPI C compiler, the NCCL wheel's nccl.h,
  * linked against libnccl.so.2; no CUDA toolkit needed: the driver (libcuda.so.1) is opened with
@@ -23,7 +26,7 @@
  *
  *   mpicc -O2 -std=c11 -Icuda-stub -I$NCCL/include -o nccl_ref nccl_ref.c $NCCL/lib/libnccl.so.2 -ldl
  *   mpirun -np 2 -x LD_LIBRARY_PATH=$NCCL/lib ./nccl_ref [-min 8] [-max 268435456] [-iters 20] [-warmup 5]
- *          [-ops allreduce,broadcast,allgather,reducescatter] [-device N]
+ *          [-ops allreduce,broadcast,allgather,reducescatter] [-device N] [-blocking] [-inplace]
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -113,8 +116,17 @@ static size_t elements(int op, size_t bytes) {
     }
 }
 
+static int inplace;
+
 static void run_op(int op, CUdeviceptr send, CUdeviceptr recv, size_t n, ncclComm_t comm, CUstream s) {
     cudaStream_t st = (cudaStream_t)s;
+    if (inplace) {
+        switch (op) {
+            case ALLREDUCE: case BROADCAST: recv = send; break;
+            case ALLGATHER: send = recv + 4 * n * (size_t)rank_; break;
+            case REDUCESCATTER: recv = send + 4 * n * (size_t)rank_; break;
+        }
+    }
     switch (op) {
         case ALLREDUCE: NC(ncclAllReduce((void *)send, (void *)recv, n, ncclFloat32, ncclSum, comm, st)); break;
         case BROADCAST: NC(ncclBroadcast((void *)send, (void *)recv, n, ncclUint8, 0, comm, st)); break;
@@ -138,7 +150,10 @@ static int check(int op, CUdeviceptr send, CUdeviceptr recv, size_t bytes, ncclC
     if (n == 0) return 1;
     CU(cuMemsetD32(send, op == BROADCAST ? 0x01010101u * (unsigned)(rank_ + 1) : 0x3f800000u, bytes / 4));
     CU(cuMemsetD32(recv, 0, bytes / 4));
+    int was = inplace;
+    inplace = 0;
     run_op(op, send, recv, n, comm, s);
+    inplace = was;
     CU(cuStreamSynchronize(s));
     float got[4] = {0};
     unsigned char b[4] = {0};
@@ -166,11 +181,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-device") && i + 1 < argc) device = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-blocking")) blocking = 1;
+        else if (!strcmp(argv[i], "-inplace")) inplace = 1;
         else if (!strcmp(argv[i], "-ops") && i + 1 < argc) {
             char *list = argv[++i];
             for (int o = 0; o < NOPS; o++) ops[o] = strstr(list, NAMES[o]) != NULL;
         } else {
-            if (rank_ == 0) fprintf(stderr, "usage: nccl_ref [-min B] [-max B] [-iters N] [-warmup W] [-ops LIST] [-device N] [-blocking]\n");
+            if (rank_ == 0) fprintf(stderr, "usage: nccl_ref [-min B] [-max B] [-iters N] [-warmup W] [-ops LIST] [-device N] [-blocking] [-inplace]\n");
             MPI_Finalize();
             return 2;
         }
@@ -210,8 +226,9 @@ int main(int argc, char **argv) {
     CU(cuMemsetD32(send, 0x3f800000u, maxb / 4));
 
     if (rank_ == 0) {
-        printf("# nccl_ref: NCCL %d, %d ranks, GPU %d of rank 0, %d iterations after %d warm-up; time = slowest rank, per call (%s)\n",
-               version, size_, device, iters, warmup, blocking ? "blocking: stream synchronized after each call, MPI_Wtime" : "back to back, CUDA events");
+        printf("# nccl_ref: NCCL %d, %d ranks, GPU %d of rank 0, %d iterations after %d warm-up; time = slowest rank, per call (%s%s)\n",
+               version, size_, device, iters, warmup, blocking ? "blocking: stream synchronized after each call, MPI_Wtime" : "back to back, CUDA events",
+               inplace ? "; in place" : "");
         printf("%-14s %12s %12s %12s %12s %12s %s\n", "op", "bytes", "elements", "time_us", "algbw_GB/s", "busbw_GB/s", "check");
     }
     for (int op = 0; op < NOPS; op++) {

@@ -428,6 +428,33 @@ __device__ __forceinline__ void allreduce_stream(void* out, const void* in, cons
 #define FERRY_SHORT_ALLGATHER
 #endif
 
+// ---- copies of blocks (DeviceReduction.copyBlocks) ------------------------------------------
+//
+//   ferry_copy_blocks(void* out, Sources src, int count, long long bytes, int vector)
+//
+// out + s * bytes gets the `bytes` at src.p[s], for s < count (1 <= count <= FERRY_MAX_SOURCES):
+// every rank's block of an allGather, gather or allToAll, read where it is (a peer's memory over
+// NVLink, or this GPU's), in one launch instead of one copy-engine transfer per block. Warps take
+// chunks of 32 lanes in turn from every source (chunk c: source c % count), so that the sources are
+// read at once and each warp's access is contiguous. `vector` != 0 promises that out, every source
+// and `bytes` are multiples of 16: each lane then moves 16 bytes; otherwise one byte. No block may
+// overlap another or out's. Type-independent: only in the byte module.
+#define FERRY_COPY_BLOCKS \
+    extern "C" __global__ void ferry_copy_blocks(void* out, Sources src, int count, long long bytes, int vector) \
+    { \
+        const int lane = threadIdx.x & 31; \
+        const long long warps = ((long long) gridDim.x * blockDim.x) >> 5; \
+        const long long unit = vector ? 16 : 1; \
+        const long long units = bytes / unit, chunks = (units + 31) / 32; \
+        for (long long c = ((long long) blockIdx.x * blockDim.x + threadIdx.x) >> 5; c < chunks * count; c += warps) { \
+            const int s = (int) (c % count); \
+            const long long i = (c / count) * 32 + lane; \
+            if (i >= units) continue; \
+            if (vector) ((uint4*) ((char*) out + s * bytes))[i] = ((const uint4*) src.p[s])[i]; \
+            else ((char*) out + s * bytes)[i] = ((const char*) src.p[s])[i]; \
+        } \
+    }
+
 #define FERRY_KERNEL(NAME, T, FN) \
     extern "C" __global__ void ferry_reduce_##NAME(void* out, Sources src, int count, long long n, int vector) \
     { \
@@ -461,6 +488,7 @@ __device__ __forceinline__ void allreduce_stream(void* out, const void* in, cons
 #if defined(FERRY_ALL) || defined(FERRY_ONLY_byte)
 FERRY_INTEGER(byte, uint8_t, uint32_t)
 FERRY_SHORT_ALLGATHER
+FERRY_COPY_BLOCKS
 #endif
 #if defined(FERRY_ALL) || defined(FERRY_ONLY_short)
 FERRY_INTEGER(short, int16_t, uint32_t)

@@ -17,7 +17,7 @@ import java.util.List;
  * The Java side of {@code bench/src/main/c/nccl_ref.c -blocking}: the same operations, sizes and
  * table, through Ferry's {@link Communicator} on backend nccl (blocking calls, timed with
  * {@link System#nanoTime()}, slowest rank). Run on a GPU machine, one rank per GPU:
- * {@code mpirun -np N java -cp ... -Dferry.backend=nccl -Dferry.collectives.uniformBuffers=true dev.ferry.nccl.NcclTiming [-min B] [-max B] [-iters N] [-warmup W]}.
+ * {@code mpirun -np N java -cp ... -Dferry.backend=nccl -Dferry.collectives.uniformBuffers=true dev.ferry.nccl.NcclTiming [-min B] [-max B] [-iters N] [-warmup W] [-ops LIST]}.
  */
 public final class NcclTiming {
     private NcclTiming() {
@@ -26,13 +26,15 @@ public final class NcclTiming {
     public static void main(String[] args) {
         long min = 8, max = 256L << 20;
         int iters = 20, warmup = 5;
+        List<String> ops = List.of("allreduce", "broadcast", "allgather", "reducescatter");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "-min" -> min = Long.decode(args[++i]);
                 case "-max" -> max = Long.decode(args[++i]);
                 case "-iters" -> iters = Integer.parseInt(args[++i]);
                 case "-warmup" -> warmup = Integer.parseInt(args[++i]);
-                default -> throw new IllegalArgumentException("usage: NcclTiming [-min B] [-max B] [-iters N] [-warmup W]");
+                case "-ops" -> ops = List.of(args[++i].split(","));
+                default -> throw new IllegalArgumentException("usage: NcclTiming [-min B] [-max B] [-iters N] [-warmup W] [-ops LIST]");
             }
         }
         try (Communicator world = Ferry.open()) {
@@ -45,7 +47,7 @@ public final class NcclTiming {
                 System.out.printf("%-14s %12s %12s %12s %12s %12s%n", "op", "bytes", "elements", "time_us", "algbw_GB/s", "busbw_GB/s");
             }
             try (DeviceBuffer send = Cuda.allocate(max); DeviceBuffer recv = Cuda.allocate(max)) {
-                for (String op : List.of("allreduce", "broadcast", "allgather", "reducescatter")) {
+                for (String op : ops) {
                     if (op.equals("reducescatter") && nccl == null) continue;
                     for (long bytes = min; bytes <= max; bytes *= 2) {
                         long n = switch (op) {

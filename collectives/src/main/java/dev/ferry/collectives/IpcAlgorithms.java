@@ -7,7 +7,7 @@ import dev.ferry.collectives.ipc.NodeIpc;
 import java.util.List;
 
 /**
- * The collectives over CUDA IPC among the ranks of one node, four algorithms over one engine
+ * The collectives over CUDA IPC among the ranks of one node, six algorithms over one engine
  * ({@link IpcCollectives}, which keeps the records, the node's board and the peers' mappings of the
  * communicator):
  *
@@ -18,7 +18,13 @@ import java.util.List;
  * <li>{@code ipc-sliced}: allReduce and reduce, each rank folding a slice (reduce-scatter and
  *     all-gather, fused);</li>
  * <li>{@code ipc}: broadcast, scatter, gather, allGather, allToAll and reduceScatter, each rank copying
- *     (or folding) what it gets from where it is.</li>
+ *     (or folding) what it gets from where it is, one copy-engine transfer per block;</li>
+ * <li>{@code ipc-kernel}: broadcast, scatter, gather, allGather and allToAll as {@code ipc}, every
+ *     block a rank gets copied by one kernel that reads it over the link (one launch instead of a
+ *     transfer per block);</li>
+ * <li>{@code ipc-split}: broadcast among three ranks or more, in two steps: each rank but the root
+ *     copies its slice of the root's buffer, then the others' slices from them (the root's data leaves
+ *     it once, not once per rank).</li>
  * </ul>
  *
  * <p>They serve communicators whose ranks all run on one node with CUDA IPC on; a call declines on
@@ -28,7 +34,7 @@ final class IpcAlgorithms {
     private IpcAlgorithms() {
     }
 
-    /** The four algorithms of {@code group}, or none when CUDA IPC is off in this process (released with them). */
+    /** The six algorithms of {@code group}, or none when CUDA IPC is off in this process (released with them). */
     static List<Algorithm> of(Group group, dev.ferry.Settings settings) {
         NodeIpc ipc = NodeIpc.acquire(settings);
         IpcCollectives engine = new IpcCollectives(group, ipc);
@@ -37,23 +43,25 @@ final class IpcAlgorithms {
         return List.of(new Variant(owner, "ipc-short", "allReduce and allGather of small inputs over CUDA IPC, the ranks' kernels meeting on the GPU", Kind.SHORT),
                 new Variant(owner, "ipc-fold", "over CUDA IPC: every rank (reduce: the root) folds every input on its GPU", Kind.FOLD),
                 new Variant(owner, "ipc-sliced", "over CUDA IPC: each rank folds one slice of every input, then copies it to the others", Kind.SLICED),
-                new Variant(owner, "ipc", "over CUDA IPC: each rank copies (reduce-scatter: folds) the blocks it gets from where they are", Kind.COPY));
+                new Variant(owner, "ipc", "over CUDA IPC: each rank copies (reduce-scatter: folds) the blocks it gets from where they are", Kind.COPY),
+                new Variant(owner, "ipc-kernel", "over CUDA IPC: each rank copies the blocks it gets from where they are, all in one kernel", Kind.KERNEL),
+                new Variant(owner, "ipc-split", "broadcast over CUDA IPC: each rank copies its slice of the root's buffer, then the others' slices from them", Kind.SPLIT));
     }
 
-    private enum Kind { SHORT, FOLD, SLICED, COPY }
+    private enum Kind { SHORT, FOLD, SLICED, COPY, KERNEL, SPLIT }
 
     /** The engine under one of these algorithms (diagnostics). */
     static IpcCollectives engine(Algorithm a) {
         return ((Variant) a).owner.engine;
     }
 
-    /** The engine and the node IPC of the four algorithms, released once when the last of them closes. */
+    /** The engine and the node IPC of the six algorithms, released once when the last of them closes. */
     private static final class Owner {
         final IpcCollectives engine;
         final NodeIpc ipc;
         /** {@code ferry.timeout} in nanoseconds (0: none): how long a stream-ordered short round waits on the GPU for a peer. */
         final long timeoutNanos;
-        int open = 4;
+        int open = 6;
 
         Owner(IpcCollectives engine, NodeIpc ipc, long timeoutNanos) {
             this.engine = engine;
@@ -103,6 +111,9 @@ final class IpcAlgorithms {
                 case FOLD, SLICED -> c == Collective.ALL_REDUCE || c == Collective.REDUCE;
                 case COPY -> c == Collective.BROADCAST || c == Collective.SCATTER || c == Collective.GATHER || c == Collective.ALL_GATHER
                         || c == Collective.ALL_TO_ALL || c == Collective.REDUCE_SCATTER;
+                case KERNEL -> c == Collective.BROADCAST || c == Collective.SCATTER || c == Collective.GATHER || c == Collective.ALL_GATHER
+                        || c == Collective.ALL_TO_ALL;
+                case SPLIT -> c == Collective.BROADCAST;
             };
         }
 
@@ -117,6 +128,7 @@ final class IpcAlgorithms {
                 return "more than " + ShortRounds.SLOT_BYTES + " bytes, or more than " + dev.ferry.cuda.DeviceReduction.MAX_SOURCES + " ranks";
             }
             if (kind == Kind.SLICED && s.bytes() < (long) s.type().size() * t.size()) return "fewer elements than ranks";
+            if (kind == Kind.SPLIT && t.size() < 3) return "fewer than three ranks (the root's one peer copies it all: ipc)";
             return null;
         }
 
@@ -142,6 +154,8 @@ final class IpcAlgorithms {
                 case FOLD -> 41;
                 case SLICED -> 42;
                 case COPY -> 43;
+                case KERNEL -> 44;
+                case SPLIT -> 45;
             };
         }
 
@@ -152,11 +166,13 @@ final class IpcAlgorithms {
                 case ALL_REDUCE -> kind == Kind.SHORT ? e.shortAllReduce(c.send(), c.recv(), c.count(), c.type(), c.op())
                         : e.allReduce(c.send(), c.recv(), c.count(), c.type(), c.op(), kind == Kind.SLICED);
                 case REDUCE -> e.reduce(c.send(), c.recv(), c.count(), c.type(), c.op(), c.root(), kind == Kind.SLICED);
-                case BROADCAST -> e.broadcast(c.send() != null ? c.send() : c.recv(), c.count(), c.type(), c.root());
-                case SCATTER -> e.scatter(c.send(), c.recv(), c.count(), c.type(), c.root());
-                case GATHER -> e.gather(c.send(), c.recv(), c.count(), c.type(), c.root());
-                case ALL_GATHER -> kind == Kind.SHORT ? e.shortAllGather(c.send(), c.recv(), c.count(), c.type()) : e.allGather(c.send(), c.recv(), c.count(), c.type());
-                case ALL_TO_ALL -> e.allToAll(c.send(), c.recv(), c.count(), c.type());
+                case BROADCAST -> kind == Kind.SPLIT ? e.broadcastSplit(c.send() != null ? c.send() : c.recv(), c.count(), c.type(), c.root())
+                        : e.broadcast(c.send() != null ? c.send() : c.recv(), c.count(), c.type(), c.root(), kind == Kind.KERNEL);
+                case SCATTER -> e.scatter(c.send(), c.recv(), c.count(), c.type(), c.root(), kind == Kind.KERNEL);
+                case GATHER -> e.gather(c.send(), c.recv(), c.count(), c.type(), c.root(), kind == Kind.KERNEL);
+                case ALL_GATHER -> kind == Kind.SHORT ? e.shortAllGather(c.send(), c.recv(), c.count(), c.type())
+                        : e.allGather(c.send(), c.recv(), c.count(), c.type(), kind == Kind.KERNEL);
+                case ALL_TO_ALL -> e.allToAll(c.send(), c.recv(), c.count(), c.type(), kind == Kind.KERNEL);
                 case REDUCE_SCATTER -> e.reduceScatter(c.send(), c.recv(), c.recvBlocks(), c.type(), c.op());
                 default -> throw new IllegalArgumentException(name + " does not run " + c.collective());
             };

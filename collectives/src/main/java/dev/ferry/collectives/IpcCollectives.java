@@ -431,12 +431,12 @@ final class IpcCollectives {
         return true;
     }
 
-    boolean broadcast(Buffer buffer, long count, DataType type, int root) {
+    boolean broadcast(Buffer buffer, long count, DataType type, int root, boolean byKernel) {
         Call c = begin("broadcast", buffer, null, type, count, false, comm.rank() == root ? Need.NOTHING : Need.ROOT_A, root);
         if (c == null) return false;
         try {
             if (comm.rank() != root) {
-                Cuda.copyAsync(buffer.address(), c.a[root], type.bytes(count), c.stream);
+                copyBlocks(c, buffer.address(), new long[] {c.a[root]}, type.bytes(count), byKernel);
             }
             c.finish();
         } finally {
@@ -445,28 +445,56 @@ final class IpcCollectives {
         return true;
     }
 
-    boolean allGather(Buffer send, Buffer recv, long count, DataType type) {
-        return pullFromEveryRank("allGather", send, recv, type.bytes(count), false);
+    /**
+     * Broadcast in two steps ({@code ipc-split}): every rank but the root copies its slice of the
+     * root's buffer, so that the root's data leaves it once instead of once per rank; then, once every
+     * slice is in place, the other ranks' slices from where they are.
+     */
+    boolean broadcastSplit(Buffer buffer, long count, DataType type, int root) {
+        Call c = begin("broadcast", buffer, null, type, count, false, Need.A, root);
+        if (c == null) return false;
+        try {
+            int n = comm.size(), me = comm.rank();
+            dev.ferry.spi.Blocks slices = dev.ferry.spi.Blocks.sliced(count, type, n - 1);
+            if (me != root) copySlice(c, buffer, type, slices, root, me < root ? me : me - 1);
+            c.reached();
+            for (int k = 1; k < n && me != root; k++) {
+                int r = (me + k) % n; // starting with the next rank's, so that the ranks do not all read one peer at once
+                if (r != root) copySlice(c, buffer, type, slices, r, r < root ? r : r - 1);
+            }
+            c.finish();
+        } finally {
+            c.release();
+        }
+        return true;
     }
 
-    boolean allToAll(Buffer send, Buffer recv, long count, DataType type) {
-        return pullFromEveryRank("allToAll", send, recv, type.bytes(count), true);
+    /** Copies slice {@code j} of {@code slices} from rank {@code r}'s buffer into this rank's. */
+    private static void copySlice(Call c, Buffer buffer, DataType type, dev.ferry.spi.Blocks slices, int r, int j) {
+        long at = type.bytes(slices.displacement(j)), bytes = type.bytes(slices.count(j));
+        if (bytes > 0) Cuda.copyAsync(buffer.address() + at, c.a[r] + at, bytes, c.stream);
+    }
+
+    boolean allGather(Buffer send, Buffer recv, long count, DataType type, boolean byKernel) {
+        return pullFromEveryRank("allGather", send, recv, type.bytes(count), false, byKernel);
+    }
+
+    boolean allToAll(Buffer send, Buffer recv, long count, DataType type, boolean byKernel) {
+        return pullFromEveryRank("allToAll", send, recv, type.bytes(count), true, byKernel);
     }
 
     /**
-     * Every rank copies, from every rank r (starting with the next one, so that the ranks do not all
-     * read one peer at once), a block into block r of its receive buffer: r's whole send buffer
-     * (allGather), or block {@code me} of it ({@code blockOfMine}: allToAll).
+     * Every rank copies, from every rank r, a block into block r of its receive buffer: r's whole
+     * send buffer (allGather), or block {@code me} of it ({@code blockOfMine}: allToAll).
      */
-    private boolean pullFromEveryRank(String what, Buffer send, Buffer recv, long block, boolean blockOfMine) {
+    private boolean pullFromEveryRank(String what, Buffer send, Buffer recv, long block, boolean blockOfMine, boolean byKernel) {
         Call c = begin(what, send, recv, DataType.BYTE, block, false, Need.A, -1);
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
-            for (int k = 0; k < n; k++) {
-                int r = (me + k) % n;
-                Cuda.copyAsync(recv.address() + block * r, c.a[r] + (blockOfMine ? block * me : 0), block, c.stream);
-            }
+            long[] from = new long[n];
+            for (int r = 0; r < n; r++) from[r] = c.a[r] + (blockOfMine ? block * me : 0);
+            copyBlocks(c, recv.address(), from, block, byKernel);
             c.finish();
         } finally {
             c.release();
@@ -474,18 +502,14 @@ final class IpcCollectives {
         return true;
     }
 
-    boolean gather(Buffer send, Buffer recv, long count, DataType type, int root) {
+    boolean gather(Buffer send, Buffer recv, long count, DataType type, int root, boolean byKernel) {
         // the root pulls every rank's send buffer into its block of the receive buffer
         boolean isRoot = comm.rank() == root;
         Call c = begin("gather", send, isRoot ? recv : null, type, count, false, isRoot ? Need.A : Need.NOTHING, root);
         if (c == null) return false;
         try {
             if (isRoot) {
-                int n = comm.size();
-                long block = type.bytes(count);
-                for (int r = 0; r < n; r++) {
-                    Cuda.copyAsync(recv.address() + block * r, c.a[r], block, c.stream);
-                }
+                copyBlocks(c, recv.address(), c.a.clone(), type.bytes(count), byKernel);
             }
             c.finish();
         } finally {
@@ -494,23 +518,38 @@ final class IpcCollectives {
         return true;
     }
 
-    boolean scatter(Buffer send, Buffer recv, long count, DataType type, int root) {
+    boolean scatter(Buffer send, Buffer recv, long count, DataType type, int root, boolean byKernel) {
         // every rank pulls its block of the root's send buffer
         boolean isRoot = comm.rank() == root;
         Call c = begin("scatter", isRoot ? send : recv, isRoot ? recv : null, type, count, false, isRoot ? Need.NOTHING : Need.ROOT_A, root);
         if (c == null) return false;
         try {
             long block = type.bytes(count);
-            if (isRoot) {
-                Cuda.copyAsync(recv.address(), send.address() + block * root, block, c.stream);
-            } else {
-                Cuda.copyAsync(recv.address(), c.a[root] + block * comm.rank(), block, c.stream);
-            }
+            long from = isRoot ? send.address() + block * root : c.a[root] + block * comm.rank();
+            copyBlocks(c, recv.address(), new long[] {from}, block, byKernel);
             c.finish();
         } finally {
             c.release();
         }
         return true;
+    }
+
+    /**
+     * Copies block r ({@code block} bytes at {@code from[r]}) to {@code out + r * block} on the call's
+     * stream: by one kernel that reads every block where it is ({@code byKernel}: {@code ipc-kernel}),
+     * or by one copy-engine transfer per block, starting with the next rank's, so that the ranks do not
+     * all read one peer at once ({@code ipc}).
+     */
+    private void copyBlocks(Call c, long out, long[] from, long block, boolean byKernel) {
+        if (byKernel) {
+            DeviceReduction.copyBlocks(out, from, block, c.stream);
+            return;
+        }
+        int n = from.length, first = n == comm.size() ? comm.rank() : 0;
+        for (int k = 0; k < n; k++) {
+            int r = (first + k) % n;
+            Cuda.copyAsync(out + block * r, from[r], block, c.stream);
+        }
     }
 
     /** Elements {@code [first, first + length)} of rank {@code r}'s slice ({@link dev.ferry.spi.Blocks#sliced}). */
@@ -562,6 +601,26 @@ final class IpcCollectives {
                 meet();
             }
             rt.count("ipcCollectives");
+        }
+
+        /**
+         * Within a call: every rank's work so far is done before this rank's stream goes on. With
+         * events: this rank records its event, meets the others, and its stream waits for every
+         * peer's (a peer that records again before this wait is taken only makes it wait longer: its
+         * later work waits for nothing of this rank's after this point). Without: a stream
+         * synchronize, then the barrier.
+         */
+        void reached() {
+            if (withEvents) {
+                done.record(stream);
+                meet();
+                for (int r = 0; r < peerEvents.length; r++) {
+                    if (r != comm.rank()) stream.waitFor(peerEvents[r]);
+                }
+            } else {
+                stream.synchronize();
+                meet();
+            }
         }
 
         void release() {

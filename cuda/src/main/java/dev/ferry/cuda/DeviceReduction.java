@@ -129,6 +129,38 @@ public final class DeviceReduction {
         }
     }
 
+    /**
+     * Copies {@code bytes} from each of {@code sources} to {@code out + s * bytes} (source s's block),
+     * on {@code stream}, in one kernel launch per {@link #MAX_SOURCES} sources: every block read where
+     * it is (a peer's memory mapped over CUDA IPC, or this GPU's) by the GPU's cores, instead of one
+     * copy-engine transfer per block. No block may overlap another or its destination.
+     *
+     * @throws InvalidArgumentException for no source or a negative size
+     */
+    public static void copyBlocks(long out, long[] sources, long bytes, CudaStream stream) {
+        if (sources.length == 0) {
+            throw new InvalidArgumentException("block copy: no source");
+        }
+        if (bytes < 0) {
+            throw new InvalidCountException("block copy of " + bytes + " bytes");
+        }
+        if (bytes == 0) {
+            return;
+        }
+        Cuda.ensureAvailability();
+        boolean vector = ((out | bytes) & 15) == 0;
+        for (long s : sources) vector &= (s & 15) == 0;
+        long function = Loaded.function(stream.device(), DataType.BYTE, ReduceOp.SUM, Kernel.COPY_BLOCKS);
+        int sms = Loaded.multiprocessors(stream.device());
+        for (int at = 0; at < sources.length; at += MAX_SOURCES) {
+            int to = Math.min(sources.length, at + MAX_SOURCES), count = to - at;
+            long lanes = (vector ? bytes / 16 : bytes) * count; // one unit per lane
+            int blocks = (int) Math.max(1, Math.min((lanes + THREADS - 1) / THREADS, 8L * sms));
+            Loaded.launch(function, blocks, stream, out + at * bytes, sources, at, to, bytes, vector,
+                    () -> "ferry_copy_blocks, " + count + " blocks of " + bytes + " bytes");
+        }
+    }
+
     /** Bytes at the start of a short allReduce's scratch before its two slots (at 8: the stream kernel's round count). */
     public static final long SHORT_HEADER = 128;
     /** Threads of the one block of an {@link #allReduceShort} launch, at most (a warp at least; one per element up to this). */
@@ -277,7 +309,9 @@ public final class DeviceReduction {
         /** {@link #allReduceStream}: {@code ferry_allreduce_stream_<type>_<op>}. */
         ALLREDUCE_STREAM("ferry_allreduce_stream_"),
         /** {@link #allGatherShort}: {@code ferry_allgather_short}, of any type: in the byte module, under (BYTE, SUM). */
-        ALLGATHER_SHORT("ferry_allgather_short");
+        ALLGATHER_SHORT("ferry_allgather_short"),
+        /** {@link #copyBlocks}: {@code ferry_copy_blocks}, of bytes: in the byte module, under (BYTE, SUM). */
+        COPY_BLOCKS("ferry_copy_blocks");
 
         final String prefix;
 
@@ -287,7 +321,7 @@ public final class DeviceReduction {
 
         /** False for a kernel of bytes: one entry, in the byte module. */
         boolean typed() {
-            return this != ALLGATHER_SHORT;
+            return this != ALLGATHER_SHORT && this != COPY_BLOCKS;
         }
     }
 
@@ -350,6 +384,11 @@ public final class DeviceReduction {
         /** Through the stream's {@link KernelGraph}, as every kernel of this class: under MPS a graph starts sooner. */
         static void launch(long function, int blocks, CudaStream stream, long out, long[] src, int from, int to, long count, boolean vector,
                            DataType type, ReduceOp op) {
+            launch(function, blocks, stream, out, src, from, to, count, vector, () -> entry(type, op) + ", " + count + " elements");
+        }
+
+        static void launch(long function, int blocks, CudaStream stream, long out, long[] src, int from, int to, long count, boolean vector,
+                           Supplier<String> what) {
             Args a = ARGS.get();
             a.out.set(JAVA_LONG, 0, out);
             a.sources.fill((byte) 0);
@@ -357,7 +396,7 @@ public final class DeviceReduction {
             a.count.set(JAVA_INT, 0, to - from);
             a.n.set(JAVA_LONG, 0, count);
             a.vector.set(JAVA_INT, 0, vector ? 1 : 0);
-            stream.kernelGraph().launch(function, blocks, THREADS, a.params, () -> entry(type, op) + ", " + count + " elements");
+            stream.kernelGraph().launch(function, blocks, THREADS, a.params, what);
         }
 
         /**

@@ -217,6 +217,47 @@ class DeviceReductionTest {
     }
 
     /**
+     * The block copy: every source's bytes at its block of the result, for block sizes on the 16-byte
+     * path and off it (size or address), one source to eleven (two launches), and nothing written
+     * past the last block.
+     */
+    @Test
+    void theBlockCopyPutsEverySourceAtItsBlock() {
+        assumeCuda();
+        SplittableRandom random = new SplittableRandom(31);
+        try (CudaStream s = Cuda.newStream()) {
+            for (long bytes : new long[] {1, 15, 16, 48, 4096 + 3, 65_536, 1 << 20}) {
+                for (int sources : new int[] {1, 2, 3, 8, 11}) {
+                    for (int skew : new int[] {0, 4}) {
+                        try (DeviceBuffer in = Cuda.allocate(sources * (bytes + 16)); DeviceBuffer out = Cuda.allocate(sources * bytes + 32);
+                             HostBuffer h = HostBuffer.allocate(sources * (bytes + 16)); HostBuffer got = HostBuffer.allocate(sources * bytes + 32)) {
+                            for (long i = 0; i < h.byteSize(); i++) h.segment().set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
+                            Cuda.copy(in, h, h.byteSize());
+                            Cuda.fill(out, (byte) 0x5A);
+                            long[] from = new long[sources];
+                            for (int r = 0; r < sources; r++) from[r] = in.address() + r * (bytes + 16) + skew; // sources in reverse order below
+                            long[] reversed = new long[sources];
+                            for (int r = 0; r < sources; r++) reversed[r] = from[sources - 1 - r];
+                            DeviceReduction.copyBlocks(out.address() + skew, reversed, bytes, s);
+                            s.synchronize();
+                            Cuda.copy(got, out, got.byteSize());
+                            String what = sources + " blocks of " + bytes + " bytes, " + skew + " off 16";
+                            for (int r = 0; r < sources; r++) {
+                                long at = skew + r * bytes, src = (sources - 1 - r) * (bytes + 16) + skew;
+                                assertEquals(-1L, MemorySegment.mismatch(got.segment(), at, at + bytes, h.segment(), src, src + bytes), what + ": block " + r);
+                            }
+                            for (long i = skew + sources * bytes; i < got.byteSize(); i++) {
+                                assertEquals((byte) 0x5A, got.segment().get(ValueLayout.JAVA_BYTE, i), what + ": byte " + i + " past the blocks");
+                            }
+                        }
+                    }
+                }
+            }
+            assertThrows(InvalidArgumentException.class, () -> DeviceReduction.copyBlocks(0, new long[0], 8, s));
+        }
+    }
+
+    /**
      * The short allGather of three ranks sharing the GPU (one stream each): every rank's bytes in rank
      * order, for sizes that fill words and that do not, aligned and not, alternating with short
      * allReduce rounds on the same scratches (one round count for both).

@@ -50,7 +50,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 @TestMethodOrder(MethodOrderer.MethodName.class)
 public abstract class CollectiveAlgorithmsContract extends RankContract {
-    private static final int[] COUNTS = {1, 1003};
+    /** One element; an odd count (bytes not a multiple of 16: the kernels' byte paths); a count whose bytes are (their 16-byte paths). */
+    private static final int[] COUNTS = {1, 1003, 4100};
 
     /** Runs one collective of {@code count} elements on {@code c} with memory {@code m} and checks it; a description of what went wrong, or null. */
     private String runAndCheck(Communicator c, String op, Mem m, int count) {
