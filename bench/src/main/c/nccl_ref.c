@@ -17,7 +17,10 @@
  * blocking Ferry call costs (compare with dev.ferry.nccl.NcclTiming, which prints the same table).
  * -inplace times the calls in place, as Ferry's broadcast calls NCCL (allreduce and broadcast: one
  * buffer; allgather: this rank's block of the receive buffer; reducescatter: its block of the send
- * buffer); the one checked call stays out of place.
+ * buffer); the one checked call stays out of place. -barrier (with -blocking) ends every call with an
+ * MPI_Barrier after the stream is synchronized: a call then lasts until every rank has its result, as
+ * a Ferry call that agrees on its plan or meets its peers does; without it a rank starts its next call
+ * while the last ranks of a broadcast's chain still receive the previous one.
  *
  * Build (bench/src/main/c/build-nccl.sh does this): any MPI C compiler, the NCCL wheel's nccl.h,
  * linked against libnccl.so.2; no CUDA toolkit needed: the driver (libcuda.so.1) is opened with
@@ -26,7 +29,7 @@
  *
  *   mpicc -O2 -std=c11 -Icuda-stub -I$NCCL/include -o nccl_ref nccl_ref.c $NCCL/lib/libnccl.so.2 -ldl
  *   mpirun -np 2 -x LD_LIBRARY_PATH=$NCCL/lib ./nccl_ref [-min 8] [-max 268435456] [-iters 20] [-warmup 5]
- *          [-ops allreduce,broadcast,allgather,reducescatter] [-device N] [-blocking] [-inplace]
+ *          [-ops allreduce,broadcast,allgather,reducescatter] [-device N] [-blocking] [-inplace] [-barrier]
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -116,7 +119,7 @@ static size_t elements(int op, size_t bytes) {
     }
 }
 
-static int inplace;
+static int inplace, barrier;
 
 static void run_op(int op, CUdeviceptr send, CUdeviceptr recv, size_t n, ncclComm_t comm, CUstream s) {
     cudaStream_t st = (cudaStream_t)s;
@@ -182,11 +185,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-device") && i + 1 < argc) device = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-blocking")) blocking = 1;
         else if (!strcmp(argv[i], "-inplace")) inplace = 1;
+        else if (!strcmp(argv[i], "-barrier")) barrier = blocking = 1;
         else if (!strcmp(argv[i], "-ops") && i + 1 < argc) {
             char *list = argv[++i];
             for (int o = 0; o < NOPS; o++) ops[o] = strstr(list, NAMES[o]) != NULL;
         } else {
-            if (rank_ == 0) fprintf(stderr, "usage: nccl_ref [-min B] [-max B] [-iters N] [-warmup W] [-ops LIST] [-device N] [-blocking] [-inplace]\n");
+            if (rank_ == 0) fprintf(stderr, "usage: nccl_ref [-min B] [-max B] [-iters N] [-warmup W] [-ops LIST] [-device N] [-blocking] [-inplace] [-barrier]\n");
             MPI_Finalize();
             return 2;
         }
@@ -226,9 +230,9 @@ int main(int argc, char **argv) {
     CU(cuMemsetD32(send, 0x3f800000u, maxb / 4));
 
     if (rank_ == 0) {
-        printf("# nccl_ref: NCCL %d, %d ranks, GPU %d of rank 0, %d iterations after %d warm-up; time = slowest rank, per call (%s%s)\n",
+        printf("# nccl_ref: NCCL %d, %d ranks, GPU %d of rank 0, %d iterations after %d warm-up; time = slowest rank, per call (%s%s%s)\n",
                version, size_, device, iters, warmup, blocking ? "blocking: stream synchronized after each call, MPI_Wtime" : "back to back, CUDA events",
-               inplace ? "; in place" : "");
+               inplace ? "; in place" : "", barrier ? "; a barrier after each call" : "");
         printf("%-14s %12s %12s %12s %12s %12s %s\n", "op", "bytes", "elements", "time_us", "algbw_GB/s", "busbw_GB/s", "check");
     }
     for (int op = 0; op < NOPS; op++) {
@@ -253,6 +257,7 @@ int main(int argc, char **argv) {
                 for (int i = 0; i < iters; i++) {
                     run_op(op, send, recv, n, comm, s);
                     CU(cuStreamSynchronize(s));
+                    if (barrier) MPI_Barrier(MPI_COMM_WORLD);
                 }
                 us = 1e6 * (MPI_Wtime() - t0) / iters;
             } else {

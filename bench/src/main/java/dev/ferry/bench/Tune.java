@@ -156,16 +156,17 @@ public final class Tune {
         Map<String, Map<Long, String[]>> after = planned(measured, CostTable.of("this measurement", rows));
         if (zero) {
             md.append("\nColumns: the fastest algorithm measured; the planner's choice and time with the tables built into Ferry (before); "
-                    + "with this table (after), and its ratio to the fastest.\n");
+                    + "with this table (after), and beside it the fastest algorithm forced again, their batches alternating (so that both see "
+                    + "the machine alike); the ratio of those two.\n");
             for (String c : collectives) {
-                md.append("\n## ").append(c).append("\n\n| bytes | fastest | us | before | us | after | us | after / fastest |\n|---:|---|---:|---|---:|---|---:|---:|\n");
+                md.append("\n## ").append(c).append("\n\n| bytes | fastest | us | before | us | after | us | fastest, alternating | after / fastest |\n"
+                        + "|---:|---|---:|---|---:|---|---:|---:|---:|\n");
                 for (Map.Entry<Long, Map<String, Point>> e : measured.get(c).entrySet()) {
-                    Map.Entry<String, Point> best = e.getValue().entrySet().stream().min((x, y) -> Double.compare(x.getValue().median(), y.getValue().median()))
-                            .orElse(null);
+                    Map.Entry<String, Point> best = fastest(e.getValue());
                     if (best == null) continue;
                     String[] b = before.get(c).get(e.getKey()), a = after.get(c).get(e.getKey());
-                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %.2f |%n", label(e.getKey()), best.getKey(), fmt(best.getValue()),
-                            b[0], b[1], a[0], a[1], Double.parseDouble(a[2]) / best.getValue().median()));
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %.2f |%n", label(e.getKey()), best.getKey(), fmt(best.getValue()),
+                            b[0], b[1], a[0], a[1], a[3], Double.parseDouble(a[2]) / Double.parseDouble(a[4])));
                 }
             }
             md.append("\n## Every algorithm measured\n\n");
@@ -254,23 +255,75 @@ public final class Tune {
         return bySize;
     }
 
-    /** Times each collective at each measured size as the planner runs it (from {@code table} first, when not null): name, time, median. */
+    private static Map.Entry<String, Point> fastest(Map<String, Point> bySize) {
+        return bySize.entrySet().stream().min((x, y) -> Double.compare(x.getValue().median(), y.getValue().median())).orElse(null);
+    }
+
+    /**
+     * Times each collective at each measured size as the planner runs it (from {@code table} first, when
+     * not null): name, time, median; with a table, also the sweep's fastest algorithm forced, timed in
+     * batches alternating with the planner's: its time and median.
+     */
     private Map<String, Map<Long, String[]>> planned(Map<String, Map<Long, Map<String, Point>>> measured, CostTable table) {
         if (table != null) CollectivesDiagnostics.useTable(comm, table);
         Map<String, Map<Long, String[]>> out = new LinkedHashMap<>();
         measured.forEach((c, bySize) -> {
             Map<Long, String[]> m = new LinkedHashMap<>();
             out.put(c, m);
-            for (long bytes : bySize.keySet()) {
-                try (Buffers b = new Buffers(c, bytes)) {
+            for (Map.Entry<Long, Map<String, Point>> e : bySize.entrySet()) {
+                try (Buffers b = new Buffers(c, e.getKey())) {
                     b.call();
                     String name = String.valueOf(CollectivesDiagnostics.lastAlgorithm());
-                    Point p = time(b);
-                    m.put(bytes, new String[] {name, fmt(p), String.valueOf(p.median())});
+                    Map.Entry<String, Point> best = fastest(e.getValue());
+                    if (table == null || best == null) {
+                        Point p = time(b);
+                        m.put(e.getKey(), new String[] {name, fmt(p), String.valueOf(p.median())});
+                    } else {
+                        Point[] p = alternating(b, c + ":" + best.getKey());
+                        m.put(e.getKey(), new String[] {name, fmt(p[0]), String.valueOf(p[0].median()), fmt(p[1]), String.valueOf(p[1].median())});
+                    }
                 }
             }
         });
         return out;
+    }
+
+    /** The planner's calls and those of {@code forced} ({@code ferry.collectives}' form), timed as {@link #time} times them, their batches alternating. */
+    private Point[] alternating(Buffers b, String forced) {
+        Point warm = time(b, WARM_SECONDS); // the planner's path warm, and its time per call for the batch size
+        double perCall = warm.median() / 1e6;
+        int calls = agreed((long) Math.max(1, Math.min(5000, BATCH_SECONDS / Math.max(perCall, 1e-7))));
+        int batches = agreed(perCall > 0.05 ? 3 : BATCHES);
+        double[][] t = new double[2][batches];
+        try {
+            CollectivesDiagnostics.force(comm, forced);
+            for (int k = 0; k < calls; k++) b.call(); // the forced path warm
+            for (int i = 0; i < batches; i++) {
+                for (int which = 0; which < 2; which++) {
+                    CollectivesDiagnostics.force(comm, which == 0 ? null : forced);
+                    t[which][i] = batch(b, calls);
+                }
+            }
+        } finally {
+            CollectivesDiagnostics.force(comm, null);
+        }
+        Point[] p = new Point[2];
+        for (int which = 0; which < 2; which++) {
+            Arrays.sort(t[which]);
+            p[which] = new Point(t[which][batches / 2], t[which][0], t[which][batches - 1]);
+        }
+        return p;
+    }
+
+    /** One batch of {@code calls} calls after a barrier: the slowest rank's mean per call, us. */
+    private double batch(Buffers b, int calls) {
+        ctl.barrier();
+        long s = System.nanoTime();
+        for (int k = 0; k < calls; k++) b.call();
+        double mine = (System.nanoTime() - s) / 1e3 / calls;
+        flag.segment().set(ValueLayout.JAVA_DOUBLE, 0, mine);
+        ctl.allReduce(flag, flagMax, 1, DataType.DOUBLE, ReduceOp.MAX);
+        return flagMax.segment().get(ValueLayout.JAVA_DOUBLE, 0);
     }
 
     /** Rank 0's {@code n}, on every rank. */
@@ -380,15 +433,7 @@ public final class Tune {
         int calls = agreed((long) Math.max(1, Math.min(5000, BATCH_SECONDS / Math.max(warm, 1e-7))));
         int batches = agreed(warm > 0.05 ? 3 : BATCHES);
         double[] t = new double[batches];
-        for (int i = 0; i < batches; i++) {
-            ctl.barrier();
-            long s = System.nanoTime();
-            for (int k = 0; k < calls; k++) b.call();
-            double mine = (System.nanoTime() - s) / 1e3 / calls;
-            flag.segment().set(ValueLayout.JAVA_DOUBLE, 0, mine);
-            ctl.allReduce(flag, flagMax, 1, DataType.DOUBLE, ReduceOp.MAX);
-            t[i] = flagMax.segment().get(ValueLayout.JAVA_DOUBLE, 0);
-        }
+        for (int i = 0; i < batches; i++) t[i] = batch(b, calls);
         Arrays.sort(t);
         return new Point(t[batches / 2], t[0], t[batches - 1]);
     }
