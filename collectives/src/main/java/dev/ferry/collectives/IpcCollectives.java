@@ -176,14 +176,16 @@ final class IpcCollectives {
         }
     }
 
-    /** The closing meeting of a call: on the node's board, or one MPI barrier. */
-    private void meet() {
+    /**
+     * A meeting of a call: on the node's board, or else an agreement through the MPI; true when every
+     * rank passed {@code ok}.
+     */
+    private boolean meet(boolean ok) {
         if (board != null) {
-            board.barrier(comm::progress);
-        } else {
-            comm.progress();
-            comm.mover().barrier();
+            return board.barrier(ok, comm::progress);
         }
+        comm.progress();
+        return (comm.everyRank(ok, true) & 1) != 0;
     }
 
     private void closeEvents() {
@@ -451,14 +453,14 @@ final class IpcCollectives {
      * slice is in place, the other ranks' slices from where they are.
      */
     boolean broadcastSplit(Buffer buffer, long count, DataType type, int root) {
-        Call c = begin("broadcast", buffer, null, type, count, false, Need.A, root);
+        Call c = begin("broadcast", buffer, null, type, count, false, Need.A, root, 2);
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
             dev.ferry.spi.Blocks slices = dev.ferry.spi.Blocks.sliced(count, type, n - 1);
             if (me != root) copySlice(c, buffer, type, slices, root, me < root ? me : me - 1);
-            c.reached();
-            for (int k = 1; k < n && me != root; k++) {
+            boolean all = c.reached();
+            for (int k = 1; k < n && me != root && all; k++) {
                 int r = (me + k) % n; // starting with the next rank's, so that the ranks do not all read one peer at once
                 if (r != root) copySlice(c, buffer, type, slices, r, r < root ? r : r - 1);
             }
@@ -569,16 +571,36 @@ final class IpcCollectives {
 
     /** A call on the IPC path: every rank's A and B buffer addresses in this process (own or mapped), and what to release. */
     private final class Call {
+        final String what;
         final long[] a, b;
         final CudaStream stream;
         final List<CudaIpcCache.Mapping> mapped = new ArrayList<>();
         /** Every rank has an interprocess event and this rank opened every peer's. */
         boolean withEvents;
+        /** A rank failed a meeting of this call so far. */
+        boolean failed;
 
-        Call(int n, CudaStream stream) {
+        Call(String what, int n, CudaStream stream) {
+            this.what = what;
             this.a = new long[n];
             this.b = new long[n];
             this.stream = stream;
+        }
+
+        /** This rank could not take its part: it attends the call's {@code meetings}, failing each, so that no rank waits for it. */
+        void fail(int meetings) {
+            try {
+                stream.synchronize();
+                for (int i = 0; i < meetings; i++) meet(false);
+            } finally {
+                release();
+            }
+        }
+
+        /** Meets the others; false (and from now on {@link #failed}) when a rank could not take its part. */
+        private boolean meetOk() {
+            failed |= !meet(true);
+            return !failed;
         }
 
         /**
@@ -590,7 +612,7 @@ final class IpcCollectives {
         void finish() {
             if (withEvents) {
                 done.record(stream);
-                meet();
+                meetOk();
                 for (int r = 0; r < peerEvents.length; r++) {
                     if (r != comm.rank()) peerEvents[r].synchronize();
                 }
@@ -598,9 +620,13 @@ final class IpcCollectives {
                 rt.count("ipcEventWaits");
             } else {
                 stream.synchronize();
-                meet();
+                meetOk();
             }
             rt.count("ipcCollectives");
+            if (failed) {
+                throw new CudaException(what + " on the CUDA IPC path: another rank could not map a peer's memory or open its event (its own"
+                        + " exception says why); this rank's result is incomplete", 0);
+            }
         }
 
         /**
@@ -608,19 +634,21 @@ final class IpcCollectives {
          * events: this rank records its event, meets the others, and its stream waits for every
          * peer's (a peer that records again before this wait is taken only makes it wait longer: its
          * later work waits for nothing of this rank's after this point). Without: a stream
-         * synchronize, then the barrier.
+         * synchronize, then the barrier. False when a rank could not take its part: the call then goes
+         * straight to its {@link #finish}, which throws.
          */
-        void reached() {
+        boolean reached() {
             if (withEvents) {
                 done.record(stream);
-                meet();
+                if (!meetOk()) return false;
                 for (int r = 0; r < peerEvents.length; r++) {
                     if (r != comm.rank()) stream.waitFor(peerEvents[r]);
                 }
             } else {
                 stream.synchronize();
-                meet();
+                return meetOk();
             }
+            return true;
         }
 
         void release() {
@@ -637,6 +665,15 @@ final class IpcCollectives {
      * rank maps it; it travels in the record with {@code root}, so that every rank knows which pairs a call maps).
      */
     private Call begin(String what, Buffer a, Buffer b, DataType type, long count, boolean reduces, Need need, int root) {
+        return begin(what, a, b, type, count, reduces, need, root, 1);
+    }
+
+    /**
+     * As above, for a call of {@code meetings} meetings ({@link Call#reached} before its {@link Call#finish}):
+     * a rank that cannot map what it needs once the pairs are proven attends them all, failing each, and
+     * throws; every other rank's call then throws from its {@link Call#finish} (none waits for it).
+     */
+    private Call begin(String what, Buffer a, Buffer b, DataType type, long count, boolean reduces, Need need, int root, int meetings) {
         if (!applicable || count == 0) {
             return null;
         }
@@ -672,7 +709,7 @@ final class IpcCollectives {
         // every pair this call maps already proven by an earlier agreement (the same answer on every rank, from the records)?
         boolean agree = verified == null && !proven(s, n);
         // map what this rank reads or writes
-        Call c = new Call(n, rt.collectiveStream(device));
+        Call c = new Call(what, n, rt.collectiveStream(device));
         boolean ok = true, eventsOk = events && offerEvents; // without this rank's offer its record holds no event
         boolean eventFailed = false;
         String failure = null;
@@ -686,7 +723,7 @@ final class IpcCollectives {
                 }
             } catch (CudaException e) {
                 if (!agree) {
-                    c.release();
+                    c.fail(meetings);
                     throw new CudaException(what + ": cannot open a peer's interprocess CUDA event: " + e.getMessage(), 0);
                 }
                 eventsOk = false;
@@ -737,7 +774,8 @@ final class IpcCollectives {
                 return refuse(what, "a rank could not map or reach a peer's memory" + (failure != null ? " (here: " + failure + ")" : ""));
             }
         } else if (!ok) {
-            c.release();
+            c.withEvents = false;
+            c.fail(meetings);
             throw new CudaException(what + " on the CUDA IPC path: " + failure, 0);
         }
         c.withEvents = eventsOk;

@@ -373,8 +373,8 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
 
     /**
      * The node's shared-memory board on real ranks of one machine: every rank sees every rank's record
-     * of the same call (records of alternate calls in alternate slots), and the barrier holds every
-     * rank until the last arrives.
+     * of the same call (records of alternate calls in alternate slots), the barrier holds every
+     * rank until the last arrives, and tells every rank whether one failed.
      */
     @Test
     void g_nodeBoardExchangesRecordsAndMeets() throws Exception {
@@ -399,11 +399,16 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
                 if (rank == (round % size)) Thread.sleep(200);
                 long before = System.currentTimeMillis();
                 stamp.segment().set(ValueLayout.JAVA_LONG, 0, rank == (round % size) ? before : 0);
-                board.barrier(progress);
+                assertTrue(board.barrier(true, progress), "no rank failed");
                 long after = System.currentTimeMillis();
                 comm.allReduce(stamp, latest, 1, DataType.LONG, ReduceOp.MAX);
                 assertTrue(after >= latest.segment().get(ValueLayout.JAVA_LONG, 0),
                         "round " + round + ": rank " + rank + " left the barrier before rank " + (round % size) + " arrived");
+            }
+            // a rank that fails a meeting: every rank learns it there, and only there
+            for (int round = 0; round < 2 * size; round++) {
+                boolean everyOk = board.barrier(round >= size || rank != round, progress);
+                assertEquals(round >= size, everyOk, "round " + round + (round < size ? ": rank " + round + " failed" : ": no rank failed"));
             }
         }
     }
