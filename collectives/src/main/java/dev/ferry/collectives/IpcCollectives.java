@@ -37,8 +37,11 @@ import java.util.List;
  * then runs its next algorithm). Peers' allocations are mapped through the process's
  * {@link dev.ferry.collectives.ipc.CudaIpcCache} (once, then hits). A call that maps a pair of ranks
  * not yet proven (each rank's record says which peers it maps) also agrees (one allReduce) that
- * every rank could map what it needed and reach it from its GPU; once every pair is proven, calls
- * skip that round; if a rank could not, the path is off for the communicator on every rank.
+ * every rank could map what it needed and reach it from its GPU; if a rank could not, the path is off
+ * for the communicator on every rank. Once every pair is proven, the ranks meet on the board after
+ * mapping instead (a few hundred nanoseconds): where a rank could not map a peer's allocation (CUDA
+ * maps a block of an owner's memory once per process, and another library of the process, such as a
+ * CUDA-aware MPI, may hold that block), every rank declines that call alike, before any data moves.
  *
  * <p>Ordering: the front has finished the caller's prior device work on every rank before the call
  * (the device ordering contract), so once the records are exchanged every rank's input is ready and
@@ -63,8 +66,9 @@ import java.util.List;
  * <li>reduce: the root folds everything, or, sliced, rank r folds slice r straight into the
  *     root's result;</li>
  * <li>reduceScatter: every rank folds its block of every rank's send buffer into its result;</li>
- * <li>broadcast: every other rank copies the root's buffer; allGather, allToAll, gather and
- *     scatter: every rank copies the blocks it gets from where they are.</li>
+ * <li>broadcast: every other rank copies the root's buffer (or, split, its slice of it, then the
+ *     other ranks' slices from them); allGather, allToAll, gather and scatter: every rank copies the
+ *     blocks it gets from where they are, one copy-engine transfer per block or all in one kernel.</li>
  * </ul>
  *
  * <p>Inputs are folded in rank order, {@code ((in_0 op in_1) op in_2) ...}, element by element: the
@@ -176,11 +180,18 @@ final class IpcCollectives {
         }
     }
 
-    /**
-     * A meeting of a call: on the node's board, or else an agreement through the MPI; true when every
-     * rank passed {@code ok}.
-     */
-    private boolean meet(boolean ok) {
+    /** A meeting within or at the end of a call: on the node's board, or one MPI barrier. */
+    private void meet() {
+        if (board != null) {
+            board.barrier(true, comm::progress);
+        } else {
+            comm.progress();
+            comm.mover().barrier();
+        }
+    }
+
+    /** The meeting after the mappings, before any data moves: true when every rank passed {@code ok} (on the board, or one agreement). */
+    private boolean mapped(boolean ok) {
         if (board != null) {
             return board.barrier(ok, comm::progress);
         }
@@ -453,14 +464,14 @@ final class IpcCollectives {
      * slice is in place, the other ranks' slices from where they are.
      */
     boolean broadcastSplit(Buffer buffer, long count, DataType type, int root) {
-        Call c = begin("broadcast", buffer, null, type, count, false, Need.A, root, 2);
+        Call c = begin("broadcast", buffer, null, type, count, false, Need.A, root);
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
             dev.ferry.spi.Blocks slices = dev.ferry.spi.Blocks.sliced(count, type, n - 1);
             if (me != root) copySlice(c, buffer, type, slices, root, me < root ? me : me - 1);
-            boolean all = c.reached();
-            for (int k = 1; k < n && me != root && all; k++) {
+            c.reached();
+            for (int k = 1; k < n && me != root; k++) {
                 int r = (me + k) % n; // starting with the next rank's, so that the ranks do not all read one peer at once
                 if (r != root) copySlice(c, buffer, type, slices, r, r < root ? r : r - 1);
             }
@@ -571,36 +582,15 @@ final class IpcCollectives {
 
     /** A call on the IPC path: every rank's A and B buffer addresses in this process (own or mapped), and what to release. */
     private final class Call {
-        final String what;
         final long[] a, b;
         final CudaStream stream;
         final List<CudaIpcCache.Mapping> mapped = new ArrayList<>();
         /** Every rank has an interprocess event and this rank opened every peer's. */
         boolean withEvents;
-        /** A rank failed a meeting of this call so far. */
-        boolean failed;
-
-        Call(String what, int n, CudaStream stream) {
-            this.what = what;
+        Call(int n, CudaStream stream) {
             this.a = new long[n];
             this.b = new long[n];
             this.stream = stream;
-        }
-
-        /** This rank could not take its part: it attends the call's {@code meetings}, failing each, so that no rank waits for it. */
-        void fail(int meetings) {
-            try {
-                stream.synchronize();
-                for (int i = 0; i < meetings; i++) meet(false);
-            } finally {
-                release();
-            }
-        }
-
-        /** Meets the others; false (and from now on {@link #failed}) when a rank could not take its part. */
-        private boolean meetOk() {
-            failed |= !meet(true);
-            return !failed;
         }
 
         /**
@@ -612,7 +602,7 @@ final class IpcCollectives {
         void finish() {
             if (withEvents) {
                 done.record(stream);
-                meetOk();
+                meet();
                 for (int r = 0; r < peerEvents.length; r++) {
                     if (r != comm.rank()) peerEvents[r].synchronize();
                 }
@@ -620,13 +610,9 @@ final class IpcCollectives {
                 rt.count("ipcEventWaits");
             } else {
                 stream.synchronize();
-                meetOk();
+                meet();
             }
             rt.count("ipcCollectives");
-            if (failed) {
-                throw new CudaException(what + " on the CUDA IPC path: another rank could not map a peer's memory or open its event (its own"
-                        + " exception says why); this rank's result is incomplete", 0);
-            }
         }
 
         /**
@@ -634,21 +620,19 @@ final class IpcCollectives {
          * events: this rank records its event, meets the others, and its stream waits for every
          * peer's (a peer that records again before this wait is taken only makes it wait longer: its
          * later work waits for nothing of this rank's after this point). Without: a stream
-         * synchronize, then the barrier. False when a rank could not take its part: the call then goes
-         * straight to its {@link #finish}, which throws.
+         * synchronize, then the barrier.
          */
-        boolean reached() {
+        void reached() {
             if (withEvents) {
                 done.record(stream);
-                if (!meetOk()) return false;
+                meet();
                 for (int r = 0; r < peerEvents.length; r++) {
                     if (r != comm.rank()) stream.waitFor(peerEvents[r]);
                 }
             } else {
                 stream.synchronize();
-                return meetOk();
+                meet();
             }
-            return true;
         }
 
         void release() {
@@ -665,15 +649,6 @@ final class IpcCollectives {
      * rank maps it; it travels in the record with {@code root}, so that every rank knows which pairs a call maps).
      */
     private Call begin(String what, Buffer a, Buffer b, DataType type, long count, boolean reduces, Need need, int root) {
-        return begin(what, a, b, type, count, reduces, need, root, 1);
-    }
-
-    /**
-     * As above, for a call of {@code meetings} meetings ({@link Call#reached} before its {@link Call#finish}):
-     * a rank that cannot map what it needs once the pairs are proven attends them all, failing each, and
-     * throws; every other rank's call then throws from its {@link Call#finish} (none waits for it).
-     */
-    private Call begin(String what, Buffer a, Buffer b, DataType type, long count, boolean reduces, Need need, int root, int meetings) {
         if (!applicable || count == 0) {
             return null;
         }
@@ -709,7 +684,7 @@ final class IpcCollectives {
         // every pair this call maps already proven by an earlier agreement (the same answer on every rank, from the records)?
         boolean agree = verified == null && !proven(s, n);
         // map what this rank reads or writes
-        Call c = new Call(what, n, rt.collectiveStream(device));
+        Call c = new Call(n, rt.collectiveStream(device));
         boolean ok = true, eventsOk = events && offerEvents; // without this rank's offer its record holds no event
         boolean eventFailed = false;
         String failure = null;
@@ -723,8 +698,8 @@ final class IpcCollectives {
                 }
             } catch (CudaException e) {
                 if (!agree) {
-                    c.fail(meetings);
-                    throw new CudaException(what + ": cannot open a peer's interprocess CUDA event: " + e.getMessage(), 0);
+                    ok = false;
+                    failure = "cannot open a peer's interprocess CUDA event: " + e.getMessage();
                 }
                 eventsOk = false;
                 eventFailed = true;
@@ -733,7 +708,7 @@ final class IpcCollectives {
             }
         }
         try {
-            for (int r = 0; r < n; r++) {
+            for (int r = 0; r < n && ok; r++) {
                 boolean wantA = need == Need.A || need == Need.A_AND_B || need == Need.A_AND_ROOT_B || (need == Need.ROOT_A && r == root);
                 boolean wantB = need == Need.A_AND_B || (need == Need.A_AND_ROOT_B && r == root);
                 long at = (long) r * RECORD;
@@ -751,7 +726,7 @@ final class IpcCollectives {
         }
         if (agree) {
             // until every pair of ranks has been proven (one mapped the other's memory and reaches its GPU):
-            // agree that every rank could map what it needed (after that, a failure is an error, not a fallback)
+            // agree that every rank could map what it needed (after that, the meeting after the mappings declines a call that a rank could not map)
             rt.count("ipcAgreements");
             comm.progress();
             int agreed = comm.everyRank(ok, !eventFailed);
@@ -773,10 +748,14 @@ final class IpcCollectives {
                 }
                 return refuse(what, "a rank could not map or reach a peer's memory" + (failure != null ? " (here: " + failure + ")" : ""));
             }
-        } else if (!ok) {
-            c.withEvents = false;
-            c.fail(meetings);
-            throw new CudaException(what + " on the CUDA IPC path: " + failure, 0);
+        } else if (!mapped(ok)) {
+            // every pair proven, yet a rank could not map what it needs (CUDA maps a block of an owner's memory once
+            // per process, and another library here, such as a CUDA-aware MPI, may hold it): before any data moves,
+            // every rank learns it in this meeting and declines this call alike (the planner's next algorithm runs it)
+            c.release();
+            rt.count("ipcDeclinedAfterMapping");
+            if (failure != null) LOG.log(System.Logger.Level.DEBUG, "rank " + me + ": " + what + " declines CUDA IPC: " + failure);
+            return refuse(what, "a rank could not map a peer's memory" + (failure != null ? " (here: " + failure + ")" : ""));
         }
         c.withEvents = eventsOk;
         return c;
