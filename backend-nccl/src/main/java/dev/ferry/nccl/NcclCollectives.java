@@ -68,8 +68,6 @@ public final class NcclCollectives implements Algorithm {
     private volatile String inactive;
     /** Why the NCCL communicator was aborted, or null. */
     private volatile String broken;
-    /** The comparison of this call's ranks that {@link #run(String, List, Runnable)} makes once the call is enqueued, or null. */
-    private Runnable compareAfterEnqueue;
 
     NcclCollectives(Group group) {
         this.group = group;
@@ -172,19 +170,11 @@ public final class NcclCollectives implements Algorithm {
         if (comm == 0 && !make()) {
             return false; // every rank alike: the init's outcome is agreed
         }
-        compareAfterEnqueue = null;
         if (c.collective() == Collective.BROADCAST || c.collective() == Collective.REDUCE || c.collective() == Collective.GATHER
                 || c.collective() == Collective.SCATTER) {
-            // NCCL completes a rooted collective whose ranks name different roots, with wrong data: compare the calls
+            // NCCL completes a rooted collective whose ranks name different roots, with wrong data: compare first
             if (sameCall == null) sameCall = new dev.ferry.collectives.SameCall(group);
-            Runnable compare = () -> sameCall.check(c.collective(), c.root(), c.type().bytes(c.count()), () -> c + " on " + this);
-            if (c.collective() == Collective.BROADCAST || c.collective() == Collective.REDUCE) {
-                // while the GPU runs the call: compared first, every call waited for the last rank's previous
-                // one, and a broadcast of 16 MiB between four H200s took twice NCCL's own time (bench/results/2026-11-27-h200x4-ipc-kernel.md)
-                compareAfterEnqueue = compare;
-            } else {
-                compare.run(); // sends and receives: a group whose peers disagree may wait in ncclGroupEnd, before any comparison
-            }
+            sameCall.check(c.collective(), c.root(), c.type().bytes(c.count()), () -> c + " on " + this);
         }
         switch (c.collective()) {
             case BROADCAST -> broadcast(c.send() != null ? c.send() : c.recv(), c.count(), c.type(), c.root());
@@ -593,24 +583,12 @@ public final class NcclCollectives implements Algorithm {
         // here only the caller's current context is kept, since the stream's GPU is made current below
         try (DeviceSupport.Scope ignored = DeviceSupport.get().preserveContext()) {
             device.makeCurrent();
-            Runnable compare = compareAfterEnqueue;
-            compareAfterEnqueue = null;
             try {
                 enqueue.run();
             } catch (NcclException e) {
                 throw abort(what + ": " + e.getMessage(), e);
             } catch (CudaException e) {
                 throw abort(what + ": a CUDA call failed: " + e.getMessage(), e);
-            }
-            if (compare != null) {
-                try {
-                    compare.run();
-                } catch (RuntimeException e) {
-                    // the enqueued call may wait forever for a peer's other call: abort it (this communicator's
-                    // collectives then take the planner's other algorithms)
-                    abort(what + ": the ranks' calls were not the same (" + e.getMessage() + ")", e);
-                    throw e;
-                }
             }
             await(what);
         }
