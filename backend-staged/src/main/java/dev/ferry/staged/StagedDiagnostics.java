@@ -107,7 +107,7 @@ public final class StagedDiagnostics {
     public static String describeCounters(Communicator c) {
         StagedRuntime rt = staged(c).runtime();
         var cache = rt.ipcEnabled() ? rt.ipc.mappings() : null;
-        return rt.stats + (cache == null ? "" : ", ipc cache (opens, hits, stale, evictions, closes, aliases) " + Arrays.toString(cache.stats()))
+        return rt.stats + (cache == null ? "" : ", ipc cache (opens, hits, stale, evictions, closes) " + Arrays.toString(cache.stats()))
                 + ", staging pool: " + rt.chunks.allocations() + " allocations, " + rt.chunks.stallGrants()
                 + " buffers granted beyond its bound after a stall, " + rt.chunks.peak() + " lent at most";
     }

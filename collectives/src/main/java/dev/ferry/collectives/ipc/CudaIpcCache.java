@@ -28,11 +28,7 @@ import java.util.Map;
  * an allocation may land in a block that is still mapped here for one the owner has freed (found
  * stale only when its address is offered again). cuIpcOpenMemHandle then fails with
  * CUDA_ERROR_ALREADY_MAPPED; the cache closes that owner's mappings that no copy is using and maps
- * again. Where the block is mapped for an allocation still in use (two live allocations of one owner
- * in one block, both needed by one call), the new allocation is reached through that mapping: the
- * block is mapped whole, so the allocation lies at the same distance from the mapped one as in the
- * owner (checked against the mapped range, {@link Mapper#range}); that alias holds the mapping it
- * rides on until it is released, and is not kept.
+ * again.
  *
  * <p>Bounded: above {@code capacity} entries the least recently used mapping that no copy is
  * using is closed (cuIpcCloseMemHandle). A mapping in use is never closed under a copy; a stale
@@ -46,11 +42,6 @@ public final class CudaIpcCache implements AutoCloseable {
 
         /** cuIpcCloseMemHandle of an address returned by {@link #open}. */
         void close(long mapped, int device);
-
-        /** The base and size of the mapped range holding {@code address} in this process (cuMemGetAddressRange), or null when none. */
-        default long[] range(long address, int device) {
-            return null;
-        }
     }
 
     /** Which mapping: owner process and allocation, and the local device it is mapped on. */
@@ -64,18 +55,15 @@ public final class CudaIpcCache implements AutoCloseable {
         final long size;
         final long generation;
         final long address;
-        /** The mapping whose block this one lies in (an alias, never closed itself), or null. */
-        final Mapping within;
         int users;
         boolean detached;
 
-        Mapping(Key key, byte[] handle, long size, long generation, long address, Mapping within) {
+        Mapping(Key key, byte[] handle, long size, long generation, long address) {
             this.key = key;
             this.handle = handle;
             this.size = size;
             this.generation = generation;
             this.address = address;
-            this.within = within;
         }
 
         /** The mapped address of the owner's {@code offset}. */
@@ -87,9 +75,7 @@ public final class CudaIpcCache implements AutoCloseable {
     private final Mapper mapper;
     private final int capacity;
     private final LinkedHashMap<Key, Mapping> entries = new LinkedHashMap<>(16, 0.75f, true);
-    /** Every mapping opened and not yet closed: the entries, and the detached ones still in use. */
-    private final java.util.Set<Mapping> live = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-    private long opens, hits, stale, evictions, closes, aliases;
+    private long opens, hits, stale, evictions, closes;
     private boolean closed;
 
     public CudaIpcCache(Mapper mapper, int capacity) {
@@ -125,55 +111,17 @@ public final class CudaIpcCache implements AutoCloseable {
             // allocator placed in a block still mapped here for an allocation it has since freed (not yet
             // found stale: its address was not offered again) cannot be mapped until that mapping is closed
             // (not on a stream-ordered view's thread, where the closes wait until the view holds no stream)
-            if (e.result() != ALREADY_MAPPED) {
+            if (e.result() != ALREADY_MAPPED || dev.ferry.spi.HeldStream.holding() || !dropUnused(node, pid, device)) {
                 throw e;
             }
-            CudaException last = e;
-            Long again = null;
-            if (!dev.ferry.spi.HeldStream.holding() && dropUnused(node, pid, device)) {
-                try {
-                    again = mapper.open(handle.clone(), device);
-                } catch (CudaException e2) {
-                    if (e2.result() != ALREADY_MAPPED) throw e2;
-                    last = e2;
-                }
-            }
-            if (again == null) {
-                // the block is mapped for an allocation in use: reach this one through that mapping
-                Mapping alias = alias(key, handle, size, generation);
-                if (alias == null) throw last;
-                return alias;
-            }
-            address = again;
+            address = mapper.open(handle.clone(), device);
         }
         opens++;
-        m = new Mapping(key, handle.clone(), size, generation, address, null);
+        m = new Mapping(key, handle.clone(), size, generation, address);
         m.users = 1;
         entries.put(key, m);
-        live.add(m);
         evict();
         return m;
-    }
-
-    /**
-     * The owner's allocation at {@code key.base()} reached through a mapping of the same owner whose
-     * mapped range holds it at the owners' distance, or null: held (its mapping with it) until released.
-     */
-    private Mapping alias(Key key, byte[] handle, long size, long generation) {
-        for (Mapping l : live) {
-            if (l.key.node() != key.node() || l.key.pid() != key.pid() || l.key.device() != key.device()) continue;
-            long at = l.address + (key.base() - l.key.base());
-            long[] block = mapper.range(l.address, key.device());
-            if (block == null || at < block[0] || at + size > block[0] + block[1]) continue;
-            long[] there = mapper.range(at, key.device());
-            if (there == null || there[0] != block[0]) continue;
-            aliases++;
-            l.users++;
-            Mapping a = new Mapping(key, handle.clone(), size, generation, at, l);
-            a.users = 1;
-            return a;
-        }
-        return null;
     }
 
     /** CUDA_ERROR_ALREADY_MAPPED: this process has the block of that handle mapped already. */
@@ -197,10 +145,6 @@ public final class CudaIpcCache implements AutoCloseable {
 
     /** Ends one use of a mapping (its copy completed). */
     public synchronized void release(Mapping m) {
-        if (m.within != null) {
-            if (--m.users == 0) release(m.within);
-            return;
-        }
         m.users--;
         if (m.users == 0 && (m.detached || closed)) {
             unmap(m);
@@ -232,7 +176,6 @@ public final class CudaIpcCache implements AutoCloseable {
 
     private void unmap(Mapping m) {
         closes++;
-        live.remove(m);
         // cuIpcCloseMemHandle may wait for the context's streams: on a stream-ordered view's thread one of them waits for
         // the running call, so the close waits until the view holds no stream
         dev.ferry.spi.HeldStream.runWhenReleased(() -> mapper.close(m.address, m.key.device()));
@@ -243,9 +186,9 @@ public final class CudaIpcCache implements AutoCloseable {
         return entries.size();
     }
 
-    /** opens, hits, stale, evictions, closes, aliases. */
+    /** opens, hits, stale, evictions, closes. */
     public synchronized long[] stats() {
-        return new long[] {opens, hits, stale, evictions, closes, aliases};
+        return new long[] {opens, hits, stale, evictions, closes};
     }
 
     /** Closes every mapping without users now; those in use are closed when released. Idempotent. */

@@ -44,15 +44,6 @@ public final class NodeIpc {
             public void close(long mapped, int device) {
                 CudaIpc.close(mapped, device);
             }
-
-            @Override
-            public long[] range(long address, int device) {
-                try {
-                    return Cuda.addressRange(address);
-                } catch (dev.ferry.CudaException e) {
-                    return null;
-                }
-            }
         }, settings.get(IpcSettings.CACHE_SIZE)) : null;
     }
 
