@@ -587,6 +587,7 @@ final class IpcCollectives {
         final List<CudaIpcCache.Mapping> mapped = new ArrayList<>();
         /** Every rank has an interprocess event and this rank opened every peer's. */
         boolean withEvents;
+
         Call(int n, CudaStream stream) {
             this.a = new long[n];
             this.b = new long[n];
@@ -697,14 +698,15 @@ final class IpcCollectives {
                     if (r != me) openPeerEvent(s, (long) r * RECORD + EVENT, r, device);
                 }
             } catch (CudaException e) {
-                if (!agree) {
-                    ok = false;
-                    failure = "cannot open a peer's interprocess CUDA event: " + e.getMessage();
-                }
                 eventsOk = false;
-                eventFailed = true;
-                LOG.log(System.Logger.Level.WARNING, "rank " + me + ": cannot open a peer's interprocess CUDA event (" + e.getMessage()
-                        + "); IPC collectives of this communicator end with a stream synchronize and a barrier instead");
+                if (!agree) {
+                    ok = false; // declined below, on every rank
+                    failure = "cannot open a peer's interprocess CUDA event: " + e.getMessage();
+                } else {
+                    eventFailed = true;
+                    LOG.log(System.Logger.Level.WARNING, "rank " + me + ": cannot open a peer's interprocess CUDA event (" + e.getMessage()
+                            + "); IPC collectives of this communicator end with a stream synchronize and a barrier instead");
+                }
             }
         }
         try {
