@@ -26,7 +26,7 @@ import java.nio.file.StandardOpenOption;
  * bench/results, SmallCollectiveFloor).
  *
  * <p>Layout: per rank one 64-byte line of two counters (records published, barriers reached) and the
- * last barrier the rank reached having failed, then
+ * last odd and even barriers the rank failed, then
  * two record slots per rank, used by calls of alternate parity: a rank writes call k+2's record
  * over call k's only after every rank published k+1, which each does after reading call k's
  * records, so no reader ever sees a record change under it. Counters are written with release
@@ -142,16 +142,18 @@ public final class NodeBoard implements AutoCloseable {
 
     /**
      * Returns once every rank has called it as many times as this one: true when every rank passed
-     * {@code ok} (a rank's failure is published, at 16 of its line, before it arrives).
+     * {@code ok}. A rank's failure of barrier k is published before it arrives, at 16 + 8 (k & 1) of its
+     * line: it cannot reach barrier k + 2, which would write there again, before every rank has left k.
      */
     public boolean barrier(boolean ok, Runnable progress) {
         long k = ++barriers;
-        if (!ok) LONG.setRelease(board, (long) LINE * me + 16, k);
+        long failed = 16 + 8 * (k & 1);
+        if (!ok) LONG.setRelease(board, (long) LINE * me + failed, k);
         LONG.setRelease(board, (long) LINE * me + 8, k);
         boolean all = true;
         for (int r = 0; r < n; r++) {
             await(r, 8, k, progress);
-            all &= (long) LONG.getAcquire(board, (long) LINE * r + 16) != k;
+            all &= (long) LONG.getAcquire(board, (long) LINE * r + failed) != k;
         }
         return all;
     }
