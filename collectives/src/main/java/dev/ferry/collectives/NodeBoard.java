@@ -142,7 +142,7 @@ public final class NodeBoard implements AutoCloseable {
 
     /**
      * Returns once every rank has called it as many times as this one: true when every rank passed
-     * {@code ok}. A rank's failure of barrier k is published before it arrives, at 16 + 8 (k & 1) of its
+     * {@code ok}. A rank's failure of barrier k is published before it arrives, at {@code 16 + 8 * (k & 1)} of its
      * line: it cannot reach barrier k + 2, which would write there again, before every rank has left k.
      */
     public boolean barrier(boolean ok, Runnable progress) {
