@@ -162,13 +162,16 @@ final class DumpCoordinator {
                 report(round, exiting ? COLLECT_EXITING_MILLIS : COLLECT_MILLIS);
             }
         }
-        if (rank != 0 && abortFollows && size > 0) {
-            // outside the lock: meanwhile the watcher answers a round that starts now
-            long end = System.currentTimeMillis() + REPORT_WAIT_MILLIS;
-            while (System.currentTimeMillis() < end && dir.resolve(REPORT).toFile().lastModified() < round) {
-                sleep(50);
+        if (abortFollows && size > 0) {
+            if (rank != 0) {
+                // outside the lock: meanwhile the watcher answers a round that starts now
+                long end = System.currentTimeMillis() + REPORT_WAIT_MILLIS;
+                while (System.currentTimeMillis() < end && dir.resolve(REPORT).toFile().lastModified() < round) {
+                    sleep(50);
+                }
             }
-            // the launcher still has to forward rank 0's print of the report before the abort ends it
+            // the launcher still has to forward rank 0's print of the report before the abort ends it (rank 0's
+            // own abort too: under MPICH's Hydra a report printed just before rank 0's MPI_Abort was lost)
             sleep(FORWARD_MILLIS);
         }
     }
