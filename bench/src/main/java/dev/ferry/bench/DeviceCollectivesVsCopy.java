@@ -152,13 +152,8 @@ public final class DeviceCollectivesVsCopy {
     static Stats collectiveMicros(Communicator comm, int batches, int reps, HostBuffer t, HostBuffer tMax, Runnable call) {
         double[] us = new double[batches];
         for (int k = -1; k < batches; k++) {
-            comm.barrier();
-            long t0 = System.nanoTime();
-            for (int i = 0; i < reps; i++) call.run();
-            double mine = (System.nanoTime() - t0) / 1e3 / reps;
-            t.segment().set(ValueLayout.JAVA_DOUBLE, 0, mine);
-            comm.allReduce(t, tMax, 1, DataType.DOUBLE, ReduceOp.MAX);
-            if (k >= 0) us[k] = tMax.segment().get(ValueLayout.JAVA_DOUBLE, 0);
+            double slowest = CollectiveBatch.slowestMeanMicros(comm, t, tMax, reps, call);
+            if (k >= 0) us[k] = slowest;
         }
         return Stats.of(us);
     }

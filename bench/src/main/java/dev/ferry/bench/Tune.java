@@ -292,8 +292,7 @@ public final class Tune {
     private Point[] alternating(Buffers b, String forced) {
         Point warm = time(b, WARM_SECONDS); // the planner's path warm, and its time per call for the batch size
         double perCall = warm.median() / 1e6;
-        int calls = agreed((long) Math.max(1, Math.min(5000, BATCH_SECONDS / Math.max(perCall, 1e-7))));
-        int batches = agreed(perCall > 0.05 ? 3 : BATCHES);
+        int calls = callsPerBatch(perCall), batches = batches(perCall);
         double[][] t = new double[2][batches];
         try {
             CollectivesDiagnostics.force(comm, forced);
@@ -317,13 +316,7 @@ public final class Tune {
 
     /** One batch of {@code calls} calls after a barrier: the slowest rank's mean per call, us. */
     private double batch(Buffers b, int calls) {
-        ctl.barrier();
-        long s = System.nanoTime();
-        for (int k = 0; k < calls; k++) b.call();
-        double mine = (System.nanoTime() - s) / 1e3 / calls;
-        flag.segment().set(ValueLayout.JAVA_DOUBLE, 0, mine);
-        ctl.allReduce(flag, flagMax, 1, DataType.DOUBLE, ReduceOp.MAX);
-        return flagMax.segment().get(ValueLayout.JAVA_DOUBLE, 0);
+        return CollectiveBatch.slowestMeanMicros(ctl, flag, flagMax, calls, b::call);
     }
 
     /** Rank 0's {@code n}, on every rank. */
@@ -430,11 +423,20 @@ public final class Tune {
             for (int i = 0; i < more; i++) b.call();
             warm = (System.nanoTime() - t0) / 1e9 / more;
         }
-        int calls = agreed((long) Math.max(1, Math.min(5000, BATCH_SECONDS / Math.max(warm, 1e-7))));
-        int batches = agreed(warm > 0.05 ? 3 : BATCHES);
+        int calls = callsPerBatch(warm), batches = batches(warm);
         double[] t = new double[batches];
         for (int i = 0; i < batches; i++) t[i] = batch(b, calls);
         Arrays.sort(t);
         return new Point(t[batches / 2], t[0], t[batches - 1]);
+    }
+
+    /** Calls per batch for a call of {@code perCallSeconds} (rank 0's): a batch lasts about {@link #BATCH_SECONDS}. */
+    private int callsPerBatch(double perCallSeconds) {
+        return agreed((long) Math.max(1, Math.min(5000, BATCH_SECONDS / Math.max(perCallSeconds, 1e-7))));
+    }
+
+    /** Batches per point: 3 for calls longer than 50 ms, else {@value #BATCHES} (rank 0's count). */
+    private int batches(double perCallSeconds) {
+        return agreed(perCallSeconds > 0.05 ? 3 : BATCHES);
     }
 }

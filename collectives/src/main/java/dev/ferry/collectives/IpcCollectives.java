@@ -468,12 +468,11 @@ final class IpcCollectives {
         if (c == null) return false;
         try {
             int n = comm.size(), me = comm.rank();
-            dev.ferry.spi.Blocks slices = dev.ferry.spi.Blocks.sliced(count, type, n - 1);
-            if (me != root) copySlice(c, buffer, type, slices, root, me < root ? me : me - 1);
+            if (me != root) copySlice(c, buffer, count, type, root, me < root ? me : me - 1);
             c.reached();
             for (int k = 1; k < n && me != root; k++) {
                 int r = (me + k) % n; // starting with the next rank's, so that the ranks do not all read one peer at once
-                if (r != root) copySlice(c, buffer, type, slices, r, r < root ? r : r - 1);
+                if (r != root) copySlice(c, buffer, count, type, r, r < root ? r : r - 1);
             }
             c.finish();
         } finally {
@@ -482,9 +481,10 @@ final class IpcCollectives {
         return true;
     }
 
-    /** Copies slice {@code j} of {@code slices} from rank {@code r}'s buffer into this rank's. */
-    private static void copySlice(Call c, Buffer buffer, DataType type, dev.ferry.spi.Blocks slices, int r, int j) {
-        long at = type.bytes(slices.displacement(j)), bytes = type.bytes(slices.count(j));
+    /** Copies slice {@code j} of {@code count} elements cut in one slice per rank but the root, from rank {@code r}'s buffer into this rank's. */
+    private void copySlice(Call c, Buffer buffer, long count, DataType type, int r, int j) {
+        long[] s = slice(count, type, j, comm.size() - 1);
+        long at = type.bytes(s[0]), bytes = type.bytes(s[1]);
         if (bytes > 0) Cuda.copyAsync(buffer.address() + at, c.a[r] + at, bytes, c.stream);
     }
 
