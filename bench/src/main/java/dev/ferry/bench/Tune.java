@@ -294,17 +294,28 @@ public final class Tune {
         double perCall = warm.median() / 1e6;
         int calls = callsPerBatch(perCall), batches = batches(perCall);
         double[][] t = new double[2][batches];
+        List<Map<String, Long>> ran = List.of(new LinkedHashMap<>(), new LinkedHashMap<>()); // the algorithms each side's batches ran
         try {
             CollectivesDiagnostics.force(comm, forced);
             for (int k = 0; k < calls; k++) b.call(); // the forced path warm
             for (int i = 0; i < batches; i++) {
                 for (int which = 0; which < 2; which++) {
                     CollectivesDiagnostics.force(comm, which == 0 ? null : forced);
+                    Map<String, Long> before = CollectivesDiagnostics.runs(comm);
                     t[which][i] = batch(b, calls);
+                    Map<String, Long> side = ran.get(which);
+                    CollectivesDiagnostics.runs(comm).forEach((a, n) -> {
+                        long more = n - before.getOrDefault(a, 0L);
+                        if (more > 0) side.merge(a, more, Long::sum);
+                    });
                 }
             }
         } finally {
             CollectivesDiagnostics.force(comm, null);
+        }
+        if (zero) {
+            System.out.printf(Locale.ROOT, "[tune] alternating %s %s: planned %s us, ran %s; forced %s %s us, ran %s%n", b.collective, label(b.bytes),
+                    Arrays.toString(t[0]), ran.get(0), forced, Arrays.toString(t[1]), ran.get(1));
         }
         Point[] p = new Point[2];
         for (int which = 0; which < 2; which++) {
@@ -344,12 +355,15 @@ public final class Tune {
     /** The buffers of one collective of one size: count elements of FLOAT, blocks of {@code bytes} per rank where the collective has blocks. */
     private final class Buffers implements AutoCloseable {
         final String collective;
+        /** The size measured (a point of the table). */
+        final long bytes;
         final long count;
         final Buffer send;
         final Buffer recv;
 
         Buffers(String collective, long bytes) {
             this.collective = collective;
+            this.bytes = bytes;
             long n = comm.size();
             long elements = Math.max(bytes / 4, 1);
             long sendBytes, recvBytes;

@@ -62,6 +62,11 @@ public final class CollectivesDiagnostics {
         Planner.ranOnStream(null);
     }
 
+    /** How many blocking collectives of {@code c} each algorithm ran so far, by name (those that ran any). */
+    public static Map<String, Long> runs(Communicator c) {
+        return planner(c).runs();
+    }
+
     /** The names of the algorithms of {@code c}. */
     public static List<String> algorithms(Communicator c) {
         return planner(c).algorithms().stream().map(Algorithm::name).toList();

@@ -31,6 +31,8 @@ public final class Planner implements AutoCloseable {
 
     private final Group group;
     private final List<Algorithm> algorithms;
+    /** Calls each algorithm of {@link #algorithms} ran, by index. */
+    private final java.util.concurrent.atomic.AtomicLongArray runs;
     private CostTable table;
     private CostTable.Setting setting;
     private final String backend;
@@ -60,6 +62,7 @@ public final class Planner implements AutoCloseable {
     Planner(Group group, List<Algorithm> algorithms, CostTable table, String backend, Map<String, String> choice, String choiceText, boolean uniform) {
         this.group = group;
         this.algorithms = List.copyOf(algorithms);
+        this.runs = new java.util.concurrent.atomic.AtomicLongArray(this.algorithms.size());
         this.table = table;
         this.backend = backend;
         this.setting = table.closest(group.topology(), backend);
@@ -105,6 +108,15 @@ public final class Planner implements AutoCloseable {
     private void clearPlans() {
         plans.clear();
         for (int i = 0; i < lastPlans.length(); i++) lastPlans.set(i, null);
+    }
+
+    /** How many blocking calls each algorithm ran, by name (those that ran any). */
+    public Map<String, Long> runs() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (int i = 0; i < algorithms.size(); i++) {
+            if (runs.get(i) > 0) m.put(algorithms.get(i).name(), runs.get(i));
+        }
+        return m;
     }
 
     /** The algorithm named {@code name}, or null. */
@@ -271,6 +283,7 @@ public final class Planner implements AutoCloseable {
             dev.ferry.flight.CurrentCall.algorithm(a.name());
             if (a.run(call)) {
                 LAST.set(a.name());
+                runs.incrementAndGet(algorithms.indexOf(a));
                 if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
                     LOG.log(System.Logger.Level.DEBUG, () -> "rank " + group.rank() + ": " + call + " on " + a.name() + explain(a, call.shape()));
                 }
