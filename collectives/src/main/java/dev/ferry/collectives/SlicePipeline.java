@@ -22,7 +22,7 @@ import dev.ferry.DeviceBuffer;
  */
 final class SlicePipeline implements AutoCloseable {
     /** Bytes of one chunk: small enough that filling and draining the pipeline costs little, large enough for a copy at full speed. */
-    static final long CHUNK_BYTES = 4L << 20;
+    static final long CHUNK_BYTES = 16L << 20;
     /** Bytes of the smallest chunk. */
     private static final long MIN_CHUNK_BYTES = 4L << 10;
     /** Scratch slots per peer: a chunk is pulled into a slot once the fold that read the slot last has ended. */
@@ -62,26 +62,14 @@ final class SlicePipeline implements AutoCloseable {
         // about 16 chunks a slice, each of 4 KiB to CHUNK_BYTES: the pipeline fills and drains in a sixteenth
         long chunkBytes = Math.min(CHUNK_BYTES, Math.max(MIN_CHUNK_BYTES, (length * size + 15) / 16));
         long chunk = Math.max(1, chunkBytes / 16 * 16 / size); // elements per chunk, 16-byte aligned where the type allows
-        ensureScratch(n - 1);
         long[] sources = new long[n];
         long k = 0;
         for (long at = first; at < first + length; at += chunk, k++) {
             long count = Math.min(chunk, first + length - at), bytes = count * size, offset = at * size;
             int slot = (int) (k % SLOTS);
-            if (k >= SLOTS) stream.waitFor(folded[slot]); // the fold that last read this slot has ended
-            for (int r = 0, j = 0; r < n; r++) {
-                if (r == me) {
-                    sources[r] = inputs[r] + offset;
-                } else {
-                    long into = scratch.address() + (slot * (long) scratchPeers + j++) * CHUNK_BYTES;
-                    Cuda.copyAsync(into, inputs[r] + offset, bytes, stream);
-                    sources[r] = into;
-                }
-            }
-            pulled[slot].record(stream);
-            fold.waitFor(pulled[slot]);
-            DeviceReduction.reduce(type, op, results[me] + offset, sources, count, fold);
-            folded[slot].record(fold);
+            for (int r = 0; r < n; r++) sources[r] = inputs[r] + offset;
+            DeviceReduction.reduce(type, op, results[me] + offset, sources, count, stream);
+            folded[slot].record(stream);
             push.waitFor(folded[slot]);
             for (int j = 1; j < n; j++) {
                 int r = (me + j) % n; // every rank starts with a different peer
