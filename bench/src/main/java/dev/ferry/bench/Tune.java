@@ -156,8 +156,9 @@ public final class Tune {
         Map<String, Map<Long, String[]>> after = planned(measured, CostTable.of("this measurement", rows));
         if (zero) {
             md.append("\nColumns: the fastest algorithm measured; the planner's choice and time with the tables built into Ferry (before); "
-                    + "with this table (after), and beside it the fastest algorithm forced again, their batches alternating (so that both see "
-                    + "the machine alike); the ratio of those two.\n");
+                    + "with this table (after), and beside it the fastest algorithm forced again, their batches alternating, "
+                    + "each first in every other pair (so that both see the machine alike); the ratio of those two. The log names the algorithms "
+                    + "each side's batches ran.\n");
             for (String c : collectives) {
                 md.append("\n## ").append(c).append("\n\n| bytes | fastest | us | before | us | after | us | fastest, alternating | after / fastest |\n"
                         + "|---:|---|---:|---|---:|---|---:|---:|---:|\n");
@@ -299,7 +300,8 @@ public final class Tune {
             CollectivesDiagnostics.force(comm, forced);
             for (int k = 0; k < calls; k++) b.call(); // the forced path warm
             for (int i = 0; i < batches; i++) {
-                for (int which = 0; which < 2; which++) {
+                for (int turn = 0; turn < 2; turn++) {
+                    int which = turn ^ (i & 1); // planned first in even pairs, forced first in odd ones: no side always goes first
                     CollectivesDiagnostics.force(comm, which == 0 ? null : forced);
                     Map<String, Long> before = CollectivesDiagnostics.runs(comm);
                     t[which][i] = batch(b, calls);

@@ -115,8 +115,6 @@ final class IpcCollectives {
      * under MPS, 2 and 4 ranks: bench/results/2026-11-24-h100x1-mps-transport-spi.md).
      */
     private volatile boolean offerEvents;
-    /** The streams, events and scratch of {@code ipc-pipelined}: made at its first call. */
-    private SlicePipeline pipeline;
     /** The short rounds met on the GPU (allReduce and allGather): made at the first such call; null before, or for good once {@link #shortOff}. */
     private ShortRounds shortPath;
     /** True once the ranks agreed that the short rounds cannot run (a rank could not make or map a scratch). */
@@ -156,8 +154,6 @@ final class IpcCollectives {
         shortPath = null;
         if (streamShort != null) streamShort.close();
         streamShort = null;
-        if (pipeline != null) pipeline.close();
-        pipeline = null;
         closeEvents();
         if (board != null) board.close();
         board = null;
@@ -357,37 +353,6 @@ final class IpcCollectives {
             c.release();
         }
         return true;
-    }
-
-    /**
-     * allReduce as {@code ipc-sliced}, each rank's slice in chunks whose pulls, folds and pushes overlap
-     * ({@link SlicePipeline}, {@code ipc-pipelined}).
-     */
-    boolean allReducePipelined(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
-        Call c = begin("allReduce", send, recv, type, count, true, Need.A_AND_B, -1);
-        if (c == null) return false;
-        try {
-            int n = comm.size(), me = comm.rank();
-            long[] slice = slice(count, type, me, n);
-            if (slice[1] > 0) {
-                pipeline(c.stream.deviceOrdinal()).allReduceSlice(c.a, c.b, me, slice[0], slice[1], type, op, c.stream);
-                rt.count("gpuReductions");
-            }
-            c.finish();
-        } finally {
-            c.release();
-        }
-        return true;
-    }
-
-    /** The pipeline of {@code ipc-pipelined} on {@code device}, made at its first call. */
-    private SlicePipeline pipeline(int device) {
-        if (pipeline == null || pipeline.device() != device) {
-            if (pipeline != null) pipeline.close();
-            pipeline = null;
-            pipeline = new SlicePipeline(device);
-        }
-        return pipeline;
     }
 
     /**
