@@ -115,8 +115,6 @@ final class IpcCollectives {
      * under MPS, 2 and 4 ranks: bench/results/2026-11-24-h100x1-mps-transport-spi.md).
      */
     private volatile boolean offerEvents;
-    /** The second step of {@code ipc-push}: made at its first call. */
-    private FoldAndPush pushes;
     /** The short rounds met on the GPU (allReduce and allGather): made at the first such call; null before, or for good once {@link #shortOff}. */
     private ShortRounds shortPath;
     /** True once the ranks agreed that the short rounds cannot run (a rank could not make or map a scratch). */
@@ -156,8 +154,6 @@ final class IpcCollectives {
         shortPath = null;
         if (streamShort != null) streamShort.close();
         streamShort = null;
-        if (pushes != null) pushes.close();
-        pushes = null;
         closeEvents();
         if (board != null) board.close();
         board = null;
@@ -339,59 +335,17 @@ final class IpcCollectives {
                 DeviceReduction.reduce(type, op, recv.address(), sources, count, c.stream);
                 rt.count("gpuReductions");
             } else {
-                foldSlice(c, recv, count, type, op);
-            }
-            c.finish();
-        } finally {
-            c.release();
-        }
-        return true;
-    }
-
-    /** {@code ipc-sliced}'s part of this rank: it folds slice {@code me} of every input, then copies it into every peer's result. */
-    private void foldSlice(Call c, Buffer recv, long count, DataType type, ReduceOp op) {
-        int n = comm.size(), me = comm.rank(), size = type.size();
-        long[] slice = slice(count, type, me, n);
-        if (slice[1] > 0) {
-            long off = slice[0] * size, len = slice[1] * size;
-            long[] sources = new long[n];
-            for (int r = 0; r < n; r++) sources[r] = c.a[r] + off;
-            DeviceReduction.reduce(type, op, recv.address() + off, sources, slice[1], c.stream);
-            rt.count("gpuReductions");
-            for (int k = 1; k < n; k++) {
-                int r = (me + k) % n; // every rank starts with a different peer
-                Cuda.copyAsync(c.b[r] + off, recv.address() + off, len, c.stream);
-            }
-        }
-    }
-
-    /**
-     * allReduce of two ranks by pushes ({@code ipc-push}). Each rank's copy engine pushes the half of its
-     * input that the peer folds into the peer's result buffer; once both halves have landed (the ranks
-     * meet, each stream waiting for the other rank's work), each rank folds its half in its own memory
-     * and pushes every folded chunk to the peer while it folds the next ({@link FoldAndPush}). Each half
-     * crosses the link once each way, written by a copy engine, which is faster across the link than a
-     * kernel reading across it ({@code ipc-sliced}). Where some rank is in place, its result buffer has
-     * no room for the peer's half, and every rank runs the call as {@code ipc-sliced} (the same answer on
-     * every rank, from the records).
-     */
-    boolean allReducePushed(Buffer send, Buffer recv, long count, DataType type, ReduceOp op) {
-        Call c = begin("allReduce", send, recv, type, count, true, Need.A_AND_B, -1);
-        if (c == null) return false;
-        try {
-            if (comm.size() != 2 || inPlaceSomewhere()) {
-                foldSlice(c, recv, count, type, op);
-            } else {
-                int me = comm.rank(), peer = 1 - me, size = type.size();
-                long[] mine = slice(count, type, me, 2), theirs = slice(count, type, peer, 2);
-                long mineAt = mine[0] * size, theirsAt = theirs[0] * size;
-                if (theirs[1] > 0) Cuda.copyAsync(c.b[peer] + theirsAt, send.address() + theirsAt, theirs[1] * size, c.stream);
-                c.reached();
-                if (mine[1] > 0) {
-                    long own = send.address() + mineAt, landed = recv.address() + mineAt;
-                    pushes(c.stream.deviceOrdinal()).run(recv.address() + mineAt, me == 0 ? own : landed, me == 0 ? landed : own,
-                            c.b[peer] + mineAt, mine[1], type, op, c.stream);
+                long[] slice = slice(count, type, me, n);
+                if (slice[1] > 0) {
+                    long off = slice[0] * size, len = slice[1] * size;
+                    long[] sources = new long[n];
+                    for (int r = 0; r < n; r++) sources[r] = c.a[r] + off;
+                    DeviceReduction.reduce(type, op, recv.address() + off, sources, slice[1], c.stream);
                     rt.count("gpuReductions");
+                    for (int k = 1; k < n; k++) {
+                        int r = (me + k) % n; // every rank starts with a different peer
+                        Cuda.copyAsync(c.b[r] + off, recv.address() + off, len, c.stream);
+                    }
                 }
             }
             c.finish();
@@ -399,26 +353,6 @@ final class IpcCollectives {
             c.release();
         }
         return true;
-    }
-
-    /** Whether some rank's records show the same buffer as input and result (in place). */
-    private boolean inPlaceSomewhere() {
-        MemorySegment s = all.segment();
-        for (int r = 0; r < comm.size(); r++) {
-            long at = (long) r * RECORD;
-            if (s.asSlice(at + A, OFFER).mismatch(s.asSlice(at + B, OFFER)) < 0) return true;
-        }
-        return false;
-    }
-
-    /** The fold-and-push stream of {@code ipc-push} on {@code device}, made at its first call. */
-    private FoldAndPush pushes(int device) {
-        if (pushes == null || pushes.device() != device) {
-            if (pushes != null) pushes.close();
-            pushes = null;
-            pushes = new FoldAndPush(device);
-        }
-        return pushes;
     }
 
     /**

@@ -261,33 +261,6 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
     }
 
     /**
-     * {@code ipc-push} at two ranks: out of place (each half pushed, folded in chunks and pushed back),
-     * in place on every rank and in place on one rank only (both run as {@code ipc-sliced}), an odd
-     * count of several chunks; at other rank counts, refused with the reason.
-     */
-    @Test
-    void c_ipcPushFoldsHalvesInChunksAndRunsInPlaceAsSliced() {
-        assumeIpc(comm);
-        try (Communicator d = comm.duplicate()) {
-            CollectivesDiagnostics.force(d, "allReduce:ipc-push");
-            int count = 1_000_003;
-            Buffer in = alloc(Mem.DEVICE, 8L * count), out = alloc(Mem.DEVICE, 8L * count);
-            if (size != 2) {
-                InvalidSettingException e = org.junit.jupiter.api.Assertions.assertThrows(InvalidSettingException.class, () -> allReduceRankSums(d, in, out, count));
-                assertTrue(e.getMessage().contains("two ranks"), e.getMessage());
-                return;
-            }
-            long gpu0 = CollectivesDiagnostics.counter("gpuReductions");
-            allReduceRankSums(d, in, out, count);
-            allReduceRankSums(d, in, in, count);
-            allReduceRankSums(d, in, rank == 0 ? in : out, count);
-            assertEquals("ipc-push", CollectivesDiagnostics.lastAlgorithm());
-            assertEquals(3, CollectivesDiagnostics.counter("gpuReductions") - gpu0, "three calls folded on the GPU");
-        }
-        assertTrue(TestWorld.allAgree(comm, true));
-    }
-
-    /**
      * Short allReduces of device buffers meet on the GPU, one kernel per rank: many rounds with inputs
      * that change every round (a slot reused too early shows as a wrong sum), in two types, with one
      * rank late now and then, and a close that does not wait (no peer reads a rank's scratch once its last round is done).
