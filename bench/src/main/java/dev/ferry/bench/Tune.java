@@ -294,7 +294,7 @@ public final class Tune {
         Point warm = time(b, WARM_SECONDS); // the planner's path warm, and its time per call for the batch size
         double perCall = warm.median() / 1e6;
         int calls = callsPerBatch(perCall), batches = batches(perCall);
-        double[][] t = new double[2][batches];
+        double[][] t = new double[2][batches], first = new double[2][batches];
         List<Map<String, Long>> ran = List.of(new LinkedHashMap<>(), new LinkedHashMap<>()); // the algorithms each side's batches ran
         try {
             CollectivesDiagnostics.force(comm, forced);
@@ -303,6 +303,11 @@ public final class Tune {
                 for (int turn = 0; turn < 2; turn++) {
                     int which = turn ^ (i & 1); // planned first in even pairs, forced first in odd ones: no side always goes first
                     CollectivesDiagnostics.force(comm, which == 0 ? null : forced);
+                    // the first call after a change of plan decides the plan again: apart, so that the batch times calls as a program runs them
+                    ctl.barrier();
+                    long t0 = System.nanoTime();
+                    b.call();
+                    first[which][i] = (System.nanoTime() - t0) / 1e3;
                     Map<String, Long> before = CollectivesDiagnostics.runs(comm);
                     t[which][i] = batch(b, calls);
                     Map<String, Long> side = ran.get(which);
@@ -316,8 +321,9 @@ public final class Tune {
             CollectivesDiagnostics.force(comm, null);
         }
         if (zero) {
-            System.out.printf(Locale.ROOT, "[tune] alternating %s %s: planned %s us, ran %s; forced %s %s us, ran %s%n", b.collective, label(b.bytes),
-                    Arrays.toString(t[0]), ran.get(0), forced, Arrays.toString(t[1]), ran.get(1));
+            System.out.printf(Locale.ROOT, "[tune] alternating %s %s: planned %s us (first call after planning %s), ran %s; forced %s %s us (first %s), ran %s%n",
+                    b.collective, label(b.bytes), Arrays.toString(t[0]), Arrays.toString(first[0]), ran.get(0), forced, Arrays.toString(t[1]),
+                    Arrays.toString(first[1]), ran.get(1));
         }
         Point[] p = new Point[2];
         for (int which = 0; which < 2; which++) {
