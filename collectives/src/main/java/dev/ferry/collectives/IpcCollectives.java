@@ -79,9 +79,12 @@ final class IpcCollectives {
     /**
      * A record: state, device, need and root, whether the rank can take the short allReduce, where
      * its GPU sits on the PCI bus, the offers of buffers A and B, the handle of the rank's
-     * interprocess event (zeros: none).
+     * interprocess event (zeros: none), the call's operation and bytes; last, whether every mapping
+     * the rank held at the end of its last call here is still held (the only field that
+     * {@link #repeats} does not compare).
      */
-    private static final int SHORT = 16, PCI = 20, A = 24, B = A + OFFER, EVENT = B + OFFER, OP = EVENT + 64, BYTES = OP + 8, RECORD = BYTES + 8;
+    private static final int SHORT = 16, PCI = 20, A = 24, B = A + OFFER, EVENT = B + OFFER, OP = EVENT + 64, BYTES = OP + 8, KEPT = BYTES + 8,
+            RECORD = KEPT + 8;
     /** Record states: some buffer in host memory (not a device collective), eligible, device memory that cannot take the path. */
     private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
 
@@ -99,6 +102,13 @@ final class IpcCollectives {
     private boolean warnedExport;
     /** TRUE once every rank mapped every peer (over one or more calls), FALSE once a rank could not map: null until either. */
     private Boolean verified;
+    /**
+     * The records of the last call for which every rank mapped what it needed (each record up to
+     * {@link #KEPT}), the same on every rank; null before the first.
+     */
+    private byte[] lastMapped;
+    /** This rank's IPC cache's {@link CudaIpcCache#closes} when the last call that every rank mapped released its mappings (-1: none yet). */
+    private long closesAtEnd = -1;
     /** Whether the last exchange of records found host memory on some rank (the same on every rank). */
     private boolean lastHost;
     /** reached[r][p]: rank r mapped rank p's memory in a call that every rank agreed on (null before the first). */
@@ -587,6 +597,8 @@ final class IpcCollectives {
         final List<CudaIpcCache.Mapping> mapped = new ArrayList<>();
         /** Every rank has an interprocess event and this rank opened every peer's. */
         boolean withEvents;
+        /** Every rank mapped what it needs: this call's records are {@link #lastMapped}, its mappings those that {@link #KEPT} speaks of. */
+        boolean everyRankMapped;
 
         Call(int n, CudaStream stream) {
             this.a = new long[n];
@@ -639,6 +651,7 @@ final class IpcCollectives {
         void release() {
             for (CudaIpcCache.Mapping m : mapped) rt.mappings().release(m);
             mapped.clear();
+            if (everyRankMapped) closesAtEnd = rt.mappings().closes();
         }
     }
 
@@ -673,6 +686,7 @@ final class IpcCollectives {
                 if (ob != null) write(m, B, ob);
                 byte[] h = eventHandle(device);
                 if (h != null) MemorySegment.copy(MemorySegment.ofArray(h), 0, m, EVENT, 64);
+                m.set(ValueLayout.JAVA_INT_UNALIGNED, KEPT, closesAtEnd >= 0 && rt.mappings().closes() == closesAtEnd ? 1 : 0);
             }
         }
         if (!exchangeAndAgree(what, type.bytes(count), state, device, need, root, why)) {
@@ -684,6 +698,7 @@ final class IpcCollectives {
         }
         // every pair this call maps already proven by an earlier agreement (the same answer on every rank, from the records)?
         boolean agree = verified == null && !proven(s, n);
+        boolean repeat = !agree && repeats(s, n);
         // map what this rank reads or writes
         Call c = new Call(n, rt.collectiveStream(device));
         boolean ok = true, eventsOk = events && offerEvents; // without this rank's offer its record holds no event
@@ -750,6 +765,10 @@ final class IpcCollectives {
                 }
                 return refuse(what, "a rank could not map or reach a peer's memory" + (failure != null ? " (here: " + failure + ")" : ""));
             }
+        } else if (repeat) {
+            // the last call's mappings, every one still held: found in the cache, they cannot fail (no meeting needed)
+            if (!ok) throw new IllegalStateException("rank " + me + ": " + what + " could not find a mapping that it held: " + failure);
+            rt.count("ipcRepeatedCalls");
         } else if (!mapped(ok)) {
             // every pair proven, yet a rank could not map what it needs (CUDA maps a block of an owner's memory once
             // per process, and another library here, such as a CUDA-aware MPI, may hold it): before any data moves,
@@ -760,7 +779,31 @@ final class IpcCollectives {
             return refuse(what, "a rank could not map a peer's memory" + (failure != null ? " (here: " + failure + ")" : ""));
         }
         c.withEvents = eventsOk;
+        c.everyRankMapped = true;
+        if (!repeat) lastMapped = recordsUpToKept(s, n);
         return c;
+    }
+
+    /**
+     * Whether this call maps exactly what the last mapped call did, and every rank still holds those
+     * mappings: every record the same as then (but {@link #KEPT}) and every rank's {@link #KEPT} set.
+     * The same answer on every rank, from the same records.
+     */
+    private boolean repeats(MemorySegment s, int n) {
+        if (lastMapped == null) return false;
+        MemorySegment last = MemorySegment.ofArray(lastMapped);
+        for (int r = 0; r < n; r++) {
+            long at = (long) r * RECORD;
+            if (s.get(ValueLayout.JAVA_INT_UNALIGNED, at + KEPT) != 1) return false;
+            if (MemorySegment.mismatch(s, at, at + KEPT, last, (long) r * KEPT, (long) (r + 1) * KEPT) >= 0) return false;
+        }
+        return true;
+    }
+
+    private static byte[] recordsUpToKept(MemorySegment s, int n) {
+        byte[] b = new byte[n * KEPT];
+        for (int r = 0; r < n; r++) MemorySegment.copy(s, ValueLayout.JAVA_BYTE, (long) r * RECORD, b, r * KEPT, KEPT);
+        return b;
     }
 
     /**

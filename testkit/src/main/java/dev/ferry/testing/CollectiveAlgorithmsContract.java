@@ -261,6 +261,31 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
     }
 
     /**
+     * A call on the buffers of the last mapped call finds every mapping it needs still held and skips
+     * the meeting after the mappings; a call on another input meets again; every sum is right.
+     */
+    @Test
+    void c_aCallOnTheLastCallsBuffersSkipsTheMeetingAfterMapping() {
+        assumeIpc(comm);
+        try (Communicator d = comm.duplicate()) {
+            CollectivesDiagnostics.force(d, "allReduce:ipc-fold");
+            int count = 3000;
+            Buffer in = alloc(Mem.DEVICE, 8L * count), out = alloc(Mem.DEVICE, 8L * count), other = alloc(Mem.DEVICE, 8L * count);
+            allReduceRankSums(d, in, out, count);
+            long repeats = CollectivesDiagnostics.counter("ipcRepeatedCalls");
+            allReduceRankSums(d, in, out, count);
+            allReduceRankSums(d, in, out, count);
+            assertEquals(2, CollectivesDiagnostics.counter("ipcRepeatedCalls") - repeats, "the same buffers again: no meeting after the mappings");
+            allReduceRankSums(d, other, out, count);
+            assertEquals(2, CollectivesDiagnostics.counter("ipcRepeatedCalls") - repeats, "another input: the ranks meet after mapping it");
+            allReduceRankSums(d, other, out, count);
+            assertEquals(3, CollectivesDiagnostics.counter("ipcRepeatedCalls") - repeats, "that input again: no meeting");
+            assertEquals("ipc-fold", CollectivesDiagnostics.lastAlgorithm());
+        }
+        assertTrue(TestWorld.allAgree(comm, true));
+    }
+
+    /**
      * Short allReduces of device buffers meet on the GPU, one kernel per rank: many rounds with inputs
      * that change every round (a slot reused too early shows as a wrong sum), in two types, with one
      * rank late now and then, and a close that does not wait (no peer reads a rank's scratch once its last round is done).

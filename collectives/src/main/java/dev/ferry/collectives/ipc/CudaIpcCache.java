@@ -186,6 +186,11 @@ public final class CudaIpcCache implements AutoCloseable {
         return entries.size();
     }
 
+    /** How many mappings this cache has closed so far: unchanged between two moments, every mapping held at the first is still held. */
+    public synchronized long closes() {
+        return closes;
+    }
+
     /** opens, hits, stale, evictions, closes. */
     public synchronized long[] stats() {
         return new long[] {opens, hits, stale, evictions, closes};
