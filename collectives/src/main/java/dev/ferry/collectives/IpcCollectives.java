@@ -79,8 +79,8 @@ final class IpcCollectives {
     /**
      * A record: state, device, need and root, whether the rank can take the short allReduce, where
      * its GPU sits on the PCI bus, the offers of buffers A and B, the handle of the rank's
-     * interprocess event (zeros: none), the call's operation and bytes; last, whether every mapping
-     * the rank held at the end of its last call here is still held (the only field that
+     * interprocess event (zeros: none), the call's operation and bytes; last, whether the rank still
+     * holds every mapping of the last call that every rank mapped (the only field that
      * {@link #repeats} does not compare).
      */
     private static final int SHORT = 16, PCI = 20, A = 24, B = A + OFFER, EVENT = B + OFFER, OP = EVENT + 64, BYTES = OP + 8, KEPT = BYTES + 8,

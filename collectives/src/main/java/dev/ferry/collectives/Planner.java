@@ -174,7 +174,7 @@ public final class Planner implements AutoCloseable {
      * The plan of calls of {@code shape}: {@code order} as {@link #plan} gives it, and whether
      * {@code ferry.collectives} named its one algorithm.
      */
-    private record Plan(Shape shape, Algorithm[] order, boolean chosenBySetting) {
+    private record Plan(Shape shape, Algorithm[] order, boolean chosenBySetting, int[] slots) {
     }
 
     /** {@link #plan}, with whether the setting chose it: without the lock when the collective's last plan was for this shape. */
@@ -183,7 +183,9 @@ public final class Planner implements AutoCloseable {
         if (p != null && p.shape().equals(s)) return p;
         synchronized (this) {
             Algorithm[] order = plan(s);
-            p = new Plan(s, order, order.length == 1 && forced(s.collective()) != null);
+            int[] slots = new int[order.length]; // where each algorithm of the order counts its runs
+            for (int i = 0; i < order.length; i++) slots[i] = algorithms.indexOf(order[i]);
+            p = new Plan(s, order, order.length == 1 && forced(s.collective()) != null, slots);
             lastPlans.set(s.collective().ordinal(), p);
             return p;
         }
@@ -269,7 +271,8 @@ public final class Planner implements AutoCloseable {
         Algorithm[] order = plan.order();
         boolean chosenBySetting = plan.chosenBySetting();
         boolean hostSeen = false; // an agreement found host memory on some rank: device-only algorithms are passed over
-        for (Algorithm a : order) {
+        for (int i = 0; i < order.length; i++) {
+            Algorithm a = order[i];
             if (hostSeen && a.needsDevice() && !chosenBySetting) continue;
             if (a.agreement() == Algorithm.Agreement.VOTE) {
                 boolean takes = a.takes(call), device = allDevice(call);
@@ -283,7 +286,7 @@ public final class Planner implements AutoCloseable {
             dev.ferry.flight.CurrentCall.algorithm(a.name());
             if (a.run(call)) {
                 LAST.set(a.name());
-                runs.incrementAndGet(algorithms.indexOf(a));
+                runs.incrementAndGet(plan.slots()[i]);
                 if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
                     LOG.log(System.Logger.Level.DEBUG, () -> "rank " + group.rank() + ": " + call + " on " + a.name() + explain(a, call.shape()));
                 }
