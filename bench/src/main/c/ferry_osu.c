@@ -32,6 +32,10 @@
  *   impl,bench,mem,size,ranks,window,reps,iterations,median_us,min_us,max_us,p10_us,p90_us
  * Quantiles interpolate linearly between order statistics (position q * (n - 1)), as Stats.java.
  *
+ * Thread level: MPI_THREAD_SINGLE; FERRY_OSU_THREAD=multiple asks for MPI_THREAD_MULTIPLE, the level
+ * Ferry's backends ask for, to tell the library's cost of that level from Ferry's own (a '#' line
+ * names the level given).
+ *
  * Build: mpicc -O2 -o ferry-osu ferry_osu.c -ldl -lm   (bench/src/main/c/build.sh does it)
  */
 #define _GNU_SOURCE
@@ -417,7 +421,8 @@ static void usage(void) {
             "       [--mem pageable,pinned,device]\n"
             "       [--sizes 8,32,...] [--warmup N] [--iterations N] [--batch-bytes N] [--min-reps N] [--max-reps N]\n"
             "       [--window-bytes N] [--max-window N] [--out FILE] [--time-limit SECONDS]\n"
-            "The arguments for a Java suite: java -cp ... dev.ferry.bench.BenchMain --suite quick --print-native-args\n");
+            "The arguments for a Java suite: java -cp ... dev.ferry.bench.BenchMain --suite quick --print-native-args\n"
+            "Environment: FERRY_OSU_THREAD=multiple initializes MPI with MPI_THREAD_MULTIPLE (default MPI_THREAD_SINGLE).\n");
 }
 
 int main(int argc, char **argv) {
@@ -471,7 +476,9 @@ int main(int argc, char **argv) {
 
     cuda_init();
     int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    const char *thread = getenv("FERRY_OSU_THREAD");
+    int multiple = thread != NULL && strcmp(thread, "multiple") == 0;
+    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
 
@@ -502,6 +509,9 @@ int main(int argc, char **argv) {
         strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
         fprintf(out, "# ferry-osu: %s; %d ranks; %s; %s\n", lib, world_size,
                 cuda_ok ? "CUDA driver loaded" : cuda_why, date);
+        fprintf(out, "# thread level asked %s, given %s\n", multiple ? "MPI_THREAD_MULTIPLE" : "MPI_THREAD_SINGLE",
+                provided == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                : provided == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SINGLE");
         for (int m = 0; m < 3; m++) {
             if (mems[m] && !agreed[m]) {
                 fprintf(out, "# skip %s: %s\n", mem_names[m], why[m][0] ? why[m] : "unavailable on another rank");

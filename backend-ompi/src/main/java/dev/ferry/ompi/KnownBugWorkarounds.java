@@ -3,34 +3,47 @@
 
 package dev.ferry.ompi;
 
+import dev.ferry.DataType;
+import dev.ferry.ReduceOp;
 import dev.ferry.spi.ProcessEnvironment;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * MCA settings that keep Open MPI's results correct, applied to the process environment before
- * MPI_Init (Open MPI reads {@code OMPI_MCA_*} variables there). A setting the user made is never
- * overridden.
+ * What backend ompi does about Open MPI bugs that would give wrong results. A setting the user made
+ * is never overridden.
  *
  * <ul>
- *   <li>{@code OMPI_MCA_op=^avx}: the AVX reduction kernels of Open MPI 4.1.x add 8- and 16-bit
- *       integers with saturating instructions, so MPI_SUM over MPI_UINT8_T returns 255 where
- *       the sum wraps (open-mpi/ompi#8045; seen here with Debian's 4.1.4 and 4 ranks: 94+59+24+86
- *       gave 255 instead of 7). The plain C kernels are correct and only slightly slower.</li>
+ *   <li>The AVX reduction kernels of Open MPI 4.1.x ({@code op/avx}) add 8- and 16-bit integers
+ *       with saturating instructions, so MPI_SUM over MPI_UINT8_T returns 255 where the sum wraps
+ *       (open-mpi/ompi#8045, closed as won't fix; seen here with Debian's 4.1.4 and 4 ranks:
+ *       94+59+24+86 gave 255 instead of 7). Ferry never hands Open MPI a sum or product of BYTE or
+ *       SHORT ({@link #libraryReduces}): the collectives planner folds those itself, with the
+ *       wrapping arithmetic of {@code HostReduction}. The kernels stay on for every other type:
+ *       turning the component off ({@code OMPI_MCA_op=^avx}, as Ferry did before) made Open MPI's
+ *       allReduce of doubles about 1.2 × slower from 64 KiB to 1 MiB on 2 ranks
+ *       (bench/results/2026-11-27-cpu-host-targets.md).</li>
  * </ul>
  */
 final class KnownBugWorkarounds {
     private KnownBugWorkarounds() {
     }
 
-    /** Applies the settings; returns a description of each one applied (for the probe report). */
+    /** What Ferry does instead of asking Open MPI, for the probe report. */
+    static final String SMALL_INTEGER_REDUCTIONS = "SUM and PROD of BYTE and SHORT folded by Ferry, not Open MPI "
+            + "(saturating 8/16-bit sums of op/avx, open-mpi/ompi#8045)";
+
+    /** Prepares the process environment before MPI_Init; returns a description of each workaround in force (for the probe report). */
     static List<String> apply() {
         List<String> applied = new ArrayList<>();
-        String why = "saturating 8/16-bit sums of op/avx, open-mpi/ompi#8045";
-        if (ProcessEnvironment.setIfUnset("OMPI_MCA_op", "^avx", why)) {
-            applied.add("OMPI_MCA_op=^avx (" + why + ")");
-        }
+        applied.add(SMALL_INTEGER_REDUCTIONS);
         ProcessEnvironment.prepareForCuda(); // before MPI_Init, where a CUDA-aware Open MPI starts the CUDA driver
         return applied;
+    }
+
+    /** False for the reductions Open MPI may get wrong: SUM and PROD of the 8- and 16-bit integer types. */
+    static boolean libraryReduces(DataType type, ReduceOp op) {
+        boolean small = type == DataType.BYTE || type == DataType.SHORT;
+        return !(small && (op == ReduceOp.SUM || op == ReduceOp.PROD));
     }
 }

@@ -3,6 +3,8 @@
 
 package dev.ferry.ompi;
 
+import dev.ferry.DataType;
+import dev.ferry.ReduceOp;
 import dev.ferry.cuda.Cuda;
 import dev.ferry.mpi.FfmTransport;
 import dev.ferry.mpi.Mpi;
@@ -30,6 +32,12 @@ final class OmpiFfmTransport extends FfmTransport {
     @Override
     protected FfmTransport create(long newComm) {
         return new OmpiFfmTransport(runtime, newComm, true);
+    }
+
+    /** Open MPI's own reductions, but for those it may get wrong ({@link KnownBugWorkarounds#libraryReduces}). */
+    @Override
+    protected boolean mpiReduces(DataType type, ReduceOp op) {
+        return KnownBugWorkarounds.libraryReduces(type, op) && super.mpiReduces(type, op);
     }
 
     @Override

@@ -59,6 +59,12 @@ final class OmpiJavaTransport extends BindingTransport {
         return comm;
     }
 
+    /** Open MPI's own reductions, but for those it may get wrong ({@link KnownBugWorkarounds#libraryReduces}). */
+    @Override
+    protected boolean mpiReduces(DataType type, ReduceOp op) {
+        return KnownBugWorkarounds.libraryReduces(type, op) && super.mpiReduces(type, op);
+    }
+
     @Override
     public boolean supportsDeviceBuffers() {
         return runtime.cuda.cudaAware() && Cuda.isAvailable();

@@ -109,6 +109,8 @@ final class HierarchicalReductions implements Algorithm {
     public String unfit(Shape s, Topology t) {
         if (t.nodes() < 2) return "one node";
         if (t.nodes() == t.size()) return "one rank per node (the chain serves that)";
+        // the fold within a node is the MPI's own reduce
+        if (!group.mover().reduces(s.type(), s.op())) return "the MPI does not reduce " + s.type() + " with " + s.op() + " here";
         return chain.unfit(s, t);
     }
 

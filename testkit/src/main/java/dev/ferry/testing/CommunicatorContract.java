@@ -969,6 +969,61 @@ public abstract class CommunicatorContract extends RankContract {
         }
     }
 
+    /** Rank {@code rank}'s element {@code i} for {@link #c_smallIntegerSumsAndProductsWrap}: large enough that two ranks overflow the type. */
+    private static long overflowing(DataType t, ReduceOp op, int rank, long i) {
+        if (t == DataType.BYTE) return op == ReduceOp.SUM ? 200 + (i + rank) % 50 : 20 + (i + rank) % 7;
+        return op == ReduceOp.SUM ? 20000 + (i * 7 + rank) % 1000 : 300 + (i + rank) % 7;
+    }
+
+    /** {@link #overflowing} of ranks {@code from} to {@code to - 1} reduced with the type's wrapping arithmetic, as {@link Data#get} reads it. */
+    private static long wrapped(DataType t, ReduceOp op, int from, int to, long i) {
+        long acc = op == ReduceOp.SUM ? 0 : 1;
+        for (int r = from; r < to; r++) acc = op == ReduceOp.SUM ? acc + overflowing(t, op, r, i) : acc * overflowing(t, op, r, i);
+        return t == DataType.BYTE ? acc & 0xFF : (short) acc;
+    }
+
+    /**
+     * Sums and products of BYTE and SHORT that overflow wrap, in every reducing collective: 1001
+     * elements, enough for a library's vector kernels (Open MPI 4.1's AVX kernels saturate instead:
+     * open-mpi/ompi#8045).
+     */
+    @ParameterizedTest
+    @EnumSource(Mem.class)
+    void c_smallIntegerSumsAndProductsWrap(Mem m) {
+        m.assume(comm);
+        int count = 1001, root = size - 1;
+        for (DataType t : new DataType[] {DataType.BYTE, DataType.SHORT}) {
+            for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.PROD}) {
+                HostBuffer in = HostBuffer.allocate(t.bytes((long) count * size));
+                closeAfter(in);
+                for (long i = 0; i < (long) count * size; i++) Data.put(in.segment(), t, i, overflowing(t, op, rank, i));
+                byte[] mine = Mem.read(in);
+                String what = op + " of " + t;
+                Buffer all = poisoned(m, t.bytes(count));
+                comm.allReduce(filled(m, mine), all, count, t, op);
+                Buffer atRoot = rank == root ? poisoned(m, t.bytes(count)) : null;
+                comm.reduce(filled(m, mine), atRoot, count, t, op, root);
+                Buffer scanned = poisoned(m, t.bytes(count));
+                comm.scan(filled(m, mine), scanned, count, t, op);
+                Buffer exscanned = poisoned(m, t.bytes(count));
+                comm.exscan(filled(m, mine), exscanned, count, t, op);
+                Buffer block = poisoned(m, t.bytes(count));
+                comm.reduceScatterBlock(filled(m, mine), block, count, t, op);
+                MemorySegment a = MemorySegment.ofArray(Mem.read(all)), s = MemorySegment.ofArray(Mem.read(scanned));
+                MemorySegment e = MemorySegment.ofArray(Mem.read(exscanned)), b = MemorySegment.ofArray(Mem.read(block));
+                MemorySegment r = rank == root ? MemorySegment.ofArray(Mem.read(atRoot)) : null;
+                for (int i = 0; i < count; i++) {
+                    assertEquals(wrapped(t, op, 0, size, i), (long) Data.get(a, t, i), "allReduce " + what + ", element " + i);
+                    if (r != null) assertEquals(wrapped(t, op, 0, size, i), (long) Data.get(r, t, i), "reduce " + what + ", element " + i);
+                    assertEquals(wrapped(t, op, 0, rank + 1, i), (long) Data.get(s, t, i), "scan " + what + ", element " + i);
+                    if (rank > 0) assertEquals(wrapped(t, op, 0, rank, i), (long) Data.get(e, t, i), "exscan " + what + ", element " + i);
+                    long at = (long) rank * count + i;
+                    assertEquals(wrapped(t, op, 0, size, at), (long) Data.get(b, t, i), "reduceScatterBlock " + what + ", element " + i);
+                }
+            }
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(Mem.class)
     void c_minlocAndMaxlocOnEveryPairType(Mem m) {
