@@ -206,7 +206,7 @@ step_patterns() { conformance_table "Application patterns and conformance, ranks
 # the conformance suite's newer families one group per job (a hang ends only its own job), 2 ranks on GPU 0
 isolate_rows() {
     local t=-Dferry.test.perTestTimeout=45 i=0 g
-    for g in 'c_reduceNew|c_minloc|e_operators' 'f_' 'g_' 'p2p_trunc'; do
+    for g in 'c_reduceNew|c_smallInteger|c_minloc|e_operators' 'f_' 'g_' 'p2p_trunc'; do
         i=$((i + 1))
         suite iso$i-ompi-cuda cuda 2 dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0 "-Dferry.test.include=$g" "$t"
         suite iso$i-staged-sys sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 "-Dferry.test.include=$g" "$t"

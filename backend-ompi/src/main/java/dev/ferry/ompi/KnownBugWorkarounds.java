@@ -20,9 +20,9 @@ import java.util.List;
  *       94+59+24+86 gave 255 instead of 7). Ferry never hands Open MPI a sum or product of BYTE or
  *       SHORT ({@link #libraryReduces}): the collectives planner folds those itself, with the
  *       wrapping arithmetic of {@code HostReduction}. The kernels stay on for every other type:
- *       turning the component off ({@code OMPI_MCA_op=^avx}, as Ferry did before) made Open MPI's
- *       allReduce of doubles about 1.2 × slower from 64 KiB to 1 MiB on 2 ranks
- *       (bench/results/2026-11-27-cpu-host-targets.md).</li>
+ *       turning the component off ({@code OMPI_MCA_op=^avx}) makes Open MPI's
+ *       allReduce of doubles 1.1 to 1.25 × slower from 64 KiB to 1 MiB on 2 ranks
+ *       (bench/results/2026-11-28-cpu-host-targets.md).</li>
  * </ul>
  */
 final class KnownBugWorkarounds {
