@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The Ferry authors
 //
-// The bound on a two-GPU allReduce of 256 MiB of doubles (bench/results/2026-11-27-h200x2-allreduce-link-bound.md):
-// copy-engine pulls in pieces, each folded locally as it lands, with the pushes back after, per piece
-// or interleaved, against ipc-sliced's fold-then-push; ends with a check of one pipeline's sums.
+// The bound on a two-GPU allReduce of 256 MiB of doubles (bench/results/2026-11-27-h200x2-allreduce-link-bound.md).
+//   ./fold variants    the fold kernel's variants (unrolling, blocks, read-only loads, contiguous chunks) reading the
+//                      peer across NVLink, against copies by the copy engines and by the cores, and the split of one
+//                      slice between a copy-engine pull and a remote fold (run 1)
+//   ./fold pipelines   copy-engine pulls in pieces, each folded locally as it lands, with the pushes back after, per
+//                      piece or interleaved, against ipc-sliced's fold-then-push; ends with a check of one pipeline's
+//                      sums (runs 2 and 3)
 // One process drives both GPUs (peer access on), each GPU doing rank d's half as ipc-sliced does; time = host wall
 // clock from launch to both streams done, median of 15 after 3 warm-ups.
-//   nvcc -O3 -arch=sm_90 -std=c++17 -o fold fold-pipelines.cu && ./fold      (a node with two GPUs joined by NVLink)
+//   nvcc -O3 -arch=sm_90 -std=c++17 -o fold fold.cu      (a node with two GPUs joined by NVLink)
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cuda_runtime.h>
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s line %d\n", #x, cudaGetErrorString(e), __LINE__); exit(1);} } while (0)
 
@@ -92,16 +97,53 @@ template <int U, int NC> void runFold(int blocksPerSm, int threads, bool both) {
         fold<U, NC><<<blocksPerSm * sms, threads, 0, st[d]>>>(outb[d] + d * N, in[d] + d * N, in[p] + d * N, N); CK(cudaGetLastError()); } });
 }
 
-int main() {
-    int n; CK(cudaGetDeviceCount(&n)); if (n < 2) { printf("need 2 GPUs\n"); return 1; }
-    cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0)); sms = pr.multiProcessorCount;
-    printf("%s, %d SMs\n", pr.name, sms);
-    for (int d = 0; d < 2; d++) {
-        CK(cudaSetDevice(d)); CK(cudaDeviceEnablePeerAccess(1 - d, 0));
-        CK(cudaMalloc(&in[d], BYTES)); CK(cudaMalloc(&outb[d], BYTES)); CK(cudaMalloc(&scr[d], BYTES));
-        CK(cudaMemset(in[d], 0, BYTES)); CK(cudaStreamCreateWithFlags(&st[d], cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&st2[d], cudaStreamNonBlocking));
+static void variants() {
+    // baselines
+    timeit("CE peer copy 256 MiB one way (0<-1)", [&] { CK(cudaSetDevice(0)); CK(cudaMemcpyAsync(scr[0], in[1], BYTES, cudaMemcpyDefault, st[0])); });
+    timeit("CE pull 128 MiB both ways", [&] { for (int d = 0; d < 2; d++) { CK(cudaSetDevice(d)); CK(cudaMemcpyAsync(scr[d], in[1 - d], HALF, cudaMemcpyDefault, st[d])); } });
+    timeit("CE push 128 MiB both ways", [&] { for (int d = 0; d < 2; d++) { CK(cudaSetDevice(d)); CK(cudaMemcpyAsync(outb[1 - d] + d * N, outb[d] + d * N, HALF, cudaMemcpyDefault, st[d])); } });
+    timeit("SM pull copy 128 MiB both ways 8xSM", [&] { for (int d = 0; d < 2; d++) { CK(cudaSetDevice(d)); copyk<<<8 * sms, 256, 0, st[d]>>>((uint4*) scr[d], (const uint4*) in[1 - d], HALF / 16); } });
+    timeit("SM push copy 128 MiB both ways 8xSM", [&] { for (int d = 0; d < 2; d++) { CK(cudaSetDevice(d)); copyk<<<8 * sms, 256, 0, st[d]>>>((uint4*) scr[1 - d], (const uint4*) in[d], HALF / 16); } });
+    runFold<1, 0>(8, 256, false);
+    runFold<1, 0>(8, 256, true);
+    runFold<2, 0>(8, 256, true);
+    runFold<4, 0>(8, 256, true);
+    runFold<8, 0>(4, 256, true);
+    runFold<4, 0>(4, 256, true);
+    runFold<4, 0>(2, 512, true);
+    runFold<2, 0>(4, 512, true);
+    runFold<1, 1>(8, 256, true);
+    runFold<4, 1>(8, 256, true);
+    runFold<4, 0>(16, 256, true);
+    runFold<1, 0>(32, 256, true);
+    for (int U : {1, 2, 4}) for (int bps : {4, 8, 16}) {
+        char name[128]; snprintf(name, sizeof name, "foldChunk U=%d %dxSM x256 both", U, bps);
+        timeit(name, [&] { for (int d = 0; d < 2; d++) { CK(cudaSetDevice(d)); int p = 1 - d;
+            if (U == 1) foldChunk<1><<<bps * sms, 256, 0, st[d]>>>(outb[d] + d * N, in[d] + d * N, in[p] + d * N, N);
+            else if (U == 2) foldChunk<2><<<bps * sms, 256, 0, st[d]>>>(outb[d] + d * N, in[d] + d * N, in[p] + d * N, N);
+            else foldChunk<4><<<bps * sms, 256, 0, st[d]>>>(outb[d] + d * N, in[d] + d * N, in[p] + d * N, N); } });
     }
+    // whole sliced allReduce: fold then CE push, each GPU on its stream (no barrier needed: push writes peer's out)
+    auto sliced = [&](auto kern, int bps) { for (int d = 0; d < 2; d++) { CK(cudaSetDevice(d)); int p = 1 - d;
+        kern<<<bps * sms, 256, 0, st[d]>>>(outb[d] + d * N, in[d] + d * N, in[p] + d * N, N);
+        CK(cudaMemcpyAsync(outb[p] + d * N, outb[d] + d * N, HALF, cudaMemcpyDefault, st[d])); } };
+    timeit("sliced: fold U1 8xSM + CE push", [&] { sliced(fold<1, 0>, 8); });
+    timeit("sliced: fold U4 8xSM + CE push", [&] { sliced(fold<4, 0>, 8); });
+    timeit("sliced: fold U2 8xSM + CE push", [&] { sliced(fold<2, 0>, 8); });
+    // split: CE pulls fraction f of peer slice into scratch while kernel folds the rest remotely; then local fold of the pulled part
+    for (int pct : {25, 40, 50}) {
+        long long nf = (N * pct / 100) & ~1LL, nr = N - nf;
+        char name[128]; snprintf(name, sizeof name, "split fold: CE pulls %d%% + remote fold rest", pct);
+        cudaEvent_t ev[2]; for (int d = 0; d < 2; d++) { CK(cudaSetDevice(d)); CK(cudaEventCreateWithFlags(&ev[d], cudaEventDisableTiming)); }
+        timeit(name, [&] { for (int d = 0; d < 2; d++) { CK(cudaSetDevice(d)); int p = 1 - d;
+            CK(cudaMemcpyAsync(scr[d], in[p] + d * N + nr, nf * 8, cudaMemcpyDefault, st2[d])); CK(cudaEventRecord(ev[d], st2[d]));
+            fold<1, 0><<<8 * sms, 256, 0, st[d]>>>(outb[d] + d * N, in[d] + d * N, in[p] + d * N, nr);
+            CK(cudaStreamWaitEvent(st[d], ev[d], 0));
+            fold<1, 0><<<8 * sms, 256, 0, st[d]>>>(outb[d] + d * N + nr, in[d] + d * N + nr, scr[d], nf); } });
+    }
+}
 
+static void pipelines() {
     timeit("CE push 128 MiB both ways", [&] { for (int d = 0; d < 2; d++) { CK(cudaSetDevice(d)); CK(cudaMemcpyAsync(outb[1 - d] + d * N, outb[d] + d * N, HALF, cudaMemcpyDefault, st[d])); } });
     auto sliced = [&](auto kern, int bps) { for (int d = 0; d < 2; d++) { CK(cudaSetDevice(d)); int p = 1 - d;
         kern<<<bps * sms, 256, 0, st[d]>>>(outb[d] + d * N, in[d] + d * N, in[p] + d * N, N);
@@ -162,5 +204,20 @@ int main() {
         long long bad = 0; for (int d = 0; d < 2; d++) { std::vector<double> h(2 * N); CK(cudaSetDevice(d)); CK(cudaMemcpy(h.data(), outb[d], BYTES, cudaMemcpyDefault)); for (auto v : h) bad += v != 3.0; }
         printf("check: %lld wrong elements\n", bad);
     }
+}
+
+int main(int argc, char** argv) {
+    const char* what = argc > 1 ? argv[1] : "";
+    if (strcmp(what, "variants") != 0 && strcmp(what, "pipelines") != 0) { printf("usage: fold variants|pipelines\n"); return 2; }
+    int n; CK(cudaGetDeviceCount(&n)); if (n < 2) { printf("need 2 GPUs\n"); return 1; }
+    cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0)); sms = pr.multiProcessorCount;
+    printf("%s, %d SMs\n", pr.name, sms);
+    for (int d = 0; d < 2; d++) {
+        CK(cudaSetDevice(d)); CK(cudaDeviceEnablePeerAccess(1 - d, 0));
+        CK(cudaMalloc(&in[d], BYTES)); CK(cudaMalloc(&outb[d], BYTES)); CK(cudaMalloc(&scr[d], BYTES));
+        CK(cudaMemset(in[d], 0, BYTES)); CK(cudaStreamCreateWithFlags(&st[d], cudaStreamNonBlocking)); CK(cudaStreamCreateWithFlags(&st2[d], cudaStreamNonBlocking));
+    }
+
+    if (strcmp(what, "variants") == 0) variants(); else pipelines();
     return 0;
 }
