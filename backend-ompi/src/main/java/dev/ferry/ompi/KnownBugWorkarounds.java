@@ -10,8 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What backend ompi does about Open MPI bugs that would give wrong results. A setting the user made
- * is never overridden.
+ * What backend ompi does about Open MPI bugs that would give wrong results.
  *
  * <ul>
  *   <li>The AVX reduction kernels of Open MPI 4.1.x ({@code op/avx}) add 8- and 16-bit integers
