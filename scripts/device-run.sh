@@ -212,7 +212,7 @@ isolate_rows() {
         suite iso$i-staged-sys sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 "-Dferry.test.include=$g" "$t"
     done
 }
-# the operations added in the fifth session with device buffers, ranks sharing GPU 0 (MPS=1): probes,
+# the newer operations with device buffers, ranks sharing GPU 0 (MPS=1): probes,
 # matched messages and request sets (ProbeAndRequestsContract), vector and prefix collectives
 # (CollectiveVariantsContract), non-blocking collectives (CommunicatorContract h_)
 ops_rows() {
@@ -243,7 +243,7 @@ ompi_device_rows() {
 }
 step_ompi-device() { conformance_table "Every ompi suite with device buffers, ranks sharing GPU 0 (MPS: ${MPS:-0})" ompi_device_rows; }
 
-# the last rows of a session: the full suites once more on the final code, 2 and 4 ranks on GPU 0 (MPS=1)
+# the closing rows of a GPU run: the full suites once more on the final code, 2 and 4 ranks on GPU 0 (MPS=1)
 final_rows() {
     local t=-Dferry.test.perTestTimeout=60
     suite final-staged-sys-np2 sys 2 dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 "$t"
