@@ -126,6 +126,12 @@ public final class NcclCollectives implements Algorithm {
         return true;
     }
 
+    /** NCCL moves the data; the backend only carries the unique id at the first call. */
+    @Override
+    public boolean timedWithBackend() {
+        return false;
+    }
+
     /** This rank's buffers are device memory of its GPU (a null buffer, insignificant here, counts as such). */
     @Override
     public boolean takes(CollectiveCall c) {

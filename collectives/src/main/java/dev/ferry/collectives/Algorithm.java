@@ -60,6 +60,17 @@ public interface Algorithm extends AutoCloseable {
     }
 
     /**
+     * True when its time depends on the backend's MPI library, because it moves data through the
+     * backend's transport (the library's own collectives, point-to-point, host staging): a time a
+     * table measured under another backend says nothing of it here, and the planner takes it as
+     * unmeasured. False for an algorithm that moves the data by itself (CUDA IPC, NCCL), whose
+     * times hold under every backend.
+     */
+    default boolean timedWithBackend() {
+        return true;
+    }
+
+    /**
      * Rank order among algorithms that no cost table times (lower first), and so the choice where
      * no table applies; the backend's own collectives are 0.
      */

@@ -34,7 +34,9 @@ import java.util.TreeMap;
  *
  * <p>A call is costed from the rows of the closest measured setting ({@link #closest}): GPU rows
  * for ranks with GPUs, host rows for ranks without; the same placement of ranks on GPUs, GPU model,
- * backend and number of ranks where measured, else the nearest. An algorithm's times are made
+ * backend and number of ranks where measured, else the nearest (the planner takes the rows of
+ * another backend for the algorithms whose times do not depend on it only:
+ * {@link Algorithm#timedWithBackend}). An algorithm's times are made
  * non-decreasing in size as they are read (a point above a larger size's is taken as noise).
  * Between two measured sizes the time is interpolated on a log-log scale; below the smallest it is
  * the smallest's; above the largest it grows in proportion to the bytes.

@@ -137,6 +137,12 @@ final class IpcAlgorithms {
             return Agreement.WITHIN;
         }
 
+        /** The data moves through CUDA IPC (the ranks meet on the node's board), never through the backend. */
+        @Override
+        public boolean timedWithBackend() {
+            return false;
+        }
+
         @Override
         public boolean needsDevice() {
             return true;

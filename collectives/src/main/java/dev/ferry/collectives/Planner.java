@@ -155,9 +155,20 @@ public final class Planner implements AutoCloseable {
         return a;
     }
 
-    /** The cost of {@code a} for {@code s} in microseconds from the table; NaN when not measured. */
+    /**
+     * The cost of {@code a} for {@code s} in microseconds from the table; NaN when not measured, or
+     * measured under another backend than this communicator's where the time depends on it
+     * ({@link Algorithm#timedWithBackend}: a table of {@code ompi} times the CUDA-aware MPI's own
+     * collectives, which {@code staged} does not run).
+     */
     public synchronized double cost(Algorithm a, Shape s) {
+        if (otherBackend(a)) return Double.NaN;
         return table.micros(setting, a.name(), s);
+    }
+
+    /** True when the setting's times were measured under another backend and {@code a}'s time depends on the backend. */
+    private boolean otherBackend(Algorithm a) {
+        return setting != null && a.timedWithBackend() && !setting.backend().equals(backend);
     }
 
     /** The algorithms to try for calls of {@code s}, best first, ending with one that takes any buffers. */
@@ -310,7 +321,10 @@ public final class Planner implements AutoCloseable {
 
     private String explain(Algorithm a, Shape s) {
         double c = cost(a, s);
-        return Double.isNaN(c) ? " (no measured cost; by preference)" : String.format(Locale.ROOT, " (%.1f us measured, table %s)", c, setting);
+        if (Double.isNaN(c)) {
+            return otherBackend(a) ? " (measured under backend " + setting.backend() + " only; by preference)" : " (no measured cost; by preference)";
+        }
+        return String.format(Locale.ROOT, " (%.1f us measured, table %s)", c, setting);
     }
 
     /** Notes {@code name} as this thread's last algorithm: a collective it enqueued on a stream. */
@@ -331,7 +345,9 @@ public final class Planner implements AutoCloseable {
     public List<String> describe(long[] sizes, dev.ferry.DataType type) {
         List<String> out = new ArrayList<>();
         out.add("topology: " + group.topology().describe() + "; costs: " + (setting == null ? "no measured table for this placement (by preference)"
-                : setting + " (" + table.origin(setting) + ")") + (forcedText != null ? "; ferry.collectives=" + forcedText : ""));
+                : setting + " (" + table.origin(setting) + ")" + (setting.backend().equals(backend) ? ""
+                        : ", of which this backend (" + backend + ") takes the times of CUDA IPC and NCCL only"))
+                + (forcedText != null ? "; ferry.collectives=" + forcedText : ""));
         for (Collective c : Collective.values()) {
             if (c.vector()) continue;
             StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-14s", c.label()));

@@ -85,6 +85,65 @@ class PlannerTest {
         assertTrue(Double.isNaN(p.cost(any, allReduce(8))), "native has no row here");
     }
 
+    /** An allReduce algorithm that moves the data by itself, as CUDA IPC does: its times hold under every backend. */
+    private record ByItself(String name) implements Algorithm {
+        @Override
+        public String description() {
+            return name;
+        }
+
+        @Override
+        public boolean carries(Collective c) {
+            return c == Collective.ALL_REDUCE;
+        }
+
+        @Override
+        public String unfit(Shape s, Topology t) {
+            return null;
+        }
+
+        @Override
+        public Algorithm.Agreement agreement() {
+            return Algorithm.Agreement.WITHIN;
+        }
+
+        @Override
+        public int preference() {
+            return 40;
+        }
+
+        @Override
+        public boolean timedWithBackend() {
+            return false;
+        }
+
+        @Override
+        public boolean run(CollectiveCall call) {
+            return true;
+        }
+    }
+
+    @Test
+    void aTimeOfTheBackendsOwnCollectiveAppliesOnlyUnderTheBackendThatMeasuredIt() {
+        // as the table of 4 ranks sharing an H200 under ompi at 64 MiB: the CUDA-aware MPI's own collective a little ahead of IPC;
+        // under staged, native is the host-staged pipeline, which took 20 times as long there
+        CostTable t = CostTable.of("test", List.of(
+                "H200\tone-per-rank\t2\tompi\tallReduce\tnative\t67108864\t524",
+                "H200\tone-per-rank\t2\tompi\tallReduce\tipc\t67108864\t531"));
+        Algorithm nat = new Fixed("native", Algorithm.Agreement.NONE, 0, null);
+        Algorithm ipc = new ByItself("ipc");
+        Group g = new Group(new OneRankHostTransport(new ArrayList<>()), TWO_GPUS);
+        Planner underOmpi = new Planner(g, List.of(nat, ipc), t, "ompi", null, null, false);
+        assertArrayEquals(new Algorithm[] {nat}, underOmpi.plan(allReduce(64 << 20)), "measured under ompi: its own collective is the cheapest");
+        Planner underStaged = new Planner(g, List.of(nat, ipc), t, "staged", null, null, false);
+        assertEquals("H200 one-per-rank 2 ranks ompi", underStaged.setting().toString(), "the closest table is still ompi's");
+        assertTrue(Double.isNaN(underStaged.cost(nat, allReduce(64 << 20))), "ompi's time of native says nothing of staged's");
+        assertEquals(531.0, underStaged.cost(ipc, allReduce(64 << 20)), 1e-9, "IPC's time holds under every backend");
+        assertArrayEquals(new Algorithm[] {ipc, nat}, underStaged.plan(allReduce(64 << 20)), "the measured IPC first, then the unmeasured native");
+        assertTrue(underStaged.describe(new long[] {64 << 20}, DataType.DOUBLE).stream().anyMatch(l -> l.startsWith("allReduce") && l.endsWith(" 64M:ipc")),
+                "doctor's plan names ipc");
+    }
+
     @Test
     void withoutATableThePreferenceDecidesAndUnfitAlgorithmsAreLeftOut() {
         Algorithm any = new Fixed("native", Algorithm.Agreement.NONE, 0, null);
