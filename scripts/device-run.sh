@@ -37,6 +37,8 @@
 #                                        (nccl: NCCL_LIB=/path/libnccl.so.2 when the machine's NCCL is not found)
 #                                        (bench-collectives: BENCHCOLL_NP ranks, default 2; BENCHCOLL_BACKENDS,
 #                                        default staged,ompi; BENCHCOLL_SIZES, default 8,1k,64k,1M,16M,256M)
+#                                        main (one program: MAIN_CLASS, MAIN_ARGS, MAIN_NP, MAIN_BACKEND, MAIN_JOPTS,
+#                                        MAIN_TAG; its jar ahead of the build with CP_FIRST)
 #                                        (SPREAD=1: those steps leave each rank's GPU to Ferry instead of GPU 0)
 #                                        (env: BENCH_LIMIT, BENCH_ARGS, STAGED_CHECK_ARGS; MPS=1 runs the
 #                                        steps under a CUDA MPS daemon, for ranks that share one GPU)
@@ -901,6 +903,18 @@ step_profile-small() {
         run_main profile-small-np$np$tag sys $np dev.ferry.bench.SmallCollectiveFloor --profile ${PROFILE_SECONDS:-10} ${PROFILE_BYTES:-}
     md ""; md '```'; grep -a "^profile:" "$W/logs/profile-small-np$np$tag.log" >> "$SUMMARY"; md '```'; md ""
     if [ -n "$agent" ]; then tar czf "$OUT/profile-small-np$np$tag.tgz" -C "$dir" .; fi
+}
+
+# one main class on MAIN_NP ranks (default 2), for a program that is not a step of its own: MAIN_CLASS with
+# MAIN_ARGS, backend MAIN_BACKEND (default ompi over the CUDA-aware Open MPI; staged over the system one),
+# MAIN_JOPTS more JVM options, MAIN_TAG names the run; put its jar ahead of the build with CP_FIRST
+step_main() {
+    local np=${MAIN_NP:-2} b=${MAIN_BACKEND:-ompi} flavour=cuda name
+    [ -n "${MAIN_CLASS:-}" ] || { md "- main: skipped: MAIN_CLASS is not set"; return; }
+    [ "$b" = staged ] && flavour=sys
+    name=main-$b-np$np${MAIN_TAG:-}
+    JOPTS="-Dferry.backend=$b $DEVICE_OPT ${MAIN_JOPTS:-}" run_main "$name" $flavour "$np" "$MAIN_CLASS" ${MAIN_ARGS:-}
+    md ""; md '```'; tail -n "${MAIN_LINES:-40}" "$W/logs/$name.log" >> "$SUMMARY"; md '```'; md ""
 }
 
 # MPS=1: ranks sharing a GPU run their work concurrently through one MPS server instead of being
