@@ -79,8 +79,8 @@ final class IpcCollectives {
     /**
      * A record: state, device, need and root, whether the rank can take the short allReduce, where
      * its GPU sits on the PCI bus, the offers of buffers A and B, the handle of the rank's
-     * interprocess event (zeros: none), the call's operation and bytes; last, whether the rank still
-     * holds every mapping of the last call that every rank mapped (the only field that
+     * interprocess event (zeros: none), the call's operation and bytes; last, one bit per entry of
+     * {@link #recent}: whether the rank still holds every mapping of that call (the only field that
      * {@link #repeats} does not compare).
      */
     private static final int SHORT = 16, PCI = 20, A = 24, B = A + OFFER, EVENT = B + OFFER, OP = EVENT + 64, BYTES = OP + 8, KEPT = BYTES + 8,
@@ -103,12 +103,24 @@ final class IpcCollectives {
     /** TRUE once every rank mapped every peer (over one or more calls), FALSE once a rank could not map: null until either. */
     private Boolean verified;
     /**
-     * The records of the last call for which every rank mapped what it needed (each record up to
-     * {@link #KEPT}), the same on every rank; null before the first.
+     * The last {@link #RECENT} calls for which every rank mapped what it needed, the latest first: the
+     * same list on every rank (every rank changes it on the same answers). A program that cycles
+     * through a few buffers and sizes (the buckets of a training step) repeats all of them.
      */
-    private byte[] lastMapped;
-    /** This rank's IPC cache's {@link CudaIpcCache#closes} when the last call that every rank mapped released its mappings (-1: none yet). */
-    private long closesAtEnd = -1;
+    private final List<Mapped> recent = new ArrayList<>();
+    /** How many mapped calls {@link #recent} keeps (one bit each in {@link #KEPT}). */
+    static final int RECENT = 8;
+
+    /** A call that every rank mapped: its records (each up to {@link #KEPT}), and this rank's cache's closes when it released them. */
+    private static final class Mapped {
+        final byte[] records;
+        /** This rank's {@link CudaIpcCache#closes} when the call released its mappings (-1: not yet). */
+        long closesAtEnd = -1;
+
+        Mapped(byte[] records) {
+            this.records = records;
+        }
+    }
     /** Whether the last exchange of records found host memory on some rank (the same on every rank). */
     private boolean lastHost;
     /** reached[r][p]: rank r mapped rank p's memory in a call that every rank agreed on (null before the first). */
@@ -597,8 +609,8 @@ final class IpcCollectives {
         final List<CudaIpcCache.Mapping> mapped = new ArrayList<>();
         /** Every rank has an interprocess event and this rank opened every peer's. */
         boolean withEvents;
-        /** Every rank mapped what it needs: this call's records are {@link #lastMapped}, its mappings those that {@link #KEPT} speaks of. */
-        boolean everyRankMapped;
+        /** Set when every rank mapped what it needs: this call's entry of {@link #recent}, whose mappings a bit of {@link #KEPT} speaks of. */
+        Mapped entry;
 
         Call(int n, CudaStream stream) {
             this.a = new long[n];
@@ -651,7 +663,7 @@ final class IpcCollectives {
         void release() {
             for (CudaIpcCache.Mapping m : mapped) rt.mappings().release(m);
             mapped.clear();
-            if (everyRankMapped) closesAtEnd = rt.mappings().closes();
+            if (entry != null) entry.closesAtEnd = rt.mappings().closes();
         }
     }
 
@@ -686,7 +698,7 @@ final class IpcCollectives {
                 if (ob != null) write(m, B, ob);
                 byte[] h = eventHandle(device);
                 if (h != null) MemorySegment.copy(MemorySegment.ofArray(h), 0, m, EVENT, 64);
-                m.set(ValueLayout.JAVA_INT_UNALIGNED, KEPT, closesAtEnd >= 0 && rt.mappings().closes() == closesAtEnd ? 1 : 0);
+                m.set(ValueLayout.JAVA_INT_UNALIGNED, KEPT, kept(rt.mappings().closes()));
             }
         }
         if (!exchangeAndAgree(what, type.bytes(count), state, device, need, root, why)) {
@@ -698,7 +710,8 @@ final class IpcCollectives {
         }
         // every pair this call maps already proven by an earlier agreement (the same answer on every rank, from the records)?
         boolean agree = verified == null && !proven(s, n);
-        boolean repeat = !agree && repeats(s, n);
+        int repeated = agree ? -1 : repeats(s, n);
+        boolean repeat = repeated >= 0;
         // map what this rank reads or writes
         Call c = new Call(n, rt.collectiveStream(device));
         boolean ok = true, eventsOk = events && offerEvents; // without this rank's offer its record holds no event
@@ -779,25 +792,40 @@ final class IpcCollectives {
             return refuse(what, "a rank could not map a peer's memory" + (failure != null ? " (here: " + failure + ")" : ""));
         }
         c.withEvents = eventsOk;
-        c.everyRankMapped = true;
-        if (!repeat) lastMapped = recordsUpToKept(s, n);
+        c.entry = repeat ? recent.remove(repeated) : new Mapped(recordsUpToKept(s, n));
+        if (!repeat) recent.removeIf(e -> java.util.Arrays.equals(e.records, c.entry.records));
+        recent.add(0, c.entry);
+        if (recent.size() > RECENT) recent.remove(RECENT);
         return c;
     }
 
-    /**
-     * Whether this call maps exactly what the last mapped call did, and every rank still holds those
-     * mappings: every record the same as then (but {@link #KEPT}) and every rank's {@link #KEPT} set.
-     * The same answer on every rank, from the same records.
-     */
-    private boolean repeats(MemorySegment s, int n) {
-        if (lastMapped == null) return false;
-        MemorySegment last = MemorySegment.ofArray(lastMapped);
-        for (int r = 0; r < n; r++) {
-            long at = (long) r * RECORD;
-            if (s.get(ValueLayout.JAVA_INT_UNALIGNED, at + KEPT) != 1) return false;
-            if (MemorySegment.mismatch(s, at, at + KEPT, last, (long) r * KEPT, (long) (r + 1) * KEPT) >= 0) return false;
+    /** One bit per entry of {@link #recent}: set where this rank's cache has closed no mapping since that call released its own. */
+    private int kept(long closesNow) {
+        int bits = 0;
+        for (int i = 0; i < recent.size(); i++) {
+            long end = recent.get(i).closesAtEnd;
+            if (end >= 0 && end == closesNow) bits |= 1 << i;
         }
-        return true;
+        return bits;
+    }
+
+    /**
+     * Which entry of {@link #recent} this call maps exactly, with every rank still holding its
+     * mappings: every record the same as then (but {@link #KEPT}) and that entry's bit of every
+     * rank's {@link #KEPT} set; -1 when none. The same answer on every rank, from the same records.
+     */
+    private int repeats(MemorySegment s, int n) {
+        search:
+        for (int i = 0; i < recent.size(); i++) {
+            MemorySegment then = MemorySegment.ofArray(recent.get(i).records);
+            for (int r = 0; r < n; r++) {
+                long at = (long) r * RECORD;
+                if ((s.get(ValueLayout.JAVA_INT_UNALIGNED, at + KEPT) & (1 << i)) == 0) continue search;
+                if (MemorySegment.mismatch(s, at, at + KEPT, then, (long) r * KEPT, (long) (r + 1) * KEPT) >= 0) continue search;
+            }
+            return i;
+        }
+        return -1;
     }
 
     private static byte[] recordsUpToKept(MemorySegment s, int n) {

@@ -261,8 +261,9 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
     }
 
     /**
-     * A call on the buffers of the last mapped call finds every mapping it needs still held and skips
-     * the meeting after the mappings; a call on another input meets again; every sum is right.
+     * A call on the buffers of one of the last mapped calls finds every mapping it needs still held
+     * and skips the meeting after the mappings; a call on another input meets again; calls that
+     * alternate between two inputs skip it too; every sum is right.
      */
     @Test
     void c_aCallOnTheLastCallsBuffersSkipsTheMeetingAfterMapping() {
@@ -280,6 +281,9 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
             assertEquals(2, CollectivesDiagnostics.counter("ipcRepeatedCalls") - repeats, "another input: the ranks meet after mapping it");
             allReduceRankSums(d, other, out, count);
             assertEquals(3, CollectivesDiagnostics.counter("ipcRepeatedCalls") - repeats, "that input again: no meeting");
+            for (int i = 0; i < 4; i++) allReduceRankSums(d, i % 2 == 0 ? in : other, out, count);
+            assertEquals(7, CollectivesDiagnostics.counter("ipcRepeatedCalls") - repeats,
+                    "the two inputs in turn: each is one of the last mapped calls, no meeting");
             assertEquals("ipc-fold", CollectivesDiagnostics.lastAlgorithm());
         }
         assertTrue(TestWorld.allAgree(comm, true));
