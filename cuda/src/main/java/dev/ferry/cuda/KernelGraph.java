@@ -18,26 +18,61 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * A CUDA graph of one kernel node, launched on one stream with new arguments each time: the
- * kernel, its grid and its parameters are set on the instantiated graph before every launch.
+ * One-kernel CUDA graphs, launched on one stream with new arguments each time: one instantiated
+ * graph for each of the last {@link #KEPT} kernels and grids launched here, whose parameters are
+ * set before a launch where they changed.
  *
- * <p>Why: under CUDA MPS, a one-kernel graph reaches the GPU and completes about 1.8 µs sooner
- * than the same kernel launched with {@code cuLaunchKernel}, parameter update included (one H100,
- * one rank: 5.1 against 7.0 µs per round trip; {@code bench/src/main/c/launch_floor.c}), which
- * is most of a short collective's margin. Launches of one graph run in order, as on one stream.
- * Where the driver lacks the graph calls, {@link #launch} falls back to {@code cuLaunchKernel}.
+ * <p>Why a graph: under CUDA MPS, a one-kernel graph reaches the GPU and completes about 1.8 µs
+ * sooner than the same kernel launched with {@code cuLaunchKernel}, parameter update included (one
+ * H100, one rank: 5.1 against 7.0 µs per round trip; {@code bench/src/main/c/launch_floor.c}),
+ * which is most of a short collective's margin. Why one per kernel and grid: setting another
+ * kernel or grid on an instantiated graph costs more than setting new arguments. With one graph,
+ * allReduces of two sizes in turn (two grids) took 2 to 5 µs more a call than either size alone
+ * (2 × H200 and ranks sharing an H200; {@code bench ShapesInTurn},
+ * bench/results/2026-11-28-h200-shapes-in-turn.md). Launches run in order, as on one stream. Where
+ * the driver lacks the graph calls, {@link #launch} falls back to {@code cuLaunchKernel}.
  */
 final class KernelGraph implements AutoCloseable {
     /** CUDA_KERNEL_NODE_PARAMS (v2): func, six grid and block dimensions, shared memory, kernelParams, extra, kern, ctx (zero: unused). */
     private static final long PARAMS_BYTES = 72, GRID_X = 8, GRID_Y = 12, GRID_Z = 16, BLOCK_X = 20, BLOCK_Y = 24, BLOCK_Z = 28, KERNEL_PARAMS = 40;
+    /** How many kernels and grids keep a graph of their own (the least recently launched is set to the next one). */
+    static final int KEPT = 8;
 
     private final CudaStream stream;
     private final MemorySegment nodeParams;
-    private long graph, exec, node;
+    private final Graph[] graphs = new Graph[KEPT];
+    private int count;
+    private long launches;
     private boolean closed;
-    /** The graph's parameter values as last set, where the launch named them (else empty), for {@link #launch}'s comparison. */
-    private MemorySegment lastValues = MemorySegment.NULL;
-    private final MemorySegment lastValuesCopy = Arena.ofAuto().allocate(512, 8);
+
+    /** One instantiated one-kernel graph: its kernel and grid, and its parameter values as last set. */
+    private static final class Graph {
+        long function;
+        int blocks, threads;
+        long graph, exec, node;
+        long lastLaunch;
+        /** The parameter values as last set, where the launch named them (else empty), for {@link #launch}'s comparison. */
+        MemorySegment lastValues = MemorySegment.NULL;
+        final MemorySegment lastValuesCopy = Arena.ofAuto().allocate(512, 8);
+
+        boolean runs(long f, int b, int t) {
+            return function == f && blocks == b && threads == t;
+        }
+
+        /** Keeps a copy of the values just set (none when the launch did not name them, or they do not fit the copy). */
+        void remember(MemorySegment values) {
+            if (values == null || values.byteSize() > lastValuesCopy.byteSize()) {
+                lastValues = MemorySegment.NULL;
+                return;
+            }
+            lastValues = lastValuesCopy.asSlice(0, values.byteSize());
+            lastValues.copyFrom(values);
+        }
+
+        boolean holds(MemorySegment values) {
+            return values != null && lastValues.byteSize() == values.byteSize() && lastValues.mismatch(values) < 0;
+        }
+    }
 
     KernelGraph(CudaStream stream) {
         this.stream = stream;
@@ -61,9 +96,9 @@ final class KernelGraph implements AutoCloseable {
 
     /**
      * {@link #launch(long, int, int, MemorySegment, Supplier)}, where {@code values} (null: unknown)
-     * holds every value {@code params} points to: when the kernel, its grid and those values are the
-     * ones the graph was last set to, it is launched as it is (setting them costs about 1 µs a launch:
-     * {@code launch_floor.c}, "graph, set params").
+     * holds every value {@code params} points to: when they are the ones the kernel's graph was last
+     * set to, it is launched as it is (setting them costs about 1 µs a launch: {@code launch_floor.c},
+     * "graph, set params").
      */
     synchronized void launch(long function, int blocks, int threads, MemorySegment params, MemorySegment values, Supplier<String> what) {
         if (closed) {
@@ -75,26 +110,51 @@ final class KernelGraph implements AutoCloseable {
                 check((int) Driver.LAUNCH.invokeExact(function, blocks, 1, 1, threads, 1, 1, 0, s, params, MemorySegment.NULL), "cuLaunchKernel", what);
                 return;
             }
-            boolean same = exec != 0 && values != null && lastValues.byteSize() == values.byteSize() && nodeParams.get(JAVA_LONG, 0) == function
-                    && nodeParams.get(JAVA_INT, GRID_X) == blocks && nodeParams.get(JAVA_INT, BLOCK_X) == threads && lastValues.mismatch(values) < 0;
-            if (!same) {
+            Graph g = find(function, blocks, threads);
+            if (g == null || !g.holds(values)) {
                 nodeParams.set(JAVA_LONG, 0, function);
                 nodeParams.set(JAVA_INT, GRID_X, blocks);
                 nodeParams.set(JAVA_INT, BLOCK_X, threads);
                 nodeParams.set(ADDRESS, KERNEL_PARAMS, params);
-                if (exec == 0) {
-                    instantiate(what);
+                if (g == null && count < KEPT) {
+                    g = instantiate(what);
+                    graphs[count++] = g;
                 } else {
-                    check((int) Driver.SET_PARAMS.invokeExact(exec, node, nodeParams), "cuGraphExecKernelNodeSetParams", what);
+                    if (g == null) g = leastRecent(); // every graph kept: the least recently launched runs this kernel from now on
+                    check((int) Driver.SET_PARAMS.invokeExact(g.exec, g.node, nodeParams), "cuGraphExecKernelNodeSetParams", what);
                 }
-                remember(values);
+                g.function = function;
+                g.blocks = blocks;
+                g.threads = threads;
+                g.remember(values);
             }
-            check((int) Driver.GRAPH_LAUNCH.invokeExact(exec, s), "cuGraphLaunch", what);
+            g.lastLaunch = ++launches;
+            check((int) Driver.GRAPH_LAUNCH.invokeExact(g.exec, s), "cuGraphLaunch", what);
         } catch (CudaException e) {
             throw e;
         } catch (Throwable t) {
             throw new CudaException("launch of " + what.get() + " failed: " + t, t);
         }
+    }
+
+    private Graph find(long function, int blocks, int threads) {
+        for (int i = 0; i < count; i++) {
+            if (graphs[i].runs(function, blocks, threads)) return graphs[i];
+        }
+        return null;
+    }
+
+    private Graph leastRecent() {
+        Graph least = graphs[0];
+        for (int i = 1; i < count; i++) {
+            if (graphs[i].lastLaunch < least.lastLaunch) least = graphs[i];
+        }
+        return least;
+    }
+
+    /** How many graphs this stream keeps now (for tests). */
+    synchronized int graphs() {
+        return count;
     }
 
     /**
@@ -112,27 +172,25 @@ final class KernelGraph implements AutoCloseable {
         }
     }
 
-    /** Keeps a copy of the values just set (none when the launch did not name them, or they do not fit the copy). */
-    private void remember(MemorySegment values) {
-        if (values == null || values.byteSize() > lastValuesCopy.byteSize()) {
-            lastValues = MemorySegment.NULL;
-            return;
-        }
-        lastValues = lastValuesCopy.asSlice(0, values.byteSize());
-        lastValues.copyFrom(values);
-    }
-
-    private void instantiate(Supplier<String> what) throws Throwable {
+    /** A graph of the kernel {@link #nodeParams} describes, instantiated. */
+    private Graph instantiate(Supplier<String> what) throws Throwable {
         stream.device().makeCurrent();
+        Graph g = new Graph();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(JAVA_LONG);
             check((int) Driver.CREATE.invokeExact(out, 0), "cuGraphCreate", what);
-            graph = out.get(JAVA_LONG, 0);
-            check((int) Driver.ADD_KERNEL_NODE.invokeExact(out, graph, MemorySegment.NULL, 0L, nodeParams), "cuGraphAddKernelNode", what);
-            node = out.get(JAVA_LONG, 0);
-            check((int) Driver.INSTANTIATE.invokeExact(out, graph, 0L), "cuGraphInstantiateWithFlags", what);
-            exec = out.get(JAVA_LONG, 0);
+            g.graph = out.get(JAVA_LONG, 0);
+            try {
+                check((int) Driver.ADD_KERNEL_NODE.invokeExact(out, g.graph, MemorySegment.NULL, 0L, nodeParams), "cuGraphAddKernelNode", what);
+                g.node = out.get(JAVA_LONG, 0);
+                check((int) Driver.INSTANTIATE.invokeExact(out, g.graph, 0L), "cuGraphInstantiateWithFlags", what);
+                g.exec = out.get(JAVA_LONG, 0);
+            } catch (Throwable t) {
+                int ignored = (int) Driver.DESTROY.invokeExact(g.graph); // the graph alone: nothing was instantiated
+                throw t;
+            }
         }
+        return g;
     }
 
     /** Checks a driver result; the kernel's name is built only for the error. */
@@ -142,23 +200,28 @@ final class KernelGraph implements AutoCloseable {
         }
     }
 
-    /** Frees the graph; the stream's earlier launches of it are finished or still run to their end. */
+    /** Frees the graphs; the stream's earlier launches of them are finished or still run to their end. */
     @Override
     public synchronized void close() {
         if (closed) return;
         closed = true;
-        if (exec != 0) {
-            stream.device().makeCurrent();
+        if (count == 0) return;
+        stream.device().makeCurrent();
+        CudaException first = null;
+        for (int i = 0; i < count; i++) {
             try {
-                CudaCalls.check((int) Driver.EXEC_DESTROY.invokeExact(exec), "cuGraphExecDestroy");
-                CudaCalls.check((int) Driver.DESTROY.invokeExact(graph), "cuGraphDestroy");
+                CudaCalls.check((int) Driver.EXEC_DESTROY.invokeExact(graphs[i].exec), "cuGraphExecDestroy");
+                CudaCalls.check((int) Driver.DESTROY.invokeExact(graphs[i].graph), "cuGraphDestroy");
             } catch (CudaException e) {
-                throw e;
+                if (first == null) first = e; else first.addSuppressed(e);
             } catch (Throwable t) {
-                throw new CudaException("freeing a kernel graph failed: " + t, t);
+                CudaException e = new CudaException("freeing a kernel graph failed: " + t, t);
+                if (first == null) first = e; else first.addSuppressed(e);
             }
-            exec = graph = 0;
+            graphs[i] = null;
         }
+        count = 0;
+        if (first != null) throw first;
     }
 
     /** The driver calls, looked up on first use; the graph calls are null where the driver lacks one of them. */

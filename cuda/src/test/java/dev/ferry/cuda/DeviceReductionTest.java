@@ -338,6 +338,47 @@ class DeviceReductionTest {
     }
 
     /**
+     * Reductions of two sizes (two grids) in turn on one stream: each grid keeps a graph of its own
+     * and every result is the host's; more grids than a stream keeps take over the least recently
+     * launched graph, and the results stay right.
+     */
+    @Test
+    void kernelsOfSeveralGridsInTurnKeepAGraphEachAndGiveTheHostsResults() {
+        assumeCuda();
+        try (CudaStream stream = Cuda.newStream()) {
+            for (int round = 0; round < 4; round++) {
+                for (int count : new int[] {1001, 100_003}) sumOfTwo(stream, count, round);
+            }
+            assertEquals(2, stream.kernelGraph().graphs(), "one graph for each of the two grids");
+            for (int k = 0; k < KernelGraph.KEPT + 3; k++) sumOfTwo(stream, 1001 + 4096 * k, k);
+            assertEquals(KernelGraph.KEPT, stream.kernelGraph().graphs(), "no more graphs than a stream keeps");
+            sumOfTwo(stream, 1001, 9);
+            sumOfTwo(stream, 100_003, 10);
+        }
+    }
+
+    /** a[i] = i + round and b[i] = 2 i summed into a third buffer on {@code stream}: every element checked. */
+    private static void sumOfTwo(CudaStream stream, int count, int round) {
+        long bytes = 8L * count;
+        try (HostBuffer h = HostBuffer.allocate(bytes); DeviceBuffer a = Cuda.allocate(bytes); DeviceBuffer b = Cuda.allocate(bytes);
+                DeviceBuffer out = Cuda.allocate(bytes)) {
+            for (int i = 0; i < count; i++) h.segment().setAtIndex(ValueLayout.JAVA_DOUBLE, i, i + round);
+            Cuda.copy(a, h, bytes);
+            for (int i = 0; i < count; i++) h.segment().setAtIndex(ValueLayout.JAVA_DOUBLE, i, 2.0 * i);
+            Cuda.copy(b, h, bytes);
+            DeviceReduction.reduce(DataType.DOUBLE, ReduceOp.SUM, out.address(), new long[] {a.address(), b.address()}, count, stream);
+            stream.synchronize();
+            Cuda.copy(h, out, bytes);
+            for (int i = 0; i < count; i++) {
+                double got = h.segment().getAtIndex(ValueLayout.JAVA_DOUBLE, i);
+                if (got != 3.0 * i + round) {
+                    throw new AssertionError(count + " elements, round " + round + ": element " + i + " is " + got + ", not " + (3.0 * i + round));
+                }
+            }
+        }
+    }
+
+    /**
      * The short allReduce with three "ranks" in this process, each on a stream of its own, its
      * kernels running at once: every pairing, out of place and in place, against the host's rank-order
      * fold, over many rounds on the same scratches (so that both slots are reused); then a rank alone
