@@ -30,7 +30,8 @@
 #                                        stream (Communicator.onStream: StreamOrderContract on every backend, the
 #                                        back-to-back allReduce bench beside nccl_ref, the DataParallel example;
 #                                        STREAM_NP, STREAM_MAX, DP_STEPS, DP_RUNS (the example's option sets,
-#                                        ";" between them); STREAM_BACKENDS; STREAM_BENCH=0 the contract alone,
+#                                        ";" between them); STREAM_BACKENDS; STREAM_TEST_TIMEOUT (s per test, 120);
+#                                        STREAM_BENCH=0 the contract alone,
 #                                        STREAM_CONTRACT=0 the timings alone)
 #                                        (device-collectives-bench: DEVCOLL_NP="2 4", DEVCOLL_CHOICES="planned native"
 #                                        (values of ferry.collectives), BENCH_MAX the largest size)
@@ -748,7 +749,7 @@ step_hang() { conformance_table "The flight recorder with device buffers, $WHERE
 # "2 4"); then allReduce enqueued back to back (bench StreamOrderedAllReduce) beside NCCL from C
 # back to back (nccl_ref, one rank per GPU), and the data-parallel example's overlap (DataParallel)
 stream_rows() {
-    local np nps=${STREAM_NP:-} lib t=-Dferry.test.perTestTimeout=120
+    local np nps=${STREAM_NP:-} lib t=-Dferry.test.perTestTimeout=${STREAM_TEST_TIMEOUT:-120}
     [ -n "$nps" ] || { [ "${SPREAD:-0}" = 1 ] && nps=$NGPU || nps="2 4"; }
     lib=$(find_nccl)
     for np in $nps; do

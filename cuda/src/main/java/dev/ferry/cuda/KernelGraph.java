@@ -29,8 +29,11 @@ import java.util.function.Supplier;
  * kernel or grid on an instantiated graph costs more than setting new arguments. With one graph,
  * allReduces of two sizes in turn (two grids) took 2 to 5 µs more a call than either size alone
  * (2 × H200 and ranks sharing an H200; {@code bench ShapesInTurn},
- * bench/results/2026-11-28-h200-shapes-in-turn.md). Launches run in order, as on one stream. Where
- * the driver lacks the graph calls, {@link #launch} falls back to {@code cuLaunchKernel}.
+ * bench/results/2026-11-28-h200-shapes-in-turn.md). Launches run in order, as on one stream. A
+ * stream-ordered view's thread instantiates no graph ({@link dev.ferry.spi.HeldStream}: the caller's
+ * stream waits for its call, and an instantiation there did not return): it sets a kept graph, or
+ * launches with {@code cuLaunchKernel} before there is one. Where the driver lacks the graph calls,
+ * {@link #launch} falls back to {@code cuLaunchKernel}.
  */
 final class KernelGraph implements AutoCloseable {
     /** CUDA_KERNEL_NODE_PARAMS (v2): func, six grid and block dimensions, shared memory, kernelParams, extra, kern, ctx (zero: unused). */
@@ -116,11 +119,17 @@ final class KernelGraph implements AutoCloseable {
                 nodeParams.set(JAVA_INT, GRID_X, blocks);
                 nodeParams.set(JAVA_INT, BLOCK_X, threads);
                 nodeParams.set(ADDRESS, KERNEL_PARAMS, params);
-                if (g == null && count < KEPT) {
+                if (g == null && count < KEPT && !dev.ferry.spi.HeldStream.holding()) {
                     g = instantiate(what);
                     graphs[count++] = g;
                 } else {
-                    if (g == null) g = leastRecent(); // every graph kept: the least recently launched runs this kernel from now on
+                    if (g == null && count == 0) { // on a stream-ordered view's thread, before any graph: no instantiation there
+                        check((int) Driver.LAUNCH.invokeExact(function, blocks, 1, 1, threads, 1, 1, 0, s, params, MemorySegment.NULL), "cuLaunchKernel",
+                                what);
+                        return;
+                    }
+                    // every graph kept, or a view's thread: the least recently launched graph runs this kernel from now on
+                    if (g == null) g = leastRecent();
                     check((int) Driver.SET_PARAMS.invokeExact(g.exec, g.node, nodeParams), "cuGraphExecKernelNodeSetParams", what);
                 }
                 g.function = function;
