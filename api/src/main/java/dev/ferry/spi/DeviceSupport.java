@@ -131,11 +131,13 @@ public interface DeviceSupport {
         boolean capturing();
 
         /**
-         * Loads, on the calling thread, the device code that a reduction of {@code type} may launch
-         * on this stream's GPU. Called before a call is held at a mark: loading a module can wait for
-         * the context's streams, the held one too, which would wait for the view's thread for ever.
+         * Loads, on the calling thread, the device code that a collective of {@code type} may launch
+         * on this stream's GPU (a reduction's kernels, the kernels that copy blocks). Called before a
+         * call is held at a mark: loading a module can wait for the context's streams, the held one
+         * too, which would wait for the view's thread for ever (a broadcast's first copy by kernel
+         * did, ranks sharing an H200 under MPS).
          */
-        default void prepareReduction(dev.ferry.DataType type) {
+        default void prepareKernels(dev.ferry.DataType type) {
         }
 
         /** Waits until the stream's work queued so far is done. */

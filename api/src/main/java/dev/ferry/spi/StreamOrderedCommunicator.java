@@ -233,13 +233,11 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
             }
             return;
         }
-        if (c.op() != null) {
-            try {
-                order.prepareReduction(c.type()); // here, not on the view's thread while the stream waits for it
-            } catch (RuntimeException | Error e) {
-                pins.release();
-                throw e;
-            }
+        try {
+            order.prepareKernels(c.type()); // here, not on the view's thread while the stream waits for it
+        } catch (RuntimeException | Error e) {
+            pins.release();
+            throw e;
         }
         Buffer[] arguments = {c.send(), c.recv()}; // the in-place marker included
         schedule(c.kind().label, (comm, b) -> new StreamCollective(c.kind(), b[0], b[1], c.count(), c.type(), c.op(), c.root()).runOn(comm), arguments,

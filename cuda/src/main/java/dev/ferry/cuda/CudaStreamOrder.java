@@ -59,8 +59,9 @@ final class CudaStreamOrder implements DeviceSupport.StreamOrder {
     }
 
     @Override
-    public void prepareReduction(dev.ferry.DataType type) {
+    public void prepareKernels(dev.ferry.DataType type) {
         DeviceReduction.preload(stream.device(), type);
+        DeviceReduction.preload(stream.device(), dev.ferry.DataType.BYTE); // the block copies (ipc-kernel) are in the byte module
     }
 
     @Override
