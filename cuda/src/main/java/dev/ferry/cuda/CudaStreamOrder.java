@@ -60,7 +60,7 @@ final class CudaStreamOrder implements DeviceSupport.StreamOrder {
 
     @Override
     public void prepareKernels(dev.ferry.DataType type) {
-        DeviceReduction.preload(stream.device(), type);
+        if (type != null) DeviceReduction.preload(stream.device(), type); // null: a barrier
         DeviceReduction.preload(stream.device(), dev.ferry.DataType.BYTE); // the block copies (ipc-kernel) are in the byte module
     }
 
