@@ -75,7 +75,7 @@ public final class CollectivesDiagnostics {
     /**
      * A counter of the node's collectives in this process ({@code ipcCollectives}, {@code gpuReductions},
      * {@code shortAllReduces}, {@code ipcAgreements}, {@code ipcDeclinedAfterMapping}, {@code ipcRepeatedCalls} (calls on
-     * the last mapped call's buffers, which skip the meeting after the mappings), {@code boardRounds}, {@code ipcEventWaits},
+     * the buffers of one of the last mapped calls, which skip the meeting after the mappings), {@code boardRounds}, {@code ipcEventWaits},
      * {@code chainReductions}, {@code hierarchicalReductions}, {@code gatheredReductions}); 0 when none ran.
      */
     public static long counter(String name) {
