@@ -29,8 +29,15 @@ class PlannerTest {
     private static final Topology CPUS = new Topology(4, new int[] {0, 0, 1, 1}, 2, 0, 0, Topology.Placement.NONE, false, "none",
             new long[] {1, 2, 3, 4}, new long[] {7, 7, 8, 8});
 
-    /** An algorithm that only carries allReduce, with a fixed agreement and preference (unfit where {@code unfit} says). */
-    private record Fixed(String name, Algorithm.Agreement agreement, int preference, String unfitWhy) implements Algorithm {
+    /**
+     * An algorithm that only carries allReduce, with a fixed agreement and preference (unfit where
+     * {@code unfit} says); its times depend on the backend unless {@code timedWithBackend} is false.
+     */
+    private record Fixed(String name, Algorithm.Agreement agreement, int preference, String unfitWhy, boolean timedWithBackend) implements Algorithm {
+        Fixed(String name, Algorithm.Agreement agreement, int preference, String unfitWhy) {
+            this(name, agreement, preference, unfitWhy, true);
+        }
+
         @Override
         public String description() {
             return name;
@@ -85,44 +92,6 @@ class PlannerTest {
         assertTrue(Double.isNaN(p.cost(any, allReduce(8))), "native has no row here");
     }
 
-    /** An allReduce algorithm that moves the data by itself, as CUDA IPC does: its times hold under every backend. */
-    private record ByItself(String name) implements Algorithm {
-        @Override
-        public String description() {
-            return name;
-        }
-
-        @Override
-        public boolean carries(Collective c) {
-            return c == Collective.ALL_REDUCE;
-        }
-
-        @Override
-        public String unfit(Shape s, Topology t) {
-            return null;
-        }
-
-        @Override
-        public Algorithm.Agreement agreement() {
-            return Algorithm.Agreement.WITHIN;
-        }
-
-        @Override
-        public int preference() {
-            return 40;
-        }
-
-        @Override
-        public boolean timedWithBackend() {
-            return false;
-        }
-
-        @Override
-        public boolean run(CollectiveCall call) {
-            return true;
-        }
-    }
-
     @Test
     void aTimeOfTheBackendsOwnCollectiveAppliesOnlyUnderTheBackendThatMeasuredIt() {
         // as the table of 4 ranks sharing an H200 under ompi at 64 MiB: the CUDA-aware MPI's own collective a little ahead of IPC;
@@ -131,7 +100,7 @@ class PlannerTest {
                 "H200\tone-per-rank\t2\tompi\tallReduce\tnative\t67108864\t524",
                 "H200\tone-per-rank\t2\tompi\tallReduce\tipc\t67108864\t531"));
         Algorithm nat = new Fixed("native", Algorithm.Agreement.NONE, 0, null);
-        Algorithm ipc = new ByItself("ipc");
+        Algorithm ipc = new Fixed("ipc", Algorithm.Agreement.WITHIN, 40, null, false); // moves the data by itself, as CUDA IPC does
         Group g = new Group(new OneRankHostTransport(new ArrayList<>()), TWO_GPUS);
         Planner underOmpi = new Planner(g, List.of(nat, ipc), t, "ompi", null, null, false);
         assertArrayEquals(new Algorithm[] {nat}, underOmpi.plan(allReduce(64 << 20)), "measured under ompi: its own collective is the cheapest");
