@@ -131,11 +131,12 @@ public interface DeviceSupport {
         boolean capturing();
 
         /**
-         * Loads, on the calling thread, the device code that a collective of {@code type} may launch
-         * on this stream's GPU (a reduction's kernels, the kernels that copy blocks; {@code type}
-         * null: a barrier). Called before a call is held at a mark: loading a module can wait for the
-         * context's streams, the held one too, which would wait for the view's thread for ever (a
-         * broadcast's first copy by kernel did, ranks sharing an H200 under MPS).
+         * Loads, on the calling thread, the device code that a collective may launch on this
+         * stream's GPU: the kernels that copy blocks, and for a reduction those of its {@code type}
+         * (null: the collective does not reduce). Called before a call is held at a mark: loading a
+         * module can wait for the context's streams, the held one too, which would wait for the
+         * view's thread for ever (a broadcast's first copy by kernel did, ranks sharing an H200
+         * under MPS).
          */
         default void prepareKernels(dev.ferry.DataType type) {
         }

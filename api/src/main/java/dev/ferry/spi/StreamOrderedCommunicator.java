@@ -234,7 +234,7 @@ final class StreamOrderedCommunicator implements StreamCommunicator {
             return;
         }
         try {
-            order.prepareKernels(c.type()); // here, not on the view's thread while the stream waits for it
+            order.prepareKernels(c.op() != null ? c.type() : null); // here, not on the view's thread while the stream waits for it
         } catch (RuntimeException | Error e) {
             pins.release();
             throw e;

@@ -60,7 +60,7 @@ final class CudaStreamOrder implements DeviceSupport.StreamOrder {
 
     @Override
     public void prepareKernels(dev.ferry.DataType type) {
-        if (type != null) DeviceReduction.preload(stream.device(), type); // null: a barrier
+        if (type != null) DeviceReduction.preload(stream.device(), type); // null: no reduction
         DeviceReduction.preload(stream.device(), dev.ferry.DataType.BYTE); // the block copies (ipc-kernel) are in the byte module
     }
 

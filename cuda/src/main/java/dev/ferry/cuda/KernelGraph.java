@@ -30,9 +30,10 @@ import java.util.function.Supplier;
  * allReduces of two sizes in turn (two grids) took 2 to 5 µs more a call than either size alone
  * (2 × H200 and ranks sharing an H200; {@code bench ShapesInTurn},
  * bench/results/2026-11-28-h200-shapes-in-turn.md). Launches run in order, as on one stream. A
- * stream-ordered view's thread instantiates no graph ({@link dev.ferry.spi.HeldStream}: the caller's
- * stream waits for its call, and an instantiation there did not return): it sets a kept graph, or
- * launches with {@code cuLaunchKernel} before there is one. Where the driver lacks the graph calls,
+ * stream-ordered view's thread instantiates no graph: the caller's stream waits for its call
+ * ({@link dev.ferry.spi.HeldStream}), and a CUDA call there that waits for the context's streams
+ * never returns (loading a module did); whether instantiating waits was not measured, so the view's
+ * thread sets a kept graph, or launches with {@code cuLaunchKernel} before there is one. Where the driver lacks the graph calls,
  * {@link #launch} falls back to {@code cuLaunchKernel}.
  */
 final class KernelGraph implements AutoCloseable {
