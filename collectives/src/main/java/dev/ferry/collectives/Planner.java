@@ -168,7 +168,12 @@ public final class Planner implements AutoCloseable {
 
     /** True when the setting's times were measured under another backend and {@code a}'s time depends on the backend. */
     private boolean otherBackend(Algorithm a) {
-        return setting != null && a.timedWithBackend() && !setting.backend().equals(backend);
+        return a.timedWithBackend() && timedUnderOtherBackend();
+    }
+
+    /** Whether the cost table was measured under another backend than this communicator's. */
+    private boolean timedUnderOtherBackend() {
+        return setting != null && !setting.backend().equals(backend);
     }
 
     /** The algorithms to try for calls of {@code s}, best first, ending with one that takes any buffers. */
@@ -345,7 +350,7 @@ public final class Planner implements AutoCloseable {
     public List<String> describe(long[] sizes, dev.ferry.DataType type) {
         List<String> out = new ArrayList<>();
         out.add("topology: " + group.topology().describe() + "; costs: " + (setting == null ? "no measured table for this placement (by preference)"
-                : setting + " (" + table.origin(setting) + ")" + (setting.backend().equals(backend) ? ""
+                : setting + " (" + table.origin(setting) + ")" + (!timedUnderOtherBackend() ? ""
                         : ", of which this backend (" + backend + ") takes the times of CUDA IPC and NCCL only"))
                 + (forcedText != null ? "; ferry.collectives=" + forcedText : ""));
         for (Collective c : Collective.values()) {

@@ -111,7 +111,7 @@ final class KernelGraph implements AutoCloseable {
         long s = JCudaPointers.handle(stream.handle());
         try {
             if (Driver.SET_PARAMS == null) {
-                check((int) Driver.LAUNCH.invokeExact(function, blocks, 1, 1, threads, 1, 1, 0, s, params, MemorySegment.NULL), "cuLaunchKernel", what);
+                launchDirect(function, blocks, threads, params, what);
                 return;
             }
             Graph g = find(function, blocks, threads);
@@ -125,8 +125,7 @@ final class KernelGraph implements AutoCloseable {
                     graphs[count++] = g;
                 } else {
                     if (g == null && count == 0) { // on a stream-ordered view's thread, before any graph: no instantiation there
-                        check((int) Driver.LAUNCH.invokeExact(function, blocks, 1, 1, threads, 1, 1, 0, s, params, MemorySegment.NULL), "cuLaunchKernel",
-                                what);
+                        launchDirect(function, blocks, threads, params, what);
                         return;
                     }
                     // every graph kept, or a view's thread: the least recently launched graph runs this kernel from now on
