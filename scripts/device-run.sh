@@ -192,19 +192,28 @@ step_conformance() { conformance_table "Conformance suite on GPUs" ompi_rows sta
 
 # the application-pattern suite (testkit ApplicationPatterns: kernels right before and after Ferry
 # calls, every stream kind, a context of the application's own, allocate/free per call, slices,
-# rejected calls) and the conformance suite, 2 and 4 ranks sharing GPU 0 (run with MPS=1), on both MPIs
+# rejected calls) and the conformance suite, on both MPIs: ranks sharing GPU 0 (run with MPS=1), or one per GPU (SPREAD=1)
+# PATTERNS_NP rank counts (default "2 4"; SPREAD=1: the GPU count, one rank per GPU, with NCCL's algorithm forced too);
+# PATTERNS_CONFORMANCE=0 the application patterns alone
 patterns_rows() {
-    local np
-    for np in 2 4; do
-        suite patterns-ompi-cuda-np$np cuda $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi -Dferry.device=0
-        suite patterns-staged-sys-np$np sys $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged -Dferry.device=0
-        suite patterns-staged-sys-noipc-np$np sys $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged -Dferry.device=0 -Dferry.ipc=false
-        suite conformance-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi -Dferry.device=0
-        suite conformance-staged-sys-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0
-        suite conformance-staged-sys-noipc-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged -Dferry.device=0 -Dferry.ipc=false
+    local np nps=${PATTERNS_NP:-} lib
+    [ -n "$nps" ] || { [ "${SPREAD:-0}" = 1 ] && nps=$NGPU || nps="2 4"; }
+    lib=$(find_nccl)
+    for np in $nps; do
+        suite patterns-ompi-cuda-np$np cuda $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi $DEVICE_OPT
+        suite patterns-staged-sys-np$np sys $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged $DEVICE_OPT
+        suite patterns-staged-sys-noipc-np$np sys $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=staged $DEVICE_OPT -Dferry.ipc=false
+        if [ "${SPREAD:-0}" = 1 ] && [ -n "$lib" ] && [ "$np" -le "$NGPU" ]; then
+            suite patterns-ompi-cuda-nccl-np$np cuda $np dev.ferry.testing.ApplicationPatterns -Dferry.backend=ompi -Dferry.collectives=nccl \
+                -Dferry.nccl.lib="$lib"
+        fi
+        [ "${PATTERNS_CONFORMANCE:-1}" = 1 ] || continue
+        suite conformance-ompi-cuda-np$np cuda $np dev.ferry.ompi.OmpiContract -Dferry.backend=ompi $DEVICE_OPT
+        suite conformance-staged-sys-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT
+        suite conformance-staged-sys-noipc-np$np sys $np dev.ferry.staged.StagedContract -Dferry.backend=staged $DEVICE_OPT -Dferry.ipc=false
     done
 }
-step_patterns() { conformance_table "Application patterns and conformance, ranks sharing GPU 0" patterns_rows; }
+step_patterns() { conformance_table "Application patterns and conformance, $WHERE (MPS: ${MPS:-0})" patterns_rows; }
 
 # the conformance suite's newer families one group per job (a hang ends only its own job), 2 ranks on GPU 0
 isolate_rows() {
@@ -557,9 +566,12 @@ step_nccl-bench() {
         md "### nccl_ref -blocking -inplace ${NCCL_REF_ARGS:-}, exit $?"; md ""; md '```'; grep -v "NCCL INFO" "$W/logs/nccl_ref-blocking-inplace.log" | head -80 >> "$SUMMARY"; md '```'; md ""
     fi
     java_line
+    # NCCL's algorithm forced (NCCL_TIMING_COLLECTIVES: another value of ferry.collectives; "planned": the planner's choice)
+    local choice=${NCCL_TIMING_COLLECTIVES:-nccl}
+    [ "$choice" = planned ] && choice=""
     timeout 300 "${LAUNCH[@]}" -np "$np" "${JL[@]}" -Dferry.backend=nccl -Dferry.collectives.uniformBuffers=true -Dferry.nccl.lib="$lib" \
-        dev.ferry.nccl.NcclTiming -max "${BENCH_LIMIT:-268435456}" ${NCCL_REF_ARGS:-} > "$W/logs/nccl-timing.log" 2>&1
-    md "### Ferry nccl backend (dev.ferry.nccl.NcclTiming ${NCCL_REF_ARGS:-}), exit $?"; md ""; md '```'; grep -v "NCCL INFO" "$W/logs/nccl-timing.log" | head -80 >> "$SUMMARY"; md '```'; md ""
+        ${choice:+-Dferry.collectives=$choice} dev.ferry.nccl.NcclTiming -max "${BENCH_LIMIT:-268435456}" ${NCCL_REF_ARGS:-} > "$W/logs/nccl-timing.log" 2>&1
+    md "### Ferry nccl backend (dev.ferry.nccl.NcclTiming ${NCCL_REF_ARGS:-}, ferry.collectives=${choice:-planned}), exit $?"; md ""; md '```'; grep -v "NCCL INFO" "$W/logs/nccl-timing.log" | head -80 >> "$SUMMARY"; md '```'; md ""
 }
 
 step_demo() {

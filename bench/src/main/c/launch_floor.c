@@ -16,10 +16,16 @@
  *   graph               cuGraphLaunch of a captured one-kernel graph, then spin
  *   graph, set params   cuGraphExecKernelNodeSetParams (a new value) before each cuGraphLaunch
  *   ctxsync + graph     cuCtxSynchronize, set params, cuGraphLaunch
+ *   ctxevent + graph    cuCtxRecordEvent of the context, cuStreamWaitEvent on the stream, set
+ *                       params, cuGraphLaunch: the same order kept on the GPU (CUDA 12.5 drivers on)
+ *   ctxsync             cuCtxSynchronize alone, the context idle
+ *   ctxevent            cuCtxRecordEvent and cuStreamWaitEvent alone (one stream synchronize per batch)
  *   graph, host params  the graph's kernel reads its value from pinned host memory the host wrote
  *   write-value         cuStreamWriteValue32 (no kernel), then spin
  *   launch CPU only     cuLaunchKernel's own time (one stream synchronize per batch)
- * The CUDA driver is loaded with dlopen: no CUDA headers or libraries at build time.
+ * FLOOR_STREAMS=N makes N more streams of the context, each with one kernel run, first (a context
+ * with a library's streams in it). The CUDA driver is loaded with dlopen: no CUDA headers or
+ * libraries at build time.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -59,6 +65,9 @@ static CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
 static CUresult (*cuGraphGetNodes)(CUgraph, void **, size_t *);
 static CUresult (*cuGraphKernelNodeGetParams)(void *, void *);
 static CUresult (*cuGraphExecKernelNodeSetParams)(CUgraphExec, void *, void *);
+static CUresult (*cuEventCreate)(void **, unsigned);
+static CUresult (*cuStreamWaitEvent)(CUstream, void *, unsigned);
+static CUresult (*cuCtxRecordEvent)(CUctx, void *); /* CUDA 12.5 on; NULL before */
 
 /* CUDA_KERNEL_NODE_PARAMS (v2) */
 typedef struct {
@@ -133,9 +142,18 @@ static void launchOn(CUstream s) {
     spin(v);
 }
 
-enum Row { LAUNCH, LAUNCH_HIGH, CTXSYNC_LAUNCH, GRAPH, GRAPH_SET, CTXSYNC_GRAPH, GRAPH_HOST, WRITE_VALUE, LAUNCH_CPU, ROWS };
+enum Row { LAUNCH, LAUNCH_HIGH, CTXSYNC_LAUNCH, GRAPH, GRAPH_SET, CTXSYNC_GRAPH, CTXEVENT_GRAPH, CTXSYNC, CTXEVENT, GRAPH_HOST, WRITE_VALUE,
+           LAUNCH_CPU, ROWS };
 static const char *NAMES[] = {"launch", "launch, priority", "ctxsync + launch", "graph", "graph, set params", "ctxsync + graph",
-                              "graph, host params", "write-value", "launch CPU only"};
+                              "ctxevent + graph", "ctxsync", "ctxevent", "graph, host params", "write-value", "launch CPU only"};
+static CUctx context;
+static void *contextEvent;
+
+/* the context's work so far, waited for by the stream on the GPU */
+static void contextOrder(void) {
+    check(cuCtxRecordEvent(context, contextEvent), "cuCtxRecordEvent");
+    check(cuStreamWaitEvent(plain, contextEvent, 0), "cuStreamWaitEvent");
+}
 
 static void graphWithNewValue(void) {
     setV = ++seq;
@@ -159,6 +177,9 @@ static void once(enum Row row) {
     }
     case GRAPH_SET: graphWithNewValue(); break;
     case CTXSYNC_GRAPH: check(cuCtxSynchronize(), "cuCtxSynchronize"); graphWithNewValue(); break;
+    case CTXEVENT_GRAPH: contextOrder(); graphWithNewValue(); break;
+    case CTXSYNC: check(cuCtxSynchronize(), "cuCtxSynchronize"); break;
+    case CTXEVENT: contextOrder(); break;
     case GRAPH_HOST: {
         uint32_t v = ++seq;
         *hostValue = v;
@@ -222,6 +243,9 @@ int main(int argc, char **argv) {
     cuGraphGetNodes = sym(lib, "cuGraphGetNodes");
     cuGraphKernelNodeGetParams = sym(lib, "cuGraphKernelNodeGetParams_v2");
     cuGraphExecKernelNodeSetParams = sym(lib, "cuGraphExecKernelNodeSetParams_v2");
+    cuEventCreate = sym(lib, "cuEventCreate");
+    cuStreamWaitEvent = sym(lib, "cuStreamWaitEvent");
+    cuCtxRecordEvent = dlsym(lib, "cuCtxRecordEvent");
 
     int dev;
     CUctx ctx;
@@ -231,6 +255,8 @@ int main(int argc, char **argv) {
     check(cuDeviceGet(&dev, ordinal ? atoi(ordinal) : 0), "cuDeviceGet");
     check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
     check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    context = ctx;
+    check(cuEventCreate(&contextEvent, 0x2 /* DISABLE_TIMING */), "cuEventCreate");
     check(cuModuleLoadData(&mod, PTX), "cuModuleLoadData");
     check(cuModuleGetFunction(&fn, mod, "signal"), "cuModuleGetFunction");
     int least, greatest;
@@ -242,6 +268,12 @@ int main(int argc, char **argv) {
     word = host;
     check(cuMemHostGetDevicePointer(&wordDev, host, 0), "cuMemHostGetDevicePointer");
     *word = 0;
+    const char *extra = getenv("FLOOR_STREAMS");
+    for (int i = 0; extra && i < atoi(extra); i++) { /* streams with history, as a library's */
+        CUstream s;
+        check(cuStreamCreateWithPriority(&s, 1, 0), "cuStreamCreateWithPriority (FLOOR_STREAMS)");
+        launchOn(s);
+    }
 
     { /* the graph: one launch writing 1 */
         CUgraph g;
@@ -285,12 +317,16 @@ int main(int argc, char **argv) {
     }
 
     if (rank == 0) {
-        printf("launch_floor: %d ranks, %d round trips per batch, %d batches; stream priorities %d (least) .. %d (greatest)\n",
-               size, iterations, batches, least, greatest);
+        printf("launch_floor: %d ranks, %d round trips per batch, %d batches; stream priorities %d (least) .. %d (greatest); %s more streams\n",
+               size, iterations, batches, least, greatest, extra ? extra : "no");
         printf("%-18s %-30s %s\n", "row", "all ranks at once, us", "rank 0 alone, us");
     }
     for (int pass = 0; pass < 2; pass++) {
         for (int row = 0; row < ROWS; row++) {
+            if ((row == CTXEVENT_GRAPH || row == CTXEVENT) && !cuCtxRecordEvent) {
+                if (rank == 0 && pass == 1) printf("%-18s (the driver has no cuCtxRecordEvent)\n", NAMES[row]);
+                continue;
+            }
             double together[16], alone[16];
             for (int mode = 0; mode < 2; mode++) { /* 0: every rank; 1: rank 0 alone */
                 double *out = mode == 0 ? together : alone;

@@ -18,14 +18,29 @@ import java.util.List;
 final class BufferUse implements AutoCloseable {
     private final Pins pins;
     private final DeviceSupport.Scope scope;
+    /** With a deferred order: the calling thread's pending work before this call's ({@link PendingDeviceWork}). */
+    private final DeviceSupport.DeferredOrder outer;
+    private final boolean deferred;
     private boolean handedOff;
 
-    private BufferUse(Pins pins, DeviceSupport.Scope scope) {
+    private BufferUse(Pins pins, DeviceSupport.Scope scope, boolean deferred, DeviceSupport.DeferredOrder outer) {
         this.pins = pins;
         this.scope = scope;
+        this.deferred = deferred;
+        this.outer = outer;
     }
 
     static BufferUse of(Buffer... buffers) {
+        return of(false, buffers);
+    }
+
+    /**
+     * The buffers of one call, pinned; with {@code deferrable} (a blocking collective whose
+     * transport {@link Transport#waitsForPendingDeviceWork waits itself}), the wait for the
+     * caller's device work is left pending on this thread for the transport
+     * ({@link PendingDeviceWork}) instead of done here.
+     */
+    static BufferUse of(boolean deferrable, Buffer... buffers) {
         if (dev.ferry.flight.FlightRecorder.ON) {
             dev.ferry.flight.CurrentCall.memory(buffers);
         }
@@ -38,13 +53,20 @@ final class BufferUse implements AutoCloseable {
                     if (b != null && b.kind().needsCuda()) device.add(b);
                 }
                 // a stream-ordered operation runs when its stream reached it: nothing more to wait for here
-                scope = StreamOrderedCommunicator.onViewThread() ? DeviceSupport.get().preserveContext() : DeviceSupport.get().enter(device);
+                if (StreamOrderedCommunicator.onViewThread()) {
+                    scope = DeviceSupport.get().preserveContext();
+                } else if (deferrable) {
+                    DeviceSupport.DeferredOrder order = DeviceSupport.get().enterDeferred(device);
+                    return new BufferUse(pins, order, true, PendingDeviceWork.swap(order));
+                } else {
+                    scope = DeviceSupport.get().enter(device);
+                }
             } catch (RuntimeException | Error e) {
                 pins.release();
                 throw e;
             }
         }
-        return new BufferUse(pins, scope);
+        return new BufferUse(pins, scope, false, null);
     }
 
     /** True when a buffer of the call is device memory. */
@@ -61,6 +83,7 @@ final class BufferUse implements AutoCloseable {
     @Override
     public void close() {
         try {
+            if (deferred) PendingDeviceWork.swap(outer);
             scope.close();
         } finally {
             if (!handedOff) {

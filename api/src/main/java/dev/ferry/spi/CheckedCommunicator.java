@@ -812,6 +812,7 @@ public final class CheckedCommunicator implements Communicator {
             return t -> body.run(t, send);
         }
         return t -> {
+            PendingDeviceWork.complete(); // the copy below reads the caller's buffer
             try (Scratch in = Scratch.like(recv, bytes)) {
                 in.copyFrom(recv, offset, bytes);
                 body.run(t, in.buffer());
@@ -856,8 +857,10 @@ public final class CheckedCommunicator implements Communicator {
      */
     private void collective(Op op, int root, long count, DataType type, Work work, Buffer... buffers) {
         CallTracker.Slot s = enter(op, root, -2, -2, -2, count, type);
-        try (BufferUse use = BufferUse.of(buffers)) {
-            if (Thread.currentThread().isVirtual()) {
+        boolean virtual = Thread.currentThread().isVirtual();
+        // on a platform thread, the transport's collective waits for the caller's device work where it touches the buffers
+        try (BufferUse use = BufferUse.of(!virtual && transport.waitsForPendingDeviceWork(), buffers)) {
+            if (virtual) {
                 offCarrier(() -> {
                     work.on(transport);
                     return null;

@@ -38,6 +38,31 @@ public interface DeviceSupport {
     Scope enter(List<Buffer> deviceBuffers);
 
     /**
+     * {@link #enter} for a blocking collective whose transport waits itself
+     * ({@link Transport#waitsForPendingDeviceWork}): nothing is waited for yet. The order returned
+     * waits for the same work as {@link #enter}, on the host or on the GPU, when asked
+     * ({@link PendingDeviceWork}); its close restores the caller's current context. By default it
+     * waits at once, as {@link #enter} does.
+     */
+    default DeferredOrder enterDeferred(List<Buffer> deviceBuffers) {
+        Scope scope = enter(deviceBuffers);
+        return new DeferredOrder() {
+            @Override
+            public void complete() {
+            }
+
+            @Override
+            public void before(dev.ferry.DeviceStream stream) {
+            }
+
+            @Override
+            public void close() {
+                scope.close();
+            }
+        };
+    }
+
+    /**
      * Copies {@code bytes} from {@code src} to {@code dst}, either or both device memory, and
      * returns when they are there (for transports that must bring device data to the host).
      */
@@ -147,6 +172,18 @@ public interface DeviceSupport {
         /** Frees what the keeper holds; every mark must have been released. */
         @Override
         void close();
+    }
+
+    /** The caller's earlier device work, not yet waited for ({@link #enterDeferred}). */
+    interface DeferredOrder extends Scope {
+        /** Waits on the host until the work has completed (again: returns at once). */
+        void complete();
+
+        /**
+         * Makes work enqueued on {@code stream} from now on wait on the GPU for the work, or, where
+         * the GPU cannot be made to wait for some of it, waits for that on the host first.
+         */
+        void before(dev.ferry.DeviceStream stream);
     }
 
     /** Restores what {@link #enter} found (the caller's current context); closing twice is harmless. */

@@ -76,6 +76,16 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * True when every collective of this transport with buffers goes to code that waits for the
+     * caller's earlier device work itself ({@link PendingDeviceWork}) before it touches a buffer:
+     * the collectives planner. The front then leaves that wait to it on blocking collectives.
+     * Not forwarded by {@link ForwardingTransport}: a wrapper says it of itself.
+     */
+    default boolean waitsForPendingDeviceWork() {
+        return false;
+    }
+
+    /**
      * True when the library under this transport may wait for every stream of a device's context
      * inside its own calls on device memory (a CUDA-aware MPICH closes each message's IPC mapping
      * with {@code cuIpcCloseMemHandle}, which waits for them). A stream-ordered view's thread,

@@ -47,9 +47,9 @@ import java.util.concurrent.locks.LockSupport;
  * ({@link NcclTypes#lacks}). It needs one GPU per rank (NCCL refuses two ranks on one GPU), and every
  * rank's buffers in device memory of its GPU: the ranks vote on that per call.
  *
- * <p>Ordering and completion: the front has completed the caller's earlier device work before the
- * call; the collective runs on this communicator's own CUDA stream, and the call returns when a CUDA
- * event recorded after it has completed. While waiting it polls {@code ncclCommGetAsyncError}; an
+ * <p>Ordering and completion: the collective runs on this communicator's own CUDA stream, which
+ * first waits on the GPU for the caller's earlier device work ({@link dev.ferry.spi.PendingDeviceWork});
+ * the call returns when a CUDA event recorded after it has completed. While waiting it polls {@code ncclCommGetAsyncError}; an
  * asynchronous error, a CUDA error or a wait longer than {@code ferry.nccl.timeout} seconds (default:
  * {@code ferry.timeout}; 0 = no limit) calls {@code ncclCommAbort} and throws {@link NcclException}.
  * The NCCL communicator is then unusable: later calls take another algorithm.
@@ -123,6 +123,12 @@ public final class NcclCollectives implements Algorithm {
 
     @Override
     public boolean needsDevice() {
+        return true;
+    }
+
+    /** Every call's work is enqueued on this communicator's stream, which waits for the caller's work first; peers reach these buffers through NCCL's kernels only. */
+    @Override
+    public boolean ordersOnGpu() {
         return true;
     }
 
@@ -585,11 +591,11 @@ public final class NcclCollectives implements Algorithm {
      */
     @SuppressWarnings("try") // the scope is held for its close (restoring the caller's context), not used
     private void run(String what, List<Buffer> buffers, Runnable enqueue) {
-        // the front (CheckedCommunicator) has already ordered this call after the caller's device work;
-        // here only the caller's current context is kept, since the stream's GPU is made current below
+        // the caller's current context is kept, since the stream's GPU is made current below
         try (DeviceSupport.Scope ignored = DeviceSupport.get().preserveContext()) {
             device.makeCurrent();
             try {
+                dev.ferry.spi.PendingDeviceWork.before(stream); // the caller's earlier device work, waited for on the GPU
                 enqueue.run();
             } catch (NcclException e) {
                 throw abort(what + ": " + e.getMessage(), e);

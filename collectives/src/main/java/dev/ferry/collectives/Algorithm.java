@@ -49,6 +49,16 @@ public interface Algorithm extends AutoCloseable {
         return false;
     }
 
+    /**
+     * True when {@link #run} makes its GPU work wait on the GPU for the caller's earlier device
+     * work ({@link dev.ferry.spi.PendingDeviceWork#before}) before anything touches this rank's
+     * buffers, and no peer touches them before that work does: the planner then leaves the wait
+     * to it. False (the default): the planner waits on the host first.
+     */
+    default boolean ordersOnGpu() {
+        return false;
+    }
+
     /** For {@link Agreement#WITHIN}: whether its last decline was because some rank passed host memory (the same on every rank). */
     default boolean declinedForHostMemory() {
         return false;

@@ -148,6 +148,16 @@ final class IpcAlgorithms {
             return true;
         }
 
+        /**
+         * {@code ipc-short}: one kernel per rank on this rank's stream reads its input and writes it
+         * into the peers' scratch; no peer reads this rank's buffers. The others map the peers'
+         * buffers, which the peers read as soon as the ranks met: the host waits first.
+         */
+        @Override
+        public boolean ordersOnGpu() {
+            return kind == Kind.SHORT;
+        }
+
         @Override
         public boolean declinedForHostMemory() {
             return owner.engine.lastDeclinedForHostMemory();

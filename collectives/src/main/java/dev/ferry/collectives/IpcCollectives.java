@@ -407,7 +407,9 @@ final class IpcCollectives {
                 return false;
             }
         }
-        run.run(shortPath, rt.collectiveStream(e.device));
+        CudaStream stream = rt.collectiveStream(e.device);
+        dev.ferry.spi.PendingDeviceWork.before(stream); // the round's kernel reads this rank's input, and no peer does
+        run.run(shortPath, stream);
         rt.count("ipcCollectives");
         return true;
     }

@@ -90,6 +90,12 @@ public final class PlannedTransport extends ForwardingTransport {
         planner.run(call);
     }
 
+    /** Every collective with buffers goes to {@link Planner#run}, which waits or leaves the wait to an algorithm that {@link Algorithm#ordersOnGpu orders on the GPU}. */
+    @Override
+    public boolean waitsForPendingDeviceWork() {
+        return true;
+    }
+
     @Override
     public void broadcast(Buffer buffer, long count, DataType type, int root) {
         boolean isRoot = rank() == root;

@@ -300,6 +300,7 @@ public final class Planner implements AutoCloseable {
                 }
             }
             dev.ferry.flight.CurrentCall.algorithm(a.name());
+            if (!a.ordersOnGpu()) dev.ferry.spi.PendingDeviceWork.complete();
             if (a.run(call)) {
                 LAST.set(a.name());
                 runs.incrementAndGet(plan.slots()[i]);

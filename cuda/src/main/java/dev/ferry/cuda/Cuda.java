@@ -149,6 +149,14 @@ public final class Cuda {
         return DEVICES.length;
     }
 
+    /** True when {@code context} is the primary context of a device, retained by this process (it lives as long as the process). */
+    static boolean isPrimaryContext(long context) {
+        for (CudaDevice d : DEVICES) {
+            if (context != 0 && d.retainedContextHandle() == context) return true;
+        }
+        return false;
+    }
+
     public static CudaDevice device(int ordinal) {
         ensureAvailability();
         if (ordinal < 0 || ordinal >= DEVICES.length) {

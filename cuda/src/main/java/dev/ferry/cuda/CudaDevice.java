@@ -104,6 +104,11 @@ public final class CudaDevice {
         return c;
     }
 
+    /** The primary context's raw handle once retained, else 0 (retains nothing). */
+    long retainedContextHandle() {
+        return contextHandle;
+    }
+
     /** The primary context's raw handle. */
     long contextHandle() {
         context();

@@ -60,11 +60,70 @@ public final class CudaDeviceSupport implements DeviceSupport {
             return Scope.NONE;
         }
         long caller = DriverContexts.current();
-        long[] done = new long[1 + 2 * deviceBuffers.size()];
+        for (long ctx : contexts(caller, deviceBuffers)) {
+            DriverContexts.synchronize(ctx, caller);
+        }
+        return restoring(caller);
+    }
+
+    /**
+     * The contexts of {@link #enter}, not waited for yet: {@link DeferredOrder#before} makes a
+     * stream wait on the GPU for each primary context's work ({@code cuCtxRecordEvent}, CUDA 12.5
+     * on) and waits on the host for any other (a context the application made, which it may
+     * destroy, and with it an event of ours).
+     */
+    @Override
+    public DeferredOrder enterDeferred(List<Buffer> deviceBuffers) {
+        if (!Cuda.isAvailable()) {
+            return DeviceSupport.super.enterDeferred(deviceBuffers);
+        }
+        long caller = DriverContexts.current();
+        long[] contexts = contexts(caller, deviceBuffers);
+        Scope restore = restoring(caller);
+        return new DeferredOrder() {
+            /** Contexts not yet waited for on the host. */
+            private long[] pending = contexts;
+
+            @Override
+            public void complete() {
+                long[] p = pending;
+                pending = NO_CONTEXTS;
+                long current = p.length == 0 ? 0 : DriverContexts.current();
+                for (long ctx : p) {
+                    DriverContexts.synchronize(ctx, current);
+                }
+            }
+
+            @Override
+            public void before(dev.ferry.DeviceStream stream) {
+                long[] p = pending;
+                if (p.length == 0) return;
+                long current = DriverContexts.current(), handle = stream.streamHandle();
+                for (long ctx : p) {
+                    if (!Cuda.isPrimaryContext(ctx) || !DriverContexts.orderOnGpu(ctx, handle)) {
+                        DriverContexts.synchronize(ctx, current);
+                    }
+                }
+            }
+
+            @Override
+            public void close() {
+                restore.close();
+            }
+        };
+    }
+
+    private static final long[] NO_CONTEXTS = {};
+
+    /**
+     * The contexts whose work a call on {@code deviceBuffers} waits for: the caller's current one,
+     * and each buffer's owner and its device's primary context, each once.
+     */
+    private static long[] contexts(long caller, List<Buffer> deviceBuffers) {
+        long[] found = new long[1 + 2 * deviceBuffers.size()];
         int n = 0;
         if (caller != 0) {
-            DriverContexts.synchronize(caller, caller);
-            done[n++] = caller;
+            found[n++] = caller;
         }
         for (Buffer b : deviceBuffers) {
             if (!(b instanceof DeviceBuffer d)) {
@@ -73,14 +132,13 @@ public final class CudaDeviceSupport implements DeviceSupport {
             long owner = owner(d);
             long primary = Cuda.device(d.device()).contextHandle();
             for (long ctx : new long[] {owner, primary}) {
-                if (ctx == 0 || contains(done, n, ctx)) {
+                if (ctx == 0 || contains(found, n, ctx)) {
                     continue;
                 }
-                DriverContexts.synchronize(ctx, caller);
-                done[n++] = ctx;
+                found[n++] = ctx;
             }
         }
-        return restoring(caller);
+        return n == found.length ? found : java.util.Arrays.copyOf(found, n);
     }
 
     private final java.util.Map<Integer, CudaStream> reductionStreams = new java.util.concurrent.ConcurrentHashMap<>();

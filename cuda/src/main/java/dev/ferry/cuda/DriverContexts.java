@@ -32,6 +32,13 @@ final class DriverContexts {
     private static final MethodHandle SYNCHRONIZE;
     private static final MethodHandle POINTER_ATTRIBUTE;
     private static final MethodHandle ERROR_NAME;
+    /** cuCtxRecordEvent (CUDA 12.5 on), else null. */
+    private static final MethodHandle RECORD_EVENT;
+    private static final MethodHandle EVENT_CREATE;
+    private static final MethodHandle STREAM_WAIT_EVENT;
+    /** One event per primary context, recorded by {@link #orderOnGpu} (under the context's entry's lock). */
+    private static final java.util.Map<Long, long[]> CONTEXT_EVENTS = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final int CU_EVENT_DISABLE_TIMING = 2;
 
     static {
         Linker linker = Linker.nativeLinker();
@@ -44,6 +51,10 @@ final class DriverContexts {
         POINTER_ATTRIBUTE = linker.downcallHandle(cuda.findOrThrow("cuPointerGetAttribute"),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
         ERROR_NAME = linker.downcallHandle(cuda.findOrThrow("cuGetErrorName"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        RECORD_EVENT = cuda.find("cuCtxRecordEvent").map(a -> linker.downcallHandle(a, FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG)))
+                .orElse(null);
+        EVENT_CREATE = linker.downcallHandle(cuda.findOrThrow("cuEventCreate"), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        STREAM_WAIT_EVENT = linker.downcallHandle(cuda.findOrThrow("cuStreamWaitEvent"), FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
     }
 
     /** One out-parameter per thread: these calls run on every device operation. */
@@ -92,6 +103,39 @@ final class DriverContexts {
             throw e;
         } catch (Throwable t) {
             throw failed(t);
+        }
+    }
+
+    /**
+     * Makes the work enqueued on {@code stream} from now on wait on the GPU for the work of
+     * {@code context} so far, every stream of it ({@code cuCtxRecordEvent}, then
+     * {@code cuStreamWaitEvent}); the host does not wait. False, having done nothing, where the
+     * driver cannot (before CUDA 12.5, or while a stream of the context is being captured into a
+     * graph): the caller then waits on the host. {@code context} must live as long as the process
+     * (a primary context): its event is kept.
+     */
+    static boolean orderOnGpu(long context, long stream) {
+        if (RECORD_EVENT == null) return false;
+        long[] event = CONTEXT_EVENTS.computeIfAbsent(context, c -> new long[1]);
+        synchronized (event) { // one record and its wait at a time: another thread's record would move the event on
+            try {
+                if (event[0] == 0) {
+                    check((int) PUSH.invokeExact(context), "cuCtxPushCurrent");
+                    MemorySegment out = OUT.get();
+                    int r = (int) EVENT_CREATE.invokeExact(out, CU_EVENT_DISABLE_TIMING);
+                    int p = (int) POP.invokeExact(OUT.get());
+                    if (r != 0) return false;
+                    check(p, "cuCtxPopCurrent");
+                    event[0] = out.get(JAVA_LONG, 0);
+                }
+                if ((int) RECORD_EVENT.invokeExact(context, event[0]) != 0) return false;
+                check((int) STREAM_WAIT_EVENT.invokeExact(stream, event[0], 0), "cuStreamWaitEvent");
+                return true;
+            } catch (CudaException e) {
+                throw e;
+            } catch (Throwable t) {
+                throw failed(t);
+            }
         }
     }
 

@@ -220,6 +220,15 @@ public class ApplicationPatterns {
                     comm.broadcast(b, n, DataType.BYTE, root);
                     assertPattern(Mem.read(b), 4242, "broadcast of " + n + " bytes right after the root's kernel wrote them");
                 }
+                try (DeviceBuffer in = poisonedDevice(n); DeviceBuffer all = poisonedDevice((long) n * size)) {
+                    TestKernels.slowFill(in.address(), n, 4100 + rank, SPIN, s);
+                    comm.allGather(in, all, n, DataType.BYTE);
+                    byte[] got = Mem.read(all);
+                    for (int r = 0; r < size; r++) {
+                        assertPattern(java.util.Arrays.copyOfRange(got, r * n, (r + 1) * n), 4100 + r,
+                                "allGather of " + n + " bytes per rank right after each rank's kernel wrote them, rank " + r + "'s block");
+                    }
+                }
             }
         } finally {
             release(s);
