@@ -86,11 +86,14 @@ public final class NcclTiming {
         }
     }
 
+    /** The largest {@code v} of the ranks, through device memory: with {@code ferry.collectives=nccl} NCCL serves this call too. */
     private static double max(Communicator c, double v) {
-        try (HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
-            in.segment().set(ValueLayout.JAVA_DOUBLE, 0, v);
+        try (HostBuffer host = HostBuffer.allocate(8); DeviceBuffer in = Cuda.allocate(8); DeviceBuffer out = Cuda.allocate(8)) {
+            host.segment().set(ValueLayout.JAVA_DOUBLE, 0, v);
+            Cuda.copy(in, host, 8);
             c.allReduce(in, out, 1, DataType.DOUBLE, ReduceOp.MAX);
-            return out.segment().get(ValueLayout.JAVA_DOUBLE, 0);
+            Cuda.copy(host, out, 8);
+            return host.segment().get(ValueLayout.JAVA_DOUBLE, 0);
         }
     }
 }

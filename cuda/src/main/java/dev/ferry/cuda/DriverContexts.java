@@ -123,10 +123,11 @@ final class DriverContexts {
                     check((int) PUSH.invokeExact(context), "cuCtxPushCurrent");
                     MemorySegment out = OUT.get();
                     int r = (int) EVENT_CREATE.invokeExact(out, CU_EVENT_DISABLE_TIMING);
-                    int p = (int) POP.invokeExact(OUT.get());
-                    if (r != 0) return false;
+                    long created = out.get(JAVA_LONG, 0); // before the pop writes the popped context there
+                    int p = (int) POP.invokeExact(out);
                     check(p, "cuCtxPopCurrent");
-                    event[0] = out.get(JAVA_LONG, 0);
+                    if (r != 0) return false;
+                    event[0] = created;
                 }
                 if ((int) RECORD_EVENT.invokeExact(context, event[0]) != 0) return false;
                 check((int) STREAM_WAIT_EVENT.invokeExact(stream, event[0], 0), "cuStreamWaitEvent");
