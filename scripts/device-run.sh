@@ -12,7 +12,7 @@
 #                                        device-reduction device-collectives-bench bench-chain
 #                                        small-floor launch-floor bench-collectives
 #                                        profile-small (async-profiler's samples of the 8-byte device allReduce;
-#                                        PROFILE_BYTES another size, PROFILE_JOPTS e.g. -Dferry.collectives=nccl)
+#                                        PROFILE_BYTES another size, PROFILE_JOPTS e.g. -Dferry.collectives=allReduce:nccl)
 #                                        stream-profile (async-profiler's samples of 8-byte allReduces enqueued
 #                                        on a stream, 2 ranks; PROFILE_CALLS per batch)
 #                                        dp-profile (async-profiler's samples of the DataParallel example's
