@@ -99,11 +99,17 @@ public final class CudaDeviceSupport implements DeviceSupport {
                 long[] p = pending;
                 if (p.length == 0) return;
                 long current = DriverContexts.current(), handle = stream.streamHandle();
+                // what was waited for on the host here is done: only the contexts ordered on the GPU stay pending
+                long[] onGpu = new long[p.length];
+                int n = 0;
                 for (long ctx : p) {
-                    if (!Cuda.isPrimaryContext(ctx) || !DriverContexts.orderOnGpu(ctx, handle)) {
+                    if (Cuda.isPrimaryContext(ctx) && DriverContexts.orderOnGpu(ctx, handle)) {
+                        onGpu[n++] = ctx;
+                    } else {
                         DriverContexts.synchronize(ctx, current);
                     }
                 }
+                pending = n == p.length ? p : n == 0 ? NO_CONTEXTS : java.util.Arrays.copyOf(onGpu, n);
             }
 
             @Override

@@ -56,10 +56,16 @@ public final class CudaEvent implements AutoCloseable {
         check(cuEventSynchronize(event), "cuEventSynchronize");
     }
 
-    /** True when the work before the recorded point is done. */
+    /**
+     * True when the work before the recorded point is done. Queried as it is: a waiting loop's
+     * thread has the device current already, and a query that needs a context gets it then.
+     */
     public boolean isDone() {
-        device.makeCurrent();
         int r = cuEventQuery(event);
+        if (r == CUresult.CUDA_ERROR_INVALID_CONTEXT) {
+            device.makeCurrent();
+            r = cuEventQuery(event);
+        }
         if (r == CUresult.CUDA_ERROR_NOT_READY) {
             return false;
         }
