@@ -60,7 +60,6 @@ public final class NcclCollectives implements Algorithm {
     private final long timeoutNanos;
     /** ncclComm_t, 0 before the first call (or when it could not be made). */
     private long comm;
-    private dev.ferry.collectives.SameCall sameCall; // made at the first rooted collective
     private CudaStream stream;
     private long streamHandle;
     private CudaEvent done;
@@ -126,6 +125,12 @@ public final class NcclCollectives implements Algorithm {
         return true;
     }
 
+    /** NCCL completes a rooted collective whose ranks name different roots, with wrong data: the planner compares the calls first. */
+    @Override
+    public boolean comparesCalls(Collective c) {
+        return c.rooted();
+    }
+
     /** Every call's work is enqueued on this communicator's stream, which waits for the caller's work first; peers reach these buffers through NCCL's kernels only. */
     @Override
     public boolean ordersOnGpu() {
@@ -181,12 +186,6 @@ public final class NcclCollectives implements Algorithm {
     public boolean run(CollectiveCall c) {
         if (comm == 0 && !make()) {
             return false; // every rank alike: the init's outcome is agreed
-        }
-        if (c.collective() == Collective.BROADCAST || c.collective() == Collective.REDUCE || c.collective() == Collective.GATHER
-                || c.collective() == Collective.SCATTER) {
-            // NCCL completes a rooted collective whose ranks name different roots, with wrong data: compare first
-            if (sameCall == null) sameCall = new dev.ferry.collectives.SameCall(group);
-            sameCall.check(c.collective(), c.root(), c.type().bytes(c.count()), () -> c + " on " + this);
         }
         switch (c.collective()) {
             case BROADCAST -> broadcast(c.send() != null ? c.send() : c.recv(), c.count(), c.type(), c.root());
@@ -269,7 +268,7 @@ public final class NcclCollectives implements Algorithm {
                 }
                 default -> throw new IllegalStateException(c.toString());
             };
-            Nccl.check("nccl " + c.collective().label() + " enqueued on a stream (" + c + ")", rc, comm);
+            if (rc != NcclTypes.SUCCESS) throw Nccl.error("nccl " + c.collective().label() + " enqueued on a stream (" + c + ")", rc, comm);
         } catch (NcclException e) {
             throw abort(c + " on a stream: " + e.getMessage(), e);
         } catch (CudaException e) {
@@ -354,15 +353,18 @@ public final class NcclCollectives implements Algorithm {
 
     private void broadcast(Buffer buffer, long count, DataType type, int root) {
         long bytes = type.bytes(count);
-        run("ncclBroadcast", List.of(buffer), () ->
-                Nccl.check("ncclBroadcast(" + bytes + " bytes, root " + root + ")",
-                        NcclAbi.broadcast(buffer.address(), buffer.address(), bytes, NcclTypes.UINT8, root, comm, streamHandle), comm));
+        run("ncclBroadcast", List.of(buffer), () -> {
+            int rc = NcclAbi.broadcast(buffer.address(), buffer.address(), bytes, NcclTypes.UINT8, root, comm, streamHandle);
+            if (rc != NcclTypes.SUCCESS) throw Nccl.error("ncclBroadcast(" + bytes + " bytes, root " + root + ")", rc, comm);
+        });
     }
 
     private void allReduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op) {
-        run("ncclAllReduce", List.of(sendBuffer, recvBuffer), () ->
-                Nccl.check("ncclAllReduce(" + count + " " + type + ", " + op + ")", NcclAbi.allReduce(sendBuffer.address(), recvBuffer.address(),
-                        count, NcclTypes.dataType(type), NcclTypes.redOp(op), comm, streamHandle), comm));
+        run("ncclAllReduce", List.of(sendBuffer, recvBuffer), () -> {
+            int rc = NcclAbi.allReduce(sendBuffer.address(), recvBuffer.address(), count, NcclTypes.dataType(type), NcclTypes.redOp(op), comm,
+                    streamHandle);
+            if (rc != NcclTypes.SUCCESS) throw Nccl.error("ncclAllReduce(" + count + " " + type + ", " + op + ")", rc, comm);
+        });
     }
 
     private void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
@@ -374,9 +376,10 @@ public final class NcclCollectives implements Algorithm {
 
     private void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
         long bytes = type.bytes(count);
-        run("ncclAllGather", List.of(sendBuffer, recvBuffer), () ->
-                Nccl.check("ncclAllGather(" + bytes + " bytes per rank)",
-                        NcclAbi.allGather(sendBuffer.address(), recvBuffer.address(), bytes, NcclTypes.UINT8, comm, streamHandle), comm));
+        run("ncclAllGather", List.of(sendBuffer, recvBuffer), () -> {
+            int rc = NcclAbi.allGather(sendBuffer.address(), recvBuffer.address(), bytes, NcclTypes.UINT8, comm, streamHandle);
+            if (rc != NcclTypes.SUCCESS) throw Nccl.error("ncclAllGather(" + bytes + " bytes per rank)", rc, comm);
+        });
     }
 
     private void gather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, int root) {
@@ -530,9 +533,11 @@ public final class NcclCollectives implements Algorithm {
     }
 
     private void reduceScatterEqual(Buffer sendBuffer, Buffer recvBuffer, long recvCount, DataType type, ReduceOp op) {
-        run("ncclReduceScatter", List.of(sendBuffer, recvBuffer), () ->
-                Nccl.check("ncclReduceScatter(" + recvCount + " " + type + " per rank, " + op + ")", NcclAbi.reduceScatter(sendBuffer.address(),
-                        recvBuffer.address(), recvCount, NcclTypes.dataType(type), NcclTypes.redOp(op), comm, streamHandle), comm));
+        run("ncclReduceScatter", List.of(sendBuffer, recvBuffer), () -> {
+            int rc = NcclAbi.reduceScatter(sendBuffer.address(), recvBuffer.address(), recvCount, NcclTypes.dataType(type), NcclTypes.redOp(op), comm,
+                    streamHandle);
+            if (rc != NcclTypes.SUCCESS) throw Nccl.error("ncclReduceScatter(" + recvCount + " " + type + " per rank, " + op + ")", rc, comm);
+        });
     }
 
     private void reduceScatter(Buffer sendBuffer, Buffer recvBuffer, Blocks blocks, DataType type, ReduceOp op) {

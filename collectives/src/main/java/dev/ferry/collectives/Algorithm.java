@@ -50,6 +50,16 @@ public interface Algorithm extends AutoCloseable {
     }
 
     /**
+     * True when the ranks' calls of {@code c} must be compared before this algorithm runs one
+     * ({@link SameCall}): its library completes calls that the ranks disagree on, with wrong data.
+     * The planner compares them in the round of a vote where one runs, else in a round of its own.
+     * False (the default): the algorithm compares them itself, or the library fails such calls.
+     */
+    default boolean comparesCalls(Collective c) {
+        return false;
+    }
+
+    /**
      * True when {@link #run} makes its GPU work wait on the GPU for the caller's earlier device
      * work ({@link dev.ferry.spi.PendingDeviceWork#before}) before anything touches this rank's
      * buffers, and no peer touches them before that work does: the planner then leaves the wait

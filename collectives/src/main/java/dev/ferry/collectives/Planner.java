@@ -22,8 +22,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * takes any buffers ({@link Algorithm.Agreement#NONE}): where the chosen one needs every rank's
  * buffers to suit it and some rank's do not (MPI lets ranks pass different kinds of memory), every
  * rank moves on to the next alike. Plans depend only on what every rank knows alike, so the ranks
- * choose the same without a message; the only round a call may add is the agreement of
- * {@link Group#everyRank}, where an algorithm asks for it.
+ * choose the same without a message; the only round a call may add is a vote, where an algorithm
+ * asks for one ({@link Algorithm.Agreement#VOTE}), which also compares the ranks' calls
+ * ({@link SameCall}), or that comparison alone, where an algorithm needs it and no vote ran
+ * ({@link Algorithm#comparesCalls}).
  */
 public final class Planner implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("dev.ferry.collectives");
@@ -42,6 +44,8 @@ public final class Planner implements AutoCloseable {
     private final Algorithm preferred;
     /** {@code ferry.collectives.uniformBuffers}: votes are each rank's own answer. */
     private final boolean uniform;
+    /** Compares the ranks' calls, in the round of a vote or alone. */
+    private final SameCall sameCall;
     private final Map<Shape, Algorithm[]> plans = recentPlans();
     /**
      * The last plan of each collective, read without the lock: a program repeats a few shapes, and
@@ -68,6 +72,7 @@ public final class Planner implements AutoCloseable {
         this.setting = table.closest(group.topology(), backend);
         this.forcedText = choiceText;
         this.uniform = uniform;
+        this.sameCall = new SameCall(group);
         String wanted = group.mover().preferredAlgorithm();
         this.preferred = wanted == null ? null : byName(wanted);
         force(choice, choiceText);
@@ -287,17 +292,28 @@ public final class Planner implements AutoCloseable {
         Algorithm[] order = plan.order();
         boolean chosenBySetting = plan.chosenBySetting();
         boolean hostSeen = false; // an agreement found host memory on some rank: device-only algorithms are passed over
+        boolean compared = false; // the ranks' calls compared (SameCall), in a vote or alone
         for (int i = 0; i < order.length; i++) {
             Algorithm a = order[i];
             if (hostSeen && a.needsDevice() && !chosenBySetting) continue;
             if (a.agreement() == Algorithm.Agreement.VOTE) {
                 boolean takes = a.takes(call), device = allDevice(call);
-                int agreed = uniform ? (takes ? 1 : 0) | (device ? 2 : 0) : group.everyRank(takes, device);
+                int agreed;
+                if (uniform) {
+                    agreed = (takes ? 1 : 0) | (device ? 2 : 0);
+                } else {
+                    agreed = sameCall.vote(call.shape(), takes, device, () -> call + " on " + a.name());
+                    compared = true;
+                }
                 hostSeen |= (agreed & 2) == 0;
                 if ((agreed & 1) == 0) {
                     if (chosenBySetting) throw declined(a, call);
                     continue;
                 }
+            }
+            if (!compared && a.comparesCalls(call.collective())) {
+                sameCall.check(call.shape(), () -> call + " on " + a.name());
+                compared = true;
             }
             dev.ferry.flight.CurrentCall.algorithm(a.name());
             if (!a.ordersOnGpu()) dev.ferry.spi.PendingDeviceWork.complete();

@@ -16,15 +16,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
 import java.util.function.IntToLongFunction;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
- * Compares one collective call across the ranks before its data moves, for an algorithm whose
- * library completes calls that the ranks disagree on (NCCL's rooted collectives given different
- * roots move wrong data and return): one agreement of three words and their negations (MAX,
- * {@link Group#agree}), and on a disagreement an allGather of every rank's call, so
+ * Compares one collective call across the ranks before its data moves: its collective, root and
+ * bytes ({@link Shape}: what every rank must pass alike), in one agreement ({@link Group#agree}, MIN
+ * of the words and their negations), and on a disagreement an allGather of every rank's call, so
  * that every rank throws the same {@link CollectiveMismatchException}, naming the ranks and their
- * calls. The node's IPC collectives compare the records they exchange anyway and need none.
+ * calls. The planner compares in the round of an algorithm's vote ({@link #vote}, no round of its
+ * own), and alone ({@link #check}) for an algorithm whose library completes calls the ranks disagree
+ * on (NCCL's rooted collectives given different roots move wrong data and return) where no vote ran.
+ * The node's IPC collectives compare the records they exchange anyway and need neither.
  */
 public final class SameCall {
     private static final int WORDS = 3; // collective, root, bytes
@@ -35,25 +38,26 @@ public final class SameCall {
     }
 
     /**
-     * Returns when every rank of the group makes the call {@code c} with {@code root} and {@code bytes};
-     * else throws on every rank, naming the call {@code where} gives (built only then).
+     * Returns when every rank of the group makes the call {@code s}; else throws on every rank,
+     * naming the call {@code where} gives (built only then).
      */
-    public void check(Collective c, int root, long bytes, java.util.function.Supplier<String> where) {
-        long[] mine = {c.ordinal(), root, bytes};
-        long[] both = new long[2 * WORDS];
-        for (int i = 0; i < WORDS; i++) {
-            both[i] = mine[i];
-            both[WORDS + i] = -mine[i];
-        }
-        long[] max = group.agree(both, ReduceOp.MAX);
-        boolean same = true;
-        for (int i = 0; i < WORDS; i++) {
-            same &= max[i] == -max[WORDS + i];
-        }
-        if (!same) throw mismatch(mine, where.get());
+    public void check(Shape s, Supplier<String> where) {
+        vote(s, true, true, where);
     }
 
-    /** Every rank's call, gathered (every rank comes here alike: they all saw the same maxima). */
+    /**
+     * Two answers agreed in the round that compares the call {@code s} (as {@link #check}): bit 0 set
+     * when {@code first} is true on every rank, bit 1 when {@code second} is
+     * ({@link Group#everyRank(boolean, boolean)}).
+     */
+    public int vote(Shape s, boolean first, boolean second, Supplier<String> where) {
+        long key = (long) s.collective().ordinal() << 32 | (s.root() + 1L & 0xffff_ffffL);
+        long[] min = group.agree(new long[] {first ? 1 : 0, second ? 1 : 0, key, s.bytes(), -key, -s.bytes()}, ReduceOp.MIN);
+        if (min[2] != -min[4] || min[3] != -min[5]) throw mismatch(new long[] {s.collective().ordinal(), s.root(), s.bytes()}, where.get());
+        return (int) min[0] | (int) min[1] << 1;
+    }
+
+    /** Every rank's call, gathered (every rank comes here alike: they all saw the same extremes). */
     private CollectiveMismatchException mismatch(long[] mine, String where) {
         Transport mover = group.mover();
         int n = mover.size();

@@ -290,6 +290,62 @@ class PlannerTest {
         }
     }
 
+    /** An algorithm of allReduce whose calls the ranks must compare first ({@link Algorithm#comparesCalls}). */
+    private record Comparing(String name, Algorithm.Agreement agreement) implements Algorithm {
+        @Override
+        public String description() {
+            return name;
+        }
+
+        @Override
+        public boolean carries(Collective c) {
+            return c == Collective.ALL_REDUCE;
+        }
+
+        @Override
+        public String unfit(Shape s, Topology t) {
+            return null;
+        }
+
+        @Override
+        public boolean comparesCalls(Collective c) {
+            return true;
+        }
+
+        @Override
+        public int preference() {
+            return 1;
+        }
+
+        @Override
+        public boolean run(CollectiveCall call) {
+            return true;
+        }
+    }
+
+    /** The ranks' calls are compared in the round of a vote where one runs, else in a round of their own; never twice, never without need. */
+    @Test
+    void callsAreComparedInTheVotesRoundOrInOneOfTheirOwn() {
+        record Case(Algorithm a, boolean uniform, int rounds) {
+        }
+        for (Case c : new Case[] {
+                new Case(new Comparing("votes", Algorithm.Agreement.VOTE), false, 1),
+                new Case(new Comparing("votes", Algorithm.Agreement.VOTE), true, 1),
+                new Case(new Comparing("alone", Algorithm.Agreement.NONE), false, 1),
+                new Case(new Fixed("votes-only", Algorithm.Agreement.VOTE, 1, null), false, 1),
+                new Case(new Fixed("votes-only", Algorithm.Agreement.VOTE, 1, null), true, 0),
+                new Case(new Fixed("neither", Algorithm.Agreement.NONE, 1, null), false, 0)}) {
+            Group g = new Group(new OneRankHostTransport(new ArrayList<>()), TWO_GPUS);
+            Planner p = new Planner(g, List.of(c.a(), new Fixed("native", Algorithm.Agreement.NONE, 9, null)), CostTable.of("test", List.of()), "ompi", null, null,
+                    c.uniform());
+            try (HostBuffer in = HostBuffer.allocate(8); HostBuffer out = HostBuffer.allocate(8)) {
+                p.run(CollectiveCall.of(Collective.ALL_REDUCE, in, out, 1, DataType.DOUBLE, ReduceOp.SUM, -1));
+            }
+            assertEquals(c.a().name(), Planner.lastAlgorithm());
+            assertEquals(c.rounds(), g.agreements(), c.a().name() + (c.uniform() ? ", uniform buffers" : "") + ": rounds of agreement");
+        }
+    }
+
     /** A repeated shape reuses its plan; a forced algorithm or a new table replaces it from the next call on. */
     @Test
     void aRepeatedShapeFollowsForceAndNewTables() {

@@ -6,10 +6,12 @@ package dev.ferry.testing;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.ferry.Buffer;
+import dev.ferry.CollectiveMismatchException;
 import dev.ferry.Communicator;
 import dev.ferry.DataType;
 import dev.ferry.HostBuffer;
@@ -583,6 +585,31 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
             }
             assertTrue(wrong.isEmpty(), "wrong results on rank " + rank + ": " + wrong);
             assertEquals(calls, CollectivesDiagnostics.counter("gatheredReductions") - gathered0, "every call was gathered and folded where the data is");
+        }
+    }
+
+    /**
+     * Ranks that disagree on a call of an algorithm that votes (another count, another root) learn
+     * it in the vote's round, before any data moves: the same {@link CollectiveMismatchException}
+     * on every rank, naming the calls; the communicator then serves the next call.
+     */
+    @Test
+    void j_callsThatDisagreeFailInTheVote() {
+        Assumptions.assumeTrue(size > 1, "needs two ranks");
+        Mem m = foldable();
+        try (Communicator d = comm.duplicate()) {
+            CollectivesDiagnostics.force(d, "allReduce:host-gathered,reduce:host-gathered");
+            long count = rank == 0 ? 5 : 4;
+            Buffer send = alloc(m, 8 * 5), recv = alloc(m, 8 * 5);
+            CollectiveMismatchException e = assertThrows(CollectiveMismatchException.class, () -> d.allReduce(send, recv, count, DataType.LONG, ReduceOp.SUM));
+            assertTrue(e.getMessage().contains("rank 0 called allReduce(40 bytes)") && e.getMessage().contains("called allReduce(32 bytes)"), e.getMessage());
+            int root = rank == 0 ? 0 : 1;
+            e = assertThrows(CollectiveMismatchException.class, () -> d.reduce(send, rank == root ? recv : null, 4, DataType.LONG, ReduceOp.SUM, root));
+            assertTrue(e.getMessage().contains("rank 0 called reduce(root 0, 32 bytes)") && e.getMessage().contains("called reduce(root 1, 32 bytes)"),
+                    e.getMessage());
+            long gathered0 = CollectivesDiagnostics.counter("gatheredReductions");
+            allReduceRankSums(d, send, recv, 5);
+            assertEquals(1, CollectivesDiagnostics.counter("gatheredReductions") - gathered0, "the next call ran on the algorithm");
         }
     }
 }
