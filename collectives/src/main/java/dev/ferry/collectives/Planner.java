@@ -302,7 +302,7 @@ public final class Planner implements AutoCloseable {
                 if (uniform) {
                     agreed = (takes ? 1 : 0) | (device ? 2 : 0);
                 } else {
-                    agreed = sameCall.vote(call.shape(), takes, device, () -> call + " on " + a.name());
+                    agreed = sameCall.vote(call.shape(), takes, device, () -> mismatchPrefix(call, a));
                     compared = true;
                 }
                 hostSeen |= (agreed & 2) == 0;
@@ -312,7 +312,7 @@ public final class Planner implements AutoCloseable {
                 }
             }
             if (!compared && a.comparesCalls(call.collective())) {
-                sameCall.check(call.shape(), () -> call + " on " + a.name());
+                sameCall.check(call.shape(), () -> mismatchPrefix(call, a));
                 compared = true;
             }
             dev.ferry.flight.CurrentCall.algorithm(a.name());
@@ -329,6 +329,11 @@ public final class Planner implements AutoCloseable {
             hostSeen |= a.declinedForHostMemory();
         }
         throw new IllegalStateException("every algorithm of the plan declined " + call);
+    }
+
+    /** What a mismatch's message starts with: the same on every rank that made this collective, whatever its size or root. */
+    private static String mismatchPrefix(CollectiveCall call, Algorithm a) {
+        return call.collective().label() + " on " + a.name();
     }
 
     /** True when every buffer of {@code call} on this rank is device memory (null buffers, insignificant here, count as such). */

@@ -31,11 +31,22 @@ class PlannerTest {
 
     /**
      * An algorithm that only carries allReduce, with a fixed agreement and preference (unfit where
-     * {@code unfit} says); its times depend on the backend unless {@code timedWithBackend} is false.
+     * {@code unfit} says); its times depend on the backend unless {@code timedWithBackend} is false;
+     * the ranks' calls are compared before it runs where {@code compares} says.
      */
-    private record Fixed(String name, Algorithm.Agreement agreement, int preference, String unfitWhy, boolean timedWithBackend) implements Algorithm {
+    private record Fixed(String name, Algorithm.Agreement agreement, int preference, String unfitWhy, boolean timedWithBackend, boolean compares)
+            implements Algorithm {
         Fixed(String name, Algorithm.Agreement agreement, int preference, String unfitWhy) {
-            this(name, agreement, preference, unfitWhy, true);
+            this(name, agreement, preference, unfitWhy, true, false);
+        }
+
+        Fixed(String name, Algorithm.Agreement agreement, int preference, String unfitWhy, boolean timedWithBackend) {
+            this(name, agreement, preference, unfitWhy, timedWithBackend, false);
+        }
+
+        @Override
+        public boolean comparesCalls(Collective c) {
+            return compares;
         }
 
         @Override
@@ -290,48 +301,15 @@ class PlannerTest {
         }
     }
 
-    /** An algorithm of allReduce whose calls the ranks must compare first ({@link Algorithm#comparesCalls}). */
-    private record Comparing(String name, Algorithm.Agreement agreement) implements Algorithm {
-        @Override
-        public String description() {
-            return name;
-        }
-
-        @Override
-        public boolean carries(Collective c) {
-            return c == Collective.ALL_REDUCE;
-        }
-
-        @Override
-        public String unfit(Shape s, Topology t) {
-            return null;
-        }
-
-        @Override
-        public boolean comparesCalls(Collective c) {
-            return true;
-        }
-
-        @Override
-        public int preference() {
-            return 1;
-        }
-
-        @Override
-        public boolean run(CollectiveCall call) {
-            return true;
-        }
-    }
-
     /** The ranks' calls are compared in the round of a vote where one runs, else in a round of their own; never twice, never without need. */
     @Test
     void callsAreComparedInTheVotesRoundOrInOneOfTheirOwn() {
         record Case(Algorithm a, boolean uniform, int rounds) {
         }
         for (Case c : new Case[] {
-                new Case(new Comparing("votes", Algorithm.Agreement.VOTE), false, 1),
-                new Case(new Comparing("votes", Algorithm.Agreement.VOTE), true, 1),
-                new Case(new Comparing("alone", Algorithm.Agreement.NONE), false, 1),
+                new Case(new Fixed("votes", Algorithm.Agreement.VOTE, 1, null, true, true), false, 1),
+                new Case(new Fixed("votes", Algorithm.Agreement.VOTE, 1, null, true, true), true, 1),
+                new Case(new Fixed("alone", Algorithm.Agreement.NONE, 1, null, true, true), false, 1),
                 new Case(new Fixed("votes-only", Algorithm.Agreement.VOTE, 1, null), false, 1),
                 new Case(new Fixed("votes-only", Algorithm.Agreement.VOTE, 1, null), true, 0),
                 new Case(new Fixed("neither", Algorithm.Agreement.NONE, 1, null), false, 0)}) {
