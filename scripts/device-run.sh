@@ -20,7 +20,8 @@
 #                                        algorithms (the collectives planner: every algorithm forced on every
 #                                        backend; ALGO_NP="2 4")
 #                                        tune (bench/run.sh --tune: the planner's cost tables; TUNE_BACKENDS,
-#                                        TUNE_NP, TUNE_SUITE full|quick, TUNE_ARGS; results in $OUT/tune/)
+#                                        TUNE_NP, TUNE_SUITE full|quick, TUNE_ARGS, TUNE_REF_ARGS (nccl_ref's);
+#                                        results in $OUT/tune/)
 #                                        ompi-device (every ompi suite with device buffers, np 2 and 4)
 #                                        multi-gpu (a 4- or 8-GPU node in one step: info, trust, algorithms,
 #                                        tune to 1 GiB, stream; SPREAD=1, MULTI_NP ranks, default the GPU count)
@@ -680,12 +681,14 @@ step_tune() {
     [ -n "$nps" ] || { [ "${SPREAD:-0}" = 1 ] && nps=$NGPU || nps="2 4"; }
     mkdir -p "$OUT/tune"
     lib=$(find_nccl); [ -n "$lib" ] && nccl_opt="-Dferry.nccl.lib=$lib"
-    # NCCL called from C, blocking (one rank per GPU; NCCL takes no two ranks on one GPU), in the same run as the tables
+    # NCCL called from C, blocking (one rank per GPU; NCCL takes no two ranks on one GPU), in the same run as the tables;
+    # TUNE_REF_ARGS its iterations (default 200 after 50 of warm-up per size: nccl-tests' 20 after 5 moved cells by tens of percent)
+    local TUNE_REF_ARGS=${TUNE_REF_ARGS:--iters 200 -warmup 50}
     if [ -n "$lib" ] && [ -x "$D/c/nccl_ref" ] && [ "${SPREAD:-0}" = 1 ] && [ "$NGPU" -ge 2 ]; then
         mpi_env sys
         LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 300 "${LAUNCH[@]}" -x LD_LIBRARY_PATH -np "$NGPU" \
-            "$D/c/nccl_ref" -blocking -max 268435456 > "$OUT/tune/nccl_ref-blocking.log" 2>&1
-        md "- \`nccl_ref -blocking -max 268435456\`, $NGPU ranks ($lib): exit $?; sizes are nccl-tests' (allgather: the whole receive buffer)"
+            "$D/c/nccl_ref" -blocking -max 268435456 $TUNE_REF_ARGS > "$OUT/tune/nccl_ref-blocking.log" 2>&1
+        md "- \`nccl_ref -blocking -max 268435456 $TUNE_REF_ARGS\`, $NGPU ranks ($lib): exit $?; sizes are nccl-tests' (allgather: the whole receive buffer)"
     fi
     for np in $nps; do
         for b in ${TUNE_BACKENDS:-ompi staged}; do
