@@ -54,8 +54,8 @@ public final class CollectivesSettings implements SettingsCatalog {
      */
     public static final Setting<Boolean> UNIFORM_BUFFERS = Setting.of(MODULE, "ferry.collectives.uniformBuffers", Setting.BOOLEAN, false,
             "every rank passes the same kind of memory (device memory of its GPU, or host memory) to each collective, as NCCL programs do: "
-                    + "algorithms that need every rank's buffers on a GPU skip their vote (one small allReduce per call); a rank that breaks "
-                    + "the promise gets wrong data or a hang");
+                    + "algorithms that need every rank's buffers on a GPU skip their vote (one small allReduce per call, which also compares "
+                    + "the ranks' calls); a rank that breaks the promise gets wrong data or a hang");
 
     @Override
     public List<Setting<?>> settings() {
