@@ -368,10 +368,11 @@ public final class NcclCollectives implements Algorithm {
     }
 
     private void reduce(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type, ReduceOp op, int root) {
-        run("ncclReduce", recvBuffer == null ? List.of(sendBuffer) : List.of(sendBuffer, recvBuffer), () ->
-                Nccl.check("ncclReduce(" + count + " " + type + ", " + op + ", root " + root + ")", NcclAbi.reduce(sendBuffer.address(),
-                        recvBuffer == null ? 0 : recvBuffer.address(), count, NcclTypes.dataType(type), NcclTypes.redOp(op), root, comm,
-                        streamHandle), comm));
+        run("ncclReduce", recvBuffer == null ? List.of(sendBuffer) : List.of(sendBuffer, recvBuffer), () -> {
+            int rc = NcclAbi.reduce(sendBuffer.address(), recvBuffer == null ? 0 : recvBuffer.address(), count, NcclTypes.dataType(type),
+                    NcclTypes.redOp(op), root, comm, streamHandle);
+            if (rc != NcclTypes.SUCCESS) throw Nccl.error("ncclReduce(" + count + " " + type + ", " + op + ", root " + root + ")", rc, comm);
+        });
     }
 
     private void allGather(Buffer sendBuffer, Buffer recvBuffer, long count, DataType type) {
@@ -548,9 +549,9 @@ public final class NcclCollectives implements Algorithm {
         int me = rank();
         run("reduceScatter (grouped ncclReduce)", List.of(sendBuffer, recvBuffer), () -> group("reduceScatter", () -> {
             for (int r = 0; r < size(); r++) {
-                Nccl.check("ncclReduce(" + blocks.count(r) + " " + type + ", " + op + ", root " + r + ")", NcclAbi.reduce(
-                        sendBuffer.address() + blocks.byteOffset(r, type), r == me ? recvBuffer.address() : 0, blocks.count(r),
-                        NcclTypes.dataType(type), NcclTypes.redOp(op), r, comm, streamHandle), comm);
+                int rc = NcclAbi.reduce(sendBuffer.address() + blocks.byteOffset(r, type), r == me ? recvBuffer.address() : 0, blocks.count(r),
+                        NcclTypes.dataType(type), NcclTypes.redOp(op), r, comm, streamHandle);
+                if (rc != NcclTypes.SUCCESS) throw Nccl.error("ncclReduce(" + blocks.count(r) + " " + type + ", " + op + ", root " + r + ")", rc, comm);
             }
         }));
     }
@@ -571,12 +572,13 @@ public final class NcclCollectives implements Algorithm {
     private void p2p(boolean send, long address, long bytes, int peer, long onStream) {
         int rc = send ? NcclAbi.send(address, bytes, NcclTypes.UINT8, peer, comm, onStream)
                 : NcclAbi.recv(address, bytes, NcclTypes.UINT8, peer, comm, onStream);
-        Nccl.check((send ? "ncclSend(" : "ncclRecv(") + bytes + " bytes, peer " + peer + ")", rc, comm);
+        if (rc != NcclTypes.SUCCESS) throw Nccl.error((send ? "ncclSend(" : "ncclRecv(") + bytes + " bytes, peer " + peer + ")", rc, comm);
     }
 
     /** ncclGroupStart, {@code body}, ncclGroupEnd (also after a failure inside, so that NCCL's group state stays balanced). */
     private void group(String what, Runnable body) {
-        Nccl.check("ncclGroupStart (" + what + ")", NcclAbi.groupStart(), comm);
+        int rc = NcclAbi.groupStart();
+        if (rc != NcclTypes.SUCCESS) throw Nccl.error("ncclGroupStart (" + what + ")", rc, comm);
         try {
             body.run();
         } catch (RuntimeException e) {
@@ -587,7 +589,8 @@ public final class NcclCollectives implements Algorithm {
             }
             throw e;
         }
-        Nccl.check("ncclGroupEnd (" + what + ")", NcclAbi.groupEnd(), comm);
+        rc = NcclAbi.groupEnd();
+        if (rc != NcclTypes.SUCCESS) throw Nccl.error("ncclGroupEnd (" + what + ")", rc, comm);
     }
 
     /**

@@ -888,7 +888,7 @@ final class IpcCollectives {
         }
         if (same) return;
         // the message only when they disagree: this runs at every call of the node's collectives
-        throw SameCall.mismatch(what + " on " + comm, n, r -> Collective.values()[(int) s.get(ValueLayout.JAVA_LONG_UNALIGNED, (long) r * RECORD + OP)],
+        throw SameCall.mismatch(what + " on the node's CUDA IPC collectives", n, r -> Collective.values()[(int) s.get(ValueLayout.JAVA_LONG_UNALIGNED, (long) r * RECORD + OP)],
                 r -> s.get(ValueLayout.JAVA_INT_UNALIGNED, (long) r * RECORD + 12), r -> s.get(ValueLayout.JAVA_LONG_UNALIGNED, (long) r * RECORD + BYTES));
     }
 

@@ -100,16 +100,18 @@ public final class CudaDeviceSupport implements DeviceSupport {
                 if (p.length == 0) return;
                 long current = DriverContexts.current(), handle = stream.streamHandle();
                 // what was waited for on the host here is done: only the contexts ordered on the GPU stay pending
-                long[] onGpu = new long[p.length];
+                long[] kept = null; // made at the first context waited for on the host (usually none is)
                 int n = 0;
                 for (long ctx : p) {
                     if (Cuda.isPrimaryContext(ctx) && DriverContexts.orderOnGpu(ctx, handle)) {
-                        onGpu[n++] = ctx;
+                        if (kept != null) kept[n] = ctx;
+                        n++;
                     } else {
+                        if (kept == null) kept = p.clone(); // its first n entries are the contexts ordered so far
                         DriverContexts.synchronize(ctx, current);
                     }
                 }
-                pending = n == p.length ? p : n == 0 ? NO_CONTEXTS : java.util.Arrays.copyOf(onGpu, n);
+                pending = kept == null ? p : n == 0 ? NO_CONTEXTS : java.util.Arrays.copyOf(kept, n);
             }
 
             @Override
@@ -135,14 +137,8 @@ public final class CudaDeviceSupport implements DeviceSupport {
             if (!(b instanceof DeviceBuffer d)) {
                 continue;
             }
-            long owner = owner(d);
-            long primary = Cuda.device(d.device()).contextHandle();
-            for (long ctx : new long[] {owner, primary}) {
-                if (ctx == 0 || contains(found, n, ctx)) {
-                    continue;
-                }
-                found[n++] = ctx;
-            }
+            n = add(found, n, owner(d));
+            n = add(found, n, Cuda.device(d.device()).contextHandle());
         }
         return n == found.length ? found : java.util.Arrays.copyOf(found, n);
     }
@@ -196,11 +192,14 @@ public final class CudaDeviceSupport implements DeviceSupport {
         };
     }
 
-    private static boolean contains(long[] a, int n, long v) {
+    /** {@code found}'s first {@code n} contexts with {@code ctx} added, unless it is 0 or there: the new count. */
+    private static int add(long[] found, int n, long ctx) {
+        if (ctx == 0) return n;
         for (int i = 0; i < n; i++) {
-            if (a[i] == v) return true;
+            if (found[i] == ctx) return n;
         }
-        return false;
+        found[n] = ctx;
+        return n + 1;
     }
 
     /** The context that owns {@code d}'s allocation (0 when the driver cannot tell), asked once per allocation. */

@@ -613,4 +613,75 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
             assertEquals(1, CollectivesDiagnostics.counter("gatheredReductions") - gathered0, "the next call ran on the algorithm");
         }
     }
+
+    /**
+     * Ranks whose calls disagree on the node's CUDA IPC collectives, planned as no setting is given:
+     * another count (both sides on the short path, and one on either side of its crossover), another
+     * root, another collective's count. The records the ranks exchange before any data moves show it:
+     * every rank throws the same {@link CollectiveMismatchException}, naming every rank's call, and
+     * the communicator then serves the next call. With {@code nccl} among the algorithms, a count
+     * mismatch forced onto it fails in its vote the same way.
+     */
+    @Test
+    void k_callsThatDisagreeOnTheNodesIpcCollectivesFail() {
+        assumeIpc(comm);
+        int other = size - 1;
+        try (Communicator d = comm.duplicate()) {
+            var planner = CollectivesDiagnostics.planner(d);
+            int large = 200_000;
+            Buffer send = alloc(Mem.DEVICE, 8L * large * size), recv = alloc(Mem.DEVICE, 8L * large * size);
+            List<String> messages = new ArrayList<>();
+            List<String> cases = new ArrayList<>();
+            // {collective, count on rank 0, count elsewhere, root on rank 0, root elsewhere}
+            long[][] mismatches = {{0, 5, 4, -1, -1}, {0, 4, large, -1, -1}, {1, 5, 4, -1, -1}, {2, 16, 16, 0, other}, {2, 16, 8, 0, 0}};
+            for (long[] c : mismatches) {
+                long count = rank == 0 ? c[1] : c[2];
+                int root = (int) (rank == 0 ? c[3] : c[4]);
+                dev.ferry.collectives.Collective op = c[0] == 0 ? dev.ferry.collectives.Collective.ALL_REDUCE
+                        : c[0] == 1 ? dev.ferry.collectives.Collective.ALL_GATHER : dev.ferry.collectives.Collective.BROADCAST;
+                String planned = planner.plan(new dev.ferry.collectives.Shape(op, DataType.LONG, op == dev.ferry.collectives.Collective.ALL_REDUCE ? ReduceOp.SUM : null,
+                        8 * count, root))[0].name();
+                String label = op.label() + "(" + (root >= 0 ? "root " + root + ", " : "") + 8 * count + " bytes)";
+                if (!TestWorld.allAgree(d, planned.startsWith("ipc"))) {
+                    if (rank == 0) System.out.println("[ferry-algorithms] not an IPC algorithm here, left out: " + label + " planned on " + planned);
+                    continue;
+                }
+                CollectiveMismatchException e = assertThrows(CollectiveMismatchException.class, () -> {
+                    switch (op) {
+                        case ALL_REDUCE -> d.allReduce(send, recv, count, DataType.LONG, ReduceOp.SUM);
+                        case ALL_GATHER -> d.allGather(send, recv, count, DataType.LONG);
+                        default -> d.broadcast(send, count, DataType.LONG, root);
+                    }
+                }, label + " planned on " + planned);
+                assertTrue(e.getMessage().startsWith(op.label() + " on the node's CUDA IPC collectives: the ranks' calls disagree: rank 0 called ")
+                        && e.getMessage().contains("called " + label), e.getMessage());
+                messages.add(e.getMessage());
+                cases.add(label + " on " + planned);
+            }
+            if (CollectivesDiagnostics.algorithms(d).contains("nccl")) {
+                CollectivesDiagnostics.force(d, "allReduce:nccl");
+                long count = rank == 0 ? 5 : 4;
+                CollectiveMismatchException e = assertThrows(CollectiveMismatchException.class, () -> d.allReduce(send, recv, count, DataType.LONG, ReduceOp.SUM));
+                assertTrue(e.getMessage().startsWith("allReduce on nccl: the ranks' calls disagree: rank 0 called allReduce(40 bytes)"), e.getMessage());
+                messages.add(e.getMessage());
+                cases.add("allReduce on nccl (forced)");
+                allReduceRankSums(d, send, recv, 5);
+                assertEquals("nccl", CollectivesDiagnostics.lastAlgorithm());
+                CollectivesDiagnostics.force(d, null);
+            }
+            if (rank == 0) System.out.println("[ferry-algorithms] mismatches thrown: " + cases);
+            assertTrue(!cases.isEmpty(), "at least the short allReduce is planned on an IPC algorithm here");
+            // every rank threw the same messages
+            HostBuffer mineH = closeAfter(HostBuffer.allocate(8)), allH = closeAfter(HostBuffer.allocate(8L * size));
+            mineH.segment().set(ValueLayout.JAVA_LONG, 0, messages.hashCode());
+            d.allGather(mineH, allH, 1, DataType.LONG);
+            for (int r = 0; r < size; r++) {
+                assertEquals(messages.hashCode(), allH.segment().getAtIndex(ValueLayout.JAVA_LONG, r), "rank " + r + " threw the same messages as rank " + rank + ": " + messages);
+            }
+            allReduceRankSums(d, send, recv, 5);
+            allReduceRankSums(d, send, recv, large);
+            assertTrue(CollectivesDiagnostics.lastAlgorithm().startsWith("ipc"), CollectivesDiagnostics.lastAlgorithm());
+        }
+        assertTrue(TestWorld.allAgree(comm, true));
+    }
 }
