@@ -32,9 +32,9 @@ import java.util.Map;
 /**
  * Measures every collective on every algorithm of the planner that can run it, on this machine and
  * placement of ranks, and writes the times as a cost table ({@link CostTable}'s format) that
- * {@code ferry.collectives.table} reads; then plans from that table and times each collective as
- * the planner runs it, against the fastest algorithm measured, so the report shows what planning
- * from the table costs.
+ * {@code ferry.collectives.table} reads; then times each collective as the planner runs it, with the
+ * tables built into Ferry (no setting given) and from the new table, each in batches alternating
+ * with the fastest algorithm measured, forced, so the report shows what planning costs.
  *
  * <p>Run under the launcher, every rank alike ({@code ferry bench --tune} does):
  * {@code mpirun -np N java -cp ... dev.ferry.bench.Tune --out DIR [--quick] [--sizes 8,1M,...]
@@ -155,19 +155,20 @@ public final class Tune {
         Map<String, Map<Long, String[]>> before = planned(measured, null);
         Map<String, Map<Long, String[]>> after = planned(measured, CostTable.of("this measurement", rows));
         if (zero) {
-            md.append("\nColumns: the fastest algorithm measured; the planner's choice and time with the tables built into Ferry (before); "
-                    + "with this table (after), and beside it the fastest algorithm forced again, their batches alternating, "
-                    + "each first in every other pair (so that both see the machine alike); the ratio of those two. The log names the algorithms "
-                    + "each side's batches ran.\n");
+            md.append("\nColumns: the fastest algorithm measured; the planner's choice and time with the tables built into Ferry (before: "
+                    + "what a program gets with no setting given) and with this table (after). Each is timed beside the fastest algorithm forced "
+                    + "again, their batches alternating, each first in every other pair (so that both see the machine alike), with the ratio of "
+                    + "the two. The log names the algorithms each side's batches ran.\n");
             for (String c : collectives) {
-                md.append("\n## ").append(c).append("\n\n| bytes | fastest | us | before | us | after | us | fastest, alternating | after / fastest |\n"
-                        + "|---:|---|---:|---|---:|---|---:|---:|---:|\n");
+                md.append("\n## ").append(c).append("\n\n| bytes | fastest | us | before | us | fastest beside it | before / fastest "
+                        + "| after | us | fastest beside it | after / fastest |\n|---:|---|---:|---|---:|---:|---:|---|---:|---:|---:|\n");
                 for (Map.Entry<Long, Map<String, Point>> e : measured.get(c).entrySet()) {
                     Map.Entry<String, Point> best = fastest(e.getValue());
                     if (best == null) continue;
                     String[] b = before.get(c).get(e.getKey()), a = after.get(c).get(e.getKey());
-                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %.2f |%n", label(e.getKey()), best.getKey(), fmt(best.getValue()),
-                            b[0], b[1], a[0], a[1], a[3], Double.parseDouble(a[2]) / Double.parseDouble(a[4])));
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %.2f |%n", label(e.getKey()), best.getKey(),
+                            fmt(best.getValue()), b[0], b[1], b[3], Double.parseDouble(b[2]) / Double.parseDouble(b[4]),
+                            a[0], a[1], a[3], Double.parseDouble(a[2]) / Double.parseDouble(a[4])));
                 }
             }
             md.append("\n## Every algorithm measured\n\n");
@@ -262,8 +263,8 @@ public final class Tune {
 
     /**
      * Times each collective at each measured size as the planner runs it (from {@code table} first, when
-     * not null): name, time, median; with a table, also the sweep's fastest algorithm forced, timed in
-     * batches alternating with the planner's: its time and median.
+     * not null; else from the tables built in), in batches alternating with the sweep's fastest
+     * algorithm forced: the planner's algorithm, time and median, then the forced one's time and median.
      */
     private Map<String, Map<Long, String[]>> planned(Map<String, Map<Long, Map<String, Point>>> measured, CostTable table) {
         if (table != null) CollectivesDiagnostics.useTable(comm, table);
@@ -276,11 +277,11 @@ public final class Tune {
                     b.call();
                     String name = String.valueOf(CollectivesDiagnostics.lastAlgorithm());
                     Map.Entry<String, Point> best = fastest(e.getValue());
-                    if (table == null || best == null) {
+                    if (best == null) {
                         Point p = time(b);
                         m.put(e.getKey(), new String[] {name, fmt(p), String.valueOf(p.median())});
                     } else {
-                        Point[] p = alternating(b, c + ":" + best.getKey());
+                        Point[] p = alternating(b, c + ":" + best.getKey(), table == null ? "built in" : "measured");
                         m.put(e.getKey(), new String[] {name, fmt(p[0]), String.valueOf(p[0].median()), fmt(p[1]), String.valueOf(p[1].median())});
                     }
                 }
@@ -290,7 +291,7 @@ public final class Tune {
     }
 
     /** The planner's calls and those of {@code forced} ({@code ferry.collectives}' form), timed as {@link #time} times them, their batches alternating. */
-    private Point[] alternating(Buffers b, String forced) {
+    private Point[] alternating(Buffers b, String forced, String tables) {
         Point warm = time(b, WARM_SECONDS); // the planner's path warm, and its time per call for the batch size
         double perCall = warm.median() / 1e6;
         int calls = callsPerBatch(perCall), batches = batches(perCall);
@@ -321,8 +322,8 @@ public final class Tune {
             CollectivesDiagnostics.force(comm, null);
         }
         if (zero) {
-            System.out.printf(Locale.ROOT, "[tune] alternating %s %s: planned %s us (first call after planning %s), ran %s; forced %s %s us (first %s), ran %s%n",
-                    b.collective, label(b.bytes), Arrays.toString(t[0]), Arrays.toString(first[0]), ran.get(0), forced, Arrays.toString(t[1]),
+            System.out.printf(Locale.ROOT, "[tune] alternating %s %s: planned (tables %s) %s us (first call after planning %s), ran %s; forced %s %s us (first %s), ran %s%n",
+                    b.collective, label(b.bytes), tables, Arrays.toString(t[0]), Arrays.toString(first[0]), ran.get(0), forced, Arrays.toString(t[1]),
                     Arrays.toString(first[1]), ran.get(1));
         }
         Point[] p = new Point[2];

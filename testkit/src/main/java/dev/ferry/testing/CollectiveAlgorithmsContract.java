@@ -619,8 +619,8 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
      * another count (both sides on the short path, and one on either side of its crossover), another
      * root, another collective's count. The records the ranks exchange before any data moves show it:
      * every rank throws the same {@link CollectiveMismatchException}, naming every rank's call, and
-     * the communicator then serves the next call. With {@code nccl} among the algorithms, a count
-     * mismatch forced onto it fails in its vote the same way.
+     * the communicator then serves the next call. Where {@code nccl} serves the communicator (one GPU
+     * per rank), a count mismatch forced onto it fails in its vote the same way.
      */
     @Test
     void k_callsThatDisagreeOnTheNodesIpcCollectivesFail() {
@@ -658,7 +658,10 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
                 messages.add(e.getMessage());
                 cases.add(label + " on " + planned);
             }
-            if (CollectivesDiagnostics.algorithms(d).contains("nccl")) {
+            dev.ferry.collectives.Algorithm nccl = planner.byName("nccl");
+            boolean ncclServes = nccl != null && nccl.unfit(new dev.ferry.collectives.Shape(dev.ferry.collectives.Collective.ALL_REDUCE, DataType.LONG,
+                    ReduceOp.SUM, 40, -1), planner.topology()) == null;
+            if (TestWorld.allAgree(d, ncclServes)) { // not where ranks share a GPU
                 CollectivesDiagnostics.force(d, "allReduce:nccl");
                 long count = rank == 0 ? 5 : 4;
                 CollectiveMismatchException e = assertThrows(CollectiveMismatchException.class, () -> d.allReduce(send, recv, count, DataType.LONG, ReduceOp.SUM));
