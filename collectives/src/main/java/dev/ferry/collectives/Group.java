@@ -3,6 +3,7 @@
 
 package dev.ferry.collectives;
 
+import dev.ferry.CollectiveMismatchException;
 import dev.ferry.DataType;
 import dev.ferry.HostBuffer;
 import dev.ferry.ReduceOp;
@@ -17,14 +18,22 @@ import java.lang.foreign.ValueLayout;
  * {@link Topology}, and the one agreement utility of the planner and its algorithms ({@link #agree},
  * {@link #everyRank}).
  *
- * <p>Where every rank runs on this node, agreements meet on a {@link NodeBoard} of their own (a few
- * hundred nanoseconds a round), opened at the first agreement, which every rank reaches at the same
- * call; elsewhere, or when no board could be made, they are one allReduce of the mover (over a
- * CUDA-aware Open MPI 5.0.7 on a GPU node, 15 µs for 8 bytes: bench/results, SmallCollectiveFloor).
+ * <p>Where every rank runs on this node, agreements meet on the group's {@link NodeBoard} (a few
+ * hundred nanoseconds a round), opened at the first agreement or exchange of the node's IPC
+ * collectives, which every rank reaches at the same call; elsewhere, or when no board could be made,
+ * they are one allReduce of the mover (over a CUDA-aware Open MPI 5.0.7 on a GPU node, 15 µs for 8
+ * bytes: bench/results, SmallCollectiveFloor). Every exchange on the board says what it is for
+ * ({@link #AGREEMENT}, {@link #CALL_VOTE}, {@link #CALL_RECORDS}), so ranks whose calls the planner
+ * put on algorithms that meet differently (sizes on either side of a crossover) all throw the same
+ * {@link CollectiveMismatchException} there instead of waiting for each other.
  */
 public final class Group implements AutoCloseable {
     /** The most words one agreement folds. */
     public static final int AGREEMENT_WORDS = 8;
+    /** The largest record an exchange on the board carries (the IPC collectives' records). */
+    static final long BOARD_RECORD_BYTES = 512;
+    /** Kinds of the board's exchanges: an agreement within an algorithm (no call's own), a call's vote ({@link SameCall}), a call's records of the IPC collectives. */
+    static final long AGREEMENT = 0, CALL_VOTE = 1, CALL_RECORDS = 2;
 
     private final Transport mover;
     private final Topology topology;
@@ -77,6 +86,11 @@ public final class Group implements AutoCloseable {
      * collective. The one place where ranks agree on a call.
      */
     public long[] agree(long[] mine, ReduceOp op) {
+        return agree(mine, op, AGREEMENT, 0, 0);
+    }
+
+    /** {@link #agree} as an exchange of {@code kind} on the board, with the call's {@link SameCall#key} and bytes. */
+    long[] agree(long[] mine, ReduceOp op, long kind, long key, long bytes) {
         if (mine.length > AGREEMENT_WORDS || (op != ReduceOp.MIN && op != ReduceOp.MAX)) {
             throw new IllegalArgumentException("an agreement folds at most " + AGREEMENT_WORDS + " words by MIN or MAX, not " + mine.length + " by " + op);
         }
@@ -90,7 +104,7 @@ public final class Group implements AutoCloseable {
             for (int i = 0; i < mine.length; i++) folded[i] = out.getAtIndex(ValueLayout.JAVA_LONG, i);
             return folded;
         }
-        b.exchange(in, out, 8L * mine.length, this::progress);
+        exchange(b, kind, key, bytes, in, out, 8L * mine.length);
         System.arraycopy(mine, 0, folded, 0, mine.length);
         for (int r = 0; r < size(); r++) {
             for (int i = 0; i < mine.length; i++) {
@@ -101,13 +115,43 @@ public final class Group implements AutoCloseable {
         return folded;
     }
 
-    /** The agreements' board: opened at the first agreement where every rank is on this node; null elsewhere, or when it could not be made. */
-    private NodeBoard board() {
+    /**
+     * The group's board: opened at the first agreement or exchange of records where every rank is on
+     * this node (collective); null elsewhere, or when it could not be made.
+     */
+    NodeBoard board() {
         if (!boardTried) {
             boardTried = true;
-            if (topology.oneNode() && size() > 1) board = NodeBoard.open(mover, 8L * AGREEMENT_WORDS, this::progress);
+            if (topology.oneNode() && size() > 1) board = NodeBoard.open(mover, BOARD_RECORD_BYTES, this::progress);
         }
         return board;
+    }
+
+    /**
+     * Every rank's record of one exchange of {@code kind} into {@code all}, on {@code b} (the board);
+     * a rank whose exchange is of another kind makes every rank throw the same
+     * {@link CollectiveMismatchException}, naming each rank's call ({@code key}, {@code bytes}).
+     */
+    void exchange(NodeBoard b, long kind, long key, long bytes, MemorySegment mine, MemorySegment all, long recordBytes) {
+        try {
+            b.exchange(kind, key, bytes, mine, all, recordBytes, this::progress);
+        } catch (NodeBoard.Diverged d) {
+            throw callsOfDifferentKinds(d);
+        }
+    }
+
+    private CollectiveMismatchException callsOfDifferentKinds(NodeBoard.Diverged d) {
+        int n = size();
+        String where = "a collective";
+        for (int r = 0; r < n; r++) {
+            if (d.kind(r) != AGREEMENT) {
+                where = SameCall.collective(d.key(r)).label();
+                break;
+            }
+        }
+        return SameCall.mismatch(where + " (the ranks' calls planned onto algorithms that meet differently)", n,
+                r -> d.kind(r) == AGREEMENT ? "was inside an algorithm's own agreement (another collective)"
+                        : "called " + SameCall.call(SameCall.collective(d.key(r)), SameCall.root(d.key(r)), d.size(r)));
     }
 
     /** True on every rank when {@code mine} is true on every rank ({@link #agree}). */

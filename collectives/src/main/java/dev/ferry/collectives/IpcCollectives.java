@@ -88,6 +88,10 @@ final class IpcCollectives {
     /** Record states: some buffer in host memory (not a device collective), eligible, device memory that cannot take the path. */
     private static final int HOST = 0, ELIGIBLE = 1, REFUSED = 2;
 
+    static {
+        if (RECORD > Group.BOARD_RECORD_BYTES) throw new AssertionError("a record of " + RECORD + " bytes exceeds the group's board's " + Group.BOARD_RECORD_BYTES);
+    }
+
     private static final System.Logger LOG = System.getLogger("dev.ferry.collectives");
     /** The collectives by their labels, as this class names its calls (a lookup at every call). */
     private static final java.util.Map<String, Collective> BY_LABEL = java.util.Arrays.stream(Collective.values())
@@ -146,9 +150,6 @@ final class IpcCollectives {
     private boolean streamShortOff;
     /** Whether this rank offers the short rounds (on unless a measurement turns it off; a call takes them only when every rank offers them). */
     private volatile boolean offerShort = true;
-    /** Shared host memory of the node's ranks for the records and the closing barrier (made at the first call); null: through MPI. */
-    private NodeBoard board;
-    private boolean boardTried;
     /** The peers' events as opened here, by rank, with the handles they were opened from. */
     private final CudaEvent[] peerEvents;
     private final byte[][] peerHandles;
@@ -177,24 +178,17 @@ final class IpcCollectives {
         if (streamShort != null) streamShort.close();
         streamShort = null;
         closeEvents();
-        if (board != null) board.close();
-        board = null;
     }
 
-    /** The node's board, made at the first call that gets this far (collective: every rank makes the same calls). */
-    private NodeBoard board() {
-        if (!boardTried) {
-            boardTried = true;
-            board = NodeBoard.open(comm.mover(), RECORD, comm::progress);
-        }
-        return board;
-    }
-
-    /** Every rank's record of this call into {@code all}: through the node's board, or one allGather. */
-    private void exchangeRecords() {
-        NodeBoard b = board();
+    /**
+     * Every rank's record of this call into {@code all}: through the group's board (shared host memory
+     * of the node's ranks, where a rank planned onto an algorithm that meets otherwise makes every
+     * rank throw), or one allGather.
+     */
+    private void exchangeRecords(Collective op, int root, long bytes) {
+        NodeBoard b = comm.board();
         if (b != null) {
-            b.exchange(mine.segment(), all.segment(), RECORD, comm::progress);
+            comm.exchange(b, Group.CALL_RECORDS, SameCall.key(op, root), bytes, mine.segment(), all.segment(), RECORD);
             rt.count("boardRounds");
         } else {
             comm.progress();
@@ -204,6 +198,7 @@ final class IpcCollectives {
 
     /** A meeting within or at the end of a call: on the node's board, or one MPI barrier. */
     private void meet() {
+        NodeBoard board = comm.board();
         if (board != null) {
             board.barrier(true, comm::progress);
         } else {
@@ -214,6 +209,7 @@ final class IpcCollectives {
 
     /** The meeting after the mappings, before any data moves: true when every rank passed {@code ok} (on the board, or one agreement). */
     private boolean mapped(boolean ok) {
+        NodeBoard board = comm.board();
         if (board != null) {
             return board.barrier(ok, comm::progress);
         }
@@ -849,9 +845,10 @@ final class IpcCollectives {
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 8, need.ordinal());
         m.set(ValueLayout.JAVA_INT_UNALIGNED, 12, root);
         m.set(ValueLayout.JAVA_INT_UNALIGNED, PCI, device < 0 ? 0 : Cuda.device(device).pciLocation());
-        m.set(ValueLayout.JAVA_LONG_UNALIGNED, OP, BY_LABEL.get(what).ordinal());
+        Collective op = BY_LABEL.get(what);
+        m.set(ValueLayout.JAVA_LONG_UNALIGNED, OP, op.ordinal());
         m.set(ValueLayout.JAVA_LONG_UNALIGNED, BYTES, bytes);
-        exchangeRecords();
+        exchangeRecords(op, root, bytes);
         MemorySegment s = all.segment();
         checkSameCall(s, what);
         int host = 0, refused = 0;

@@ -32,6 +32,12 @@ import java.nio.file.StandardOpenOption;
  * records, so no reader ever sees a record change under it. Counters are written with release
  * stores and read with acquire loads.
  *
+ * <p>Each record starts with what the exchange is for: a kind, a key and a size, the caller's words
+ * ({@link #exchange}). Every exchange of one board is one step of the same sequence on every rank;
+ * ranks whose records of one step are of different kinds are in different steps (for example,
+ * collective calls that the ranks' sizes planned onto algorithms that meet differently), and every
+ * one of them throws the same {@link Diverged} there instead of reading a record it cannot parse.
+ *
  * <p>A wait spins (with {@link Thread#onSpinWait}), polls the caller's progress (pending transfers) now and then
  * and yields the processor after a while, so that ranks that share cores still make progress. A
  * rank that never arrives leaves the others waiting, as an MPI collective would; the watchdog
@@ -40,6 +46,8 @@ import java.nio.file.StandardOpenOption;
 public final class NodeBoard implements AutoCloseable {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final int LINE = 64;
+    /** A record's header: kind, key and size (8 bytes each). */
+    private static final int HEADER = 24;
 
     private final Arena arena;
     private final MemorySegment board;
@@ -50,27 +58,32 @@ public final class NodeBoard implements AutoCloseable {
     private long records; // calls of exchange() so far (the same on every rank)
     private long barriers;
 
-    private NodeBoard(Arena arena, MemorySegment board, int n, int me, long slotBytes) {
+    private NodeBoard(Arena arena, MemorySegment board, int n, int me, long recordBytes) {
         this.arena = arena;
         this.board = board;
         this.n = n;
         this.me = me;
-        this.slotBytes = (slotBytes + 63) & ~63L;
+        this.slotBytes = slotBytesFor(recordBytes);
         this.slotsAt = (long) LINE * n;
     }
 
-    /** Bytes of a board for {@code n} ranks of {@code slotBytes} records. */
-    private static long size(int n, long slotBytes) {
-        return (long) LINE * n + 2L * n * ((slotBytes + 63) & ~63L);
+    /** Bytes of a board for {@code n} ranks of records of up to {@code recordBytes}. */
+    private static long size(int n, long recordBytes) {
+        return (long) LINE * n + 2L * n * slotBytesFor(recordBytes);
+    }
+
+    /** A slot: the header and a record of up to {@code recordBytes}, in whole 64-byte lines. */
+    private static long slotBytesFor(long recordBytes) {
+        return (recordBytes + HEADER + 63) & ~63L;
     }
 
     /**
      * The board of {@code t}'s ranks (collective; every rank of {@code t} is on this node), or null on
      * every rank when some rank could not make or map it (the caller then uses host MPI collectives).
      */
-    public static NodeBoard open(Transport t, long slotBytes, Runnable progress) {
+    public static NodeBoard open(Transport t, long recordBytes, Runnable progress) {
         int n = t.size(), me = t.rank();
-        long bytes = size(n, slotBytes);
+        long bytes = size(n, recordBytes);
         Path file = null;
         String failure = null;
         try (HostBuffer name = HostBuffer.allocate(256); HostBuffer ok = HostBuffer.allocate(8)) {
@@ -121,22 +134,69 @@ public final class NodeBoard implements AutoCloseable {
                 }
                 return null;
             }
-            return new NodeBoard(arena, mapped, n, me, slotBytes);
+            return new NodeBoard(arena, mapped, n, me, recordBytes);
         }
     }
 
     /**
-     * Publishes {@code mine} (at most the slot size) and waits for every rank's record of this call,
-     * which it copies, rank after rank, into {@code all} (as an allGather would).
+     * Publishes {@code mine} (at most the size the board was opened for) after its header (what it is:
+     * {@code kind}, and the caller's {@code key} and {@code size}), and waits for every rank's record of
+     * this call, which it copies, rank after rank, into {@code all} (as an allGather would); throws
+     * {@link Diverged} on every rank, after reading every record, when some rank's kind differs.
      */
-    public void exchange(MemorySegment mine, MemorySegment all, long recordBytes, Runnable progress) {
+    public void exchange(long kind, long key, long size, MemorySegment mine, MemorySegment all, long recordBytes, Runnable progress) {
+        if (recordBytes > slotBytes - HEADER) {
+            throw new IllegalArgumentException("a record of " + recordBytes + " bytes on a board of " + (slotBytes - HEADER) + "-byte records");
+        }
         long k = ++records;
         long parity = k & 1;
-        MemorySegment.copy(mine, 0, board, slot(me, parity), recordBytes);
+        long at = slot(me, parity);
+        board.set(ValueLayout.JAVA_LONG, at, kind);
+        board.set(ValueLayout.JAVA_LONG, at + 8, key);
+        board.set(ValueLayout.JAVA_LONG, at + 16, size);
+        MemorySegment.copy(mine, 0, board, at + HEADER, recordBytes);
         LONG.setRelease(board, (long) LINE * me, k);
+        boolean same = true;
         for (int r = 0; r < n; r++) {
             await(r, 0, k, progress);
-            MemorySegment.copy(board, slot(r, parity), all, r * recordBytes, recordBytes);
+            same &= board.get(ValueLayout.JAVA_LONG, slot(r, parity)) == kind;
+            MemorySegment.copy(board, slot(r, parity) + HEADER, all, r * recordBytes, recordBytes);
+        }
+        if (!same) {
+            long[] kinds = new long[n], keys = new long[n], sizes = new long[n];
+            for (int r = 0; r < n; r++) {
+                kinds[r] = board.get(ValueLayout.JAVA_LONG, slot(r, parity));
+                keys[r] = board.get(ValueLayout.JAVA_LONG, slot(r, parity) + 8);
+                sizes[r] = board.get(ValueLayout.JAVA_LONG, slot(r, parity) + 16);
+            }
+            throw new Diverged(kinds, keys, sizes);
+        }
+    }
+
+    /**
+     * Thrown by {@link #exchange} on every rank when the ranks' records of one exchange are of
+     * different kinds: each rank's kind, key and size, by rank (the same on every rank).
+     */
+    public static final class Diverged extends RuntimeException {
+        private final long[] kinds, keys, sizes;
+
+        Diverged(long[] kinds, long[] keys, long[] sizes) {
+            super("the ranks' exchanges on the node's board are of different kinds: " + java.util.Arrays.toString(kinds), null, false, false);
+            this.kinds = kinds;
+            this.keys = keys;
+            this.sizes = sizes;
+        }
+
+        public long kind(int rank) {
+            return kinds[rank];
+        }
+
+        public long key(int rank) {
+            return keys[rank];
+        }
+
+        public long size(int rank) {
+            return sizes[rank];
         }
     }
 

@@ -51,10 +51,25 @@ public final class SameCall {
      * ({@link Group#everyRank(boolean, boolean)}).
      */
     public int vote(Shape s, boolean first, boolean second, Supplier<String> where) {
-        long key = (long) s.collective().ordinal() << 32 | (s.root() + 1L & 0xffff_ffffL);
-        long[] min = group.agree(new long[] {first ? 1 : 0, second ? 1 : 0, key, s.bytes(), -key, -s.bytes()}, ReduceOp.MIN);
+        long key = key(s.collective(), s.root());
+        long[] min = group.agree(new long[] {first ? 1 : 0, second ? 1 : 0, key, s.bytes(), -key, -s.bytes()}, ReduceOp.MIN, Group.CALL_VOTE, key, s.bytes());
         if (min[2] != -min[4] || min[3] != -min[5]) throw mismatch(new long[] {s.collective().ordinal(), s.root(), s.bytes()}, where.get());
         return (int) min[0] | (int) min[1] << 1;
+    }
+
+    /** One word for a collective and its root (negative: none), as the vote and the node's board carry it. */
+    static long key(Collective c, long root) {
+        return (long) c.ordinal() << 32 | (root + 1L & 0xffff_ffffL);
+    }
+
+    /** The collective of a {@link #key}. */
+    static Collective collective(long key) {
+        return Collective.values()[(int) (key >>> 32)];
+    }
+
+    /** The root of a {@link #key} (-1: none). */
+    static long root(long key) {
+        return (key & 0xffff_ffffL) - 1;
     }
 
     /** Every rank's call, gathered (every rank comes here alike: they all saw the same extremes). */
@@ -76,14 +91,22 @@ public final class SameCall {
      * {@code bytes(r)}; the ranks that made one call are named together.
      */
     static CollectiveMismatchException mismatch(String where, int n, IntFunction<Collective> op, IntToLongFunction root, IntToLongFunction bytes) {
+        return mismatch(where, n, r -> "called " + call(op.apply(r), root.applyAsLong(r), bytes.applyAsLong(r)));
+    }
+
+    /** A call as the messages name it: {@code allReduce(40 bytes)}, {@code broadcast(root 1, 8 bytes)}. */
+    static String call(Collective op, long root, long bytes) {
+        return op.label() + "(" + (root >= 0 ? "root " + root + ", " : "") + bytes + " bytes)";
+    }
+
+    /** As above, with what each rank did in words ({@code what(r)}: "called allReduce(40 bytes)"); ranks that did the same are named together. */
+    static CollectiveMismatchException mismatch(String where, int n, IntFunction<String> what) {
         Map<String, List<Integer>> calls = new LinkedHashMap<>();
         for (int r = 0; r < n; r++) {
-            long rr = root.applyAsLong(r);
-            calls.computeIfAbsent(op.apply(r).label() + "(" + (rr >= 0 ? "root " + rr + ", " : "") + bytes.applyAsLong(r) + " bytes)",
-                    k -> new ArrayList<>()).add(r);
+            calls.computeIfAbsent(what.apply(r), k -> new ArrayList<>()).add(r);
         }
         String who = calls.entrySet().stream().map(e -> (e.getValue().size() == 1 ? "rank " : "ranks ")
-                + e.getValue().stream().map(String::valueOf).collect(Collectors.joining(",")) + " called " + e.getKey()).collect(Collectors.joining("; "));
+                + e.getValue().stream().map(String::valueOf).collect(Collectors.joining(",")) + " " + e.getKey()).collect(Collectors.joining("; "));
         return new CollectiveMismatchException(where + ": the ranks' calls disagree: " + who
                 + " (each rank must call the same collective with the same root and amount of data)");
     }

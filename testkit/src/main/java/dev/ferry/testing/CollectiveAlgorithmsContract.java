@@ -421,7 +421,7 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
             assertNotNull(board, "every rank mapped the board in /dev/shm");
             for (int call = 1; call <= 2000; call++) {
                 for (int i = 0; i < bytes; i += 8) mine.segment().set(ValueLayout.JAVA_LONG, i, call * 1000L + rank * 10L + i / 8);
-                board.exchange(mine.segment(), all.segment(), bytes, progress);
+                board.exchange(7, call, rank, mine.segment(), all.segment(), bytes, progress);
                 for (int r = 0; r < size; r++) {
                     for (int i = 0; i < bytes; i += 8) {
                         long got = all.segment().get(ValueLayout.JAVA_LONG, (long) r * bytes + i);
@@ -474,6 +474,47 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
         assertTrue(g.everyRank(true), "every rank said yes");
         assertEquals(0, g.everyRank(rank != 0, true) & 1, "rank 0 said no to the first question");
         assertEquals(2, g.everyRank(rank != 0, true) & 2, "every rank said yes to the second");
+    }
+
+    /**
+     * Exchanges of different kinds at one step of the board (ranks whose calls the planner put on
+     * algorithms that meet differently): every rank throws there, with every rank's kind, key and
+     * size; through the planner's agreement, a call's vote on one rank against an algorithm's own
+     * agreement on the others is the same {@link CollectiveMismatchException} on every rank, naming
+     * both. The board and the group serve the next exchange.
+     */
+    @Test
+    void g_exchangesOfDifferentKindsFailOnEveryRank() throws Exception {
+        Assumptions.assumeTrue(size > 1, "needs two ranks");
+        PlannedTransport p = (PlannedTransport) ((CheckedCommunicator) comm).transport();
+        Assumptions.assumeTrue(TestWorld.allAgree(comm, p.planner().topology().oneNode()), "ranks on several nodes: agreements are allReduces of the MPI");
+        Runnable progress = p.mover()::progress;
+        try (NodeBoard board = NodeBoard.open(p.mover(), 16, progress); HostBuffer mine = HostBuffer.allocate(16);
+             HostBuffer all = HostBuffer.allocate(16L * size)) {
+            assertNotNull(board, "every rank mapped the board in /dev/shm");
+            NodeBoard.Diverged d = assertThrows(NodeBoard.Diverged.class,
+                    () -> board.exchange(rank == 0 ? 1 : 2, 100 + rank, 40 - rank, mine.segment(), all.segment(), 16, progress));
+            for (int r = 0; r < size; r++) {
+                assertEquals(r == 0 ? 1 : 2, d.kind(r), "rank " + r + "'s kind");
+                assertEquals(100 + r, d.key(r), "rank " + r + "'s key");
+                assertEquals(40 - r, d.size(r), "rank " + r + "'s size");
+            }
+            mine.segment().set(ValueLayout.JAVA_LONG, 0, rank * 3L);
+            board.exchange(2, 0, 0, mine.segment(), all.segment(), 16, progress);
+            for (int r = 0; r < size; r++) assertEquals(r * 3L, all.segment().get(ValueLayout.JAVA_LONG, 16L * r), "the next exchange: rank " + r);
+        }
+        try (Communicator dup = comm.duplicate()) {
+            Group g = ((PlannedTransport) ((CheckedCommunicator) dup).transport()).group();
+            dev.ferry.collectives.Shape call = new dev.ferry.collectives.Shape(dev.ferry.collectives.Collective.ALL_REDUCE, DataType.LONG, ReduceOp.SUM, 40, -1);
+            CollectiveMismatchException e = assertThrows(CollectiveMismatchException.class, () -> {
+                if (rank == 0) new dev.ferry.collectives.SameCall(g).vote(call, true, true, () -> "allReduce on a voting algorithm");
+                else g.agree(new long[] {1, 2}, ReduceOp.MIN);
+            });
+            assertEquals("allReduce (the ranks' calls planned onto algorithms that meet differently): the ranks' calls disagree: rank 0 called "
+                    + "allReduce(40 bytes); rank" + (size > 2 ? "s 1," + (size > 3 ? "2,3" : "2") : " 1") + " was inside an algorithm's own agreement"
+                    + " (another collective) (each rank must call the same collective with the same root and amount of data)", e.getMessage());
+            assertEquals(size, g.agree(new long[] {rank + 1L}, ReduceOp.MAX)[0], "the next agreement");
+        }
     }
 
     /** Device memory, or host memory where the backend stages it as device memory (its test mode). */
@@ -685,6 +726,57 @@ public abstract class CollectiveAlgorithmsContract extends RankContract {
             allReduceRankSums(d, send, recv, large);
             assertTrue(CollectivesDiagnostics.lastAlgorithm().startsWith("ipc"), CollectivesDiagnostics.lastAlgorithm());
         }
+        callsOnEitherSideOfACrossoverToAVotingAlgorithmFail();
         assertTrue(TestWorld.allAgree(comm, true));
+    }
+
+    /**
+     * k_'s crossover onto an algorithm of another kind: a cost table puts allReduce on {@code ipc-short}
+     * up to 16 KiB and on an algorithm that votes from 64 KiB; rank 0 calls 4 longs, the others
+     * 200,000. The short path's records and the vote meet on the group's board, where every rank
+     * throws the same {@link CollectiveMismatchException} naming both calls.
+     */
+    private void callsOnEitherSideOfACrossoverToAVotingAlgorithmFail() {
+        int large = 200_000;
+        try (Communicator d = comm.duplicate()) {
+            var planner = CollectivesDiagnostics.planner(d);
+            var topo = planner.topology();
+            dev.ferry.collectives.Shape big = new dev.ferry.collectives.Shape(dev.ferry.collectives.Collective.ALL_REDUCE, DataType.LONG, ReduceOp.SUM, 8L * large, -1);
+            String voting = null;
+            for (dev.ferry.collectives.Algorithm a : planner.algorithms()) {
+                if (a.agreement() == dev.ferry.collectives.Algorithm.Agreement.VOTE && a.carries(big.collective()) && a.unfit(big, topo) == null
+                        && (voting == null || a.name().equals("host-gathered"))) {
+                    voting = a.name();
+                }
+            }
+            String v = voting;
+            if (!TestWorld.allAgree(d, v != null && planner.byName("ipc-short").unfit(new dev.ferry.collectives.Shape(big.collective(), DataType.LONG,
+                    ReduceOp.SUM, 32, -1), topo) == null)) {
+                if (rank == 0) System.out.println("[ferry-algorithms] no voting algorithm for allReduce of " + 8L * large + " bytes beside ipc-short here: crossover case left out");
+                return;
+            }
+            String setting = topo.gpu() + "\t" + topo.placement().label() + "\t" + size + "\t" + d.backend() + "\tallReduce\t";
+            CollectivesDiagnostics.useTable(d, dev.ferry.collectives.CostTable.of("crossover", List.of(setting + "ipc-short\t8\t0.01",
+                    setting + "ipc-short\t16384\t0.01", setting + v + "\t65536\t0.5", setting + v + "\t16777216\t0.5")));
+            assertEquals("ipc-short", planner.plan(new dev.ferry.collectives.Shape(big.collective(), DataType.LONG, ReduceOp.SUM, 32, -1))[0].name());
+            assertEquals(v, planner.plan(big)[0].name());
+            Buffer send = alloc(Mem.DEVICE, 8L * large), recv = alloc(Mem.DEVICE, 8L * large);
+            long count = rank == 0 ? 4 : large;
+            CollectiveMismatchException e = assertThrows(CollectiveMismatchException.class, () -> d.allReduce(send, recv, count, DataType.LONG, ReduceOp.SUM),
+                    "ipc-short on rank 0, " + v + " elsewhere");
+            assertTrue(e.getMessage().startsWith("allReduce (the ranks' calls planned onto algorithms that meet differently): the ranks' calls disagree:"
+                    + " rank 0 called allReduce(32 bytes); rank") && e.getMessage().contains(" called allReduce(" + 8L * large + " bytes)"), e.getMessage());
+            HostBuffer mineH = closeAfter(HostBuffer.allocate(8)), allH = closeAfter(HostBuffer.allocate(8L * size));
+            mineH.segment().set(ValueLayout.JAVA_LONG, 0, e.getMessage().hashCode());
+            d.allGather(mineH, allH, 1, DataType.LONG);
+            for (int r = 0; r < size; r++) {
+                assertEquals(e.getMessage().hashCode(), allH.segment().getAtIndex(ValueLayout.JAVA_LONG, r), "rank " + r + " threw the same message as rank " + rank + ": " + e.getMessage());
+            }
+            allReduceRankSums(d, send, recv, 4);
+            assertEquals("ipc-short", CollectivesDiagnostics.lastAlgorithm());
+            allReduceRankSums(d, send, recv, large);
+            assertEquals(v, CollectivesDiagnostics.lastAlgorithm());
+            if (rank == 0) System.out.println("[ferry-algorithms] crossover mismatch thrown: ipc-short against " + v);
+        }
     }
 }
