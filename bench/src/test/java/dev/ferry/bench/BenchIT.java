@@ -29,14 +29,20 @@ class BenchIT {
     private static final List<String> ARGS = List.of("--suite", "tiny", "--backends", "ompi", "--benchmarks",
             "latency,bw,allreduce,reducescatter,allgather");
 
-    @Test
-    void tinySuiteEndToEnd() throws Exception {
-        Path out = Path.of(System.getProperty("ferry.test.reports", "target/ferry-ranks")).resolve("bench-tiny-results").toAbsolutePath();
+    /** {@code name} under the tests' report folder, emptied (the end-to-end tests write their results there). */
+    static Path emptyReportDir(String name) throws java.io.IOException {
+        Path out = Path.of(System.getProperty("ferry.test.reports", "target/ferry-ranks")).resolve(name).toAbsolutePath();
         if (Files.exists(out)) {
             try (var s = Files.walk(out)) {
                 s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
+        return out;
+    }
+
+    @Test
+    void tinySuiteEndToEnd() throws Exception {
+        Path out = emptyReportDir("bench-tiny-results");
         List<String> args = new ArrayList<>(ARGS);
         args.addAll(List.of("--out", out.toString()));
         MpiJob.Result r = MpiJob.of("bench-tiny", MpiJob.Family.OPEN_MPI, 2).main(BenchMain.class.getName(), args.toArray(String[]::new))

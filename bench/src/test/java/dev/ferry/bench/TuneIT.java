@@ -27,12 +27,7 @@ import org.junit.jupiter.api.Test;
 class TuneIT {
     @Test
     void tuneWritesATableThePlannerReadsAndTheReport() throws Exception {
-        Path out = Path.of(System.getProperty("ferry.test.reports", "target/ferry-ranks")).resolve("tune-results").toAbsolutePath();
-        if (Files.exists(out)) {
-            try (var s = Files.walk(out)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
-        }
+        Path out = BenchIT.emptyReportDir("tune-results");
         MpiJob.Result r = MpiJob.of("tune", MpiJob.Family.OPEN_MPI, 2).property("ferry.backend", "ompi")
                 .main(Tune.class.getName(), "--out", out.toString(), "--sizes", "8,1k", "--collectives", "allReduce,broadcast")
                 .timeout(180).run();
