@@ -187,14 +187,17 @@ public final class NodeBoard implements AutoCloseable {
             this.sizes = sizes;
         }
 
+        /** The kind of {@code rank}'s exchange. */
         public long kind(int rank) {
             return kinds[rank];
         }
 
+        /** The key {@code rank} gave its exchange. */
         public long key(int rank) {
             return keys[rank];
         }
 
+        /** The size {@code rank} gave its exchange. */
         public long size(int rank) {
             return sizes[rank];
         }
