@@ -104,7 +104,7 @@ public final class Group implements AutoCloseable {
             for (int i = 0; i < mine.length; i++) folded[i] = out.getAtIndex(ValueLayout.JAVA_LONG, i);
             return folded;
         }
-        exchange(b, kind, key, bytes, in, out, 8L * mine.length);
+        exchange(kind, key, bytes, in, out, 8L * mine.length);
         System.arraycopy(mine, 0, folded, 0, mine.length);
         for (int r = 0; r < size(); r++) {
             for (int i = 0; i < mine.length; i++) {
@@ -128,13 +128,13 @@ public final class Group implements AutoCloseable {
     }
 
     /**
-     * Every rank's record of one exchange of {@code kind} into {@code all}, on {@code b} (the board);
-     * a rank whose exchange is of another kind makes every rank throw the same
-     * {@link CollectiveMismatchException}, naming each rank's call ({@code key}, {@code bytes}).
+     * Every rank's record of one exchange of {@code kind} into {@code all}, on the group's {@link #board}
+     * (the caller found it open); a rank whose exchange is of another kind makes every rank throw the
+     * same {@link CollectiveMismatchException}, naming each rank's call ({@code key}, {@code bytes}).
      */
-    void exchange(NodeBoard b, long kind, long key, long bytes, MemorySegment mine, MemorySegment all, long recordBytes) {
+    void exchange(long kind, long key, long bytes, MemorySegment mine, MemorySegment all, long recordBytes) {
         try {
-            b.exchange(kind, key, bytes, mine, all, recordBytes, this::progress);
+            board.exchange(kind, key, bytes, mine, all, recordBytes, this::progress);
         } catch (NodeBoard.Diverged d) {
             throw callsOfDifferentKinds(d);
         }

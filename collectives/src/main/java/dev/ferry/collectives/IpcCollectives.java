@@ -186,9 +186,8 @@ final class IpcCollectives {
      * rank throw), or one allGather.
      */
     private void exchangeRecords(Collective op, int root, long bytes) {
-        NodeBoard b = comm.board();
-        if (b != null) {
-            comm.exchange(b, Group.CALL_RECORDS, SameCall.key(op, root), bytes, mine.segment(), all.segment(), RECORD);
+        if (comm.board() != null) {
+            comm.exchange(Group.CALL_RECORDS, SameCall.key(op, root), bytes, mine.segment(), all.segment(), RECORD);
             rt.count("boardRounds");
         } else {
             comm.progress();
