@@ -277,8 +277,19 @@ public final class NcclCollectives implements Algorithm {
         return true;
     }
 
-    /** Makes the NCCL communicator, its stream and event (collective); false on every rank when some rank could not. */
+    /**
+     * Makes the NCCL communicator, its stream and event (collective); false on every rank when some
+     * rank could not, or when two ranks of one host have one GPU. The topology can miss that (ranks
+     * counted as separate nodes, {@code ferry.staged.test.nodeGroup}), and NCCL's own check fails
+     * only on the two ranks that share: the others would wait inside {@code ncclCommInitRank}.
+     */
     private boolean make() {
+        String shared = GpuPlacement.refusal(GpuPlacement.exchange(group.mover(), GpuPlacement.mine()));
+        if (shared != null) {
+            inactive = shared;
+            NcclRuntime.record("communicator creation", shared);
+            return false;
+        }
         try {
             comm = initByUniqueId(group.mover(), device);
         } catch (NcclException e) {
