@@ -88,7 +88,7 @@ final class GpuPlacement {
             if (other != null) {
                 return "ranks " + other + " and " + r + " share the GPU " + p.busId() + " on " + p.host()
                         + ": NCCL refuses two ranks on one GPU (with or without MPS); run one rank per GPU (ferry picks the GPU from the"
-                        + " node-local rank, or -Dferry.device), else device collectives go to the inner backend";
+                        + " node-local rank, or -Dferry.device)";
             }
         }
         return null;
