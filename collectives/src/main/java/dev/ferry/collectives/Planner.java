@@ -307,7 +307,7 @@ public final class Planner implements AutoCloseable {
                 }
                 hostSeen |= (agreed & 2) == 0;
                 if ((agreed & 1) == 0) {
-                    if (chosenBySetting) throw declined(a, call);
+                    if (chosenBySetting) throw declined(a, call, null);
                     continue;
                 }
             }
@@ -325,7 +325,8 @@ public final class Planner implements AutoCloseable {
                 }
                 return;
             }
-            if (chosenBySetting) throw declined(a, call);
+            // an algorithm that found itself unable to serve (its start failed on some rank) says why
+            if (chosenBySetting) throw declined(a, call, a.unfit(call.shape(), group.topology()));
             hostSeen |= a.declinedForHostMemory();
         }
         throw new IllegalStateException("every algorithm of the plan declined " + call);
@@ -341,9 +342,11 @@ public final class Planner implements AutoCloseable {
         return (call.send() == null || call.send().kind().needsCuda()) && (call.recv() == null || call.recv().kind().needsCuda());
     }
 
-    private InvalidSettingException declined(Algorithm a, CollectiveCall call) {
+    /** The forced algorithm {@code a} declined {@code call}: because of {@code unfit} where it says why, else some rank's buffers. */
+    private InvalidSettingException declined(Algorithm a, CollectiveCall call, String unfit) {
         return new InvalidSettingException(CollectivesSettings.COLLECTIVES.key(), forcedText, CollectivesSettings.COLLECTIVES.key() + "='" + forcedText
-                + "': " + a.name() + " cannot run this " + call + ": the buffers of some rank do not suit it (" + a.description() + ")");
+                + "': " + a.name() + " cannot run this " + call + ": "
+                + (unfit != null ? unfit : "the buffers of some rank do not suit it (" + a.description() + ")"));
     }
 
     private String explain(Algorithm a, Shape s) {
